@@ -1,0 +1,182 @@
+//! Checks across keys, on values, and on the function's shape; each error lands on the offending token.
+
+use syn::{FnArg, LitStr, Signature, Type};
+
+use crate::ast::ToolFn;
+use crate::attr::{Errors, ToolAttr, attribute_span};
+
+/// The longest tool name MCP clients accept.
+const MAX_NAME_LEN: usize = 128;
+
+pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
+    check_access(attr, errors);
+    check_values(attr, errors);
+    check_signature(&tool.item.sig, errors);
+    check_output(&tool.output, errors);
+    if attr.name.is_none() {
+        let ident = tool.ident().to_string();
+        let name = ident.trim_start_matches("r#");
+        if !is_tool_name(name) {
+            errors.at(tool.ident(), format!("`{name}` is not a valid tool name; {NAME_RULE}, or set `name = \"...\"`"));
+        }
+    }
+}
+
+const NAME_RULE: &str = "tool names use only ASCII letters, digits, `_`, `-` and `.` (1 to 128 characters)";
+
+/// Permissions fail closed: exactly one of `ability` and `public`.
+fn check_access(attr: &ToolAttr, errors: &mut Errors) {
+    match (&attr.ability, &attr.public) {
+        (None, None) => errors.at(
+            attribute_span(),
+            "a `#[tool]` must declare who may run it: add `ability = \"...\"` (the ability a caller needs) \
+             or `public` (anyone may run it)",
+        ),
+        (Some(_), Some(public)) => {
+            errors.at(public, "`public` and `ability` cannot both be set: a public tool needs no ability")
+        }
+        _ => {}
+    }
+    if let (Some(preview), Some(_)) = (&attr.preview, &attr.read_only) {
+        errors.at(
+            &preview.key,
+            "`preview` is for write tools: a `read_only` tool writes nothing to preview; remove `preview` or `read_only`",
+        );
+    }
+    if let (Some(_), Some(categories)) = (&attr.category, &attr.categories) {
+        errors.at(&categories.key, "use either `category` or `categories`, not both");
+    }
+}
+
+fn check_values(attr: &ToolAttr, errors: &mut Errors) {
+    for ability in attr.ability.iter().flat_map(|a| &a.value) {
+        check_label(ability, "ability", "orders.view", errors);
+    }
+    if let Some(capability) = &attr.capability {
+        check_label(&capability.value, "capability", "web_search", errors);
+    }
+    let categories = attr.category.iter().map(|c| &c.value).chain(attr.categories.iter().flat_map(|c| &c.value));
+    for category in categories {
+        check_label(category, "category", "orders", errors);
+    }
+    if let Some(name) = &attr.name {
+        if !is_tool_name(&name.value.value()) {
+            errors.at(&name.value, format!("invalid tool name; {NAME_RULE}"));
+        }
+    }
+    if let Some(max_runs) = &attr.max_runs {
+        match max_runs.value.base10_parse::<u32>() {
+            Ok(0) => errors.at(&max_runs.value, "`max_runs` must be at least 1; remove it for no limit"),
+            Ok(_) => {}
+            Err(_) => errors.at(&max_runs.value, "`max_runs` must be a whole number from 1 to 4294967295"),
+        }
+    }
+    if let Some(timeout) = &attr.timeout {
+        if parse_duration_ms(&timeout.value.value()).is_none() {
+            errors.at(
+                &timeout.value,
+                "`timeout` must be a positive duration such as `\"500ms\"`, `\"30s\"` or `\"2m\"`",
+            );
+        }
+    }
+}
+
+/// Abilities, capabilities and categories: non-empty, no spaces, a small set of separators.
+fn check_label(lit: &LitStr, key: &str, example: &str, errors: &mut Errors) {
+    let value = lit.value();
+    if value.is_empty() {
+        errors.at(lit, format!("`{key}` must not be empty: `{key} = \"{example}\"`"));
+    } else if !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':')) {
+        errors.at(
+            lit,
+            format!("{key} `{value}` may use only ASCII letters, digits, `.`, `_`, `-` and `:`, e.g. `\"{example}\"`"),
+        );
+    }
+}
+
+fn check_signature(sig: &Signature, errors: &mut Errors) {
+    if let Some(constness) = &sig.constness {
+        errors.at(constness, "`#[tool]` functions cannot be `const fn`; write `async fn`");
+    } else if sig.asyncness.is_none() {
+        errors.at(sig.fn_token, "`#[tool]` functions must be `async fn`");
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.at(unsafety, "`#[tool]` functions cannot be `unsafe`");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.at(abi, "`#[tool]` functions cannot declare an ABI");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.at(
+            &sig.generics,
+            "`#[tool]` functions cannot be generic: a tool is one concrete function; write one tool per type",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "`#[tool]` functions cannot be variadic");
+    }
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => errors.at(
+                receiver,
+                "`#[tool]` goes on free functions, not methods: move the function out of the `impl` block \
+                 and take shared data as a `State<T>` parameter",
+            ),
+            FnArg::Typed(typed) => {
+                if let Type::ImplTrait(ty) = &*typed.ty {
+                    errors.at(ty, "`impl Trait` parameters make a function generic; name a concrete type");
+                }
+            }
+        }
+    }
+}
+
+fn check_output(output: &Type, errors: &mut Errors) {
+    if let Type::ImplTrait(ty) = output {
+        errors.at(ty, "a `#[tool]` must name its return type: `impl Trait` cannot be encoded; name a concrete type");
+    }
+}
+
+/// MCP's tool-name rule (SEP-986): 1 to 128 of `[A-Za-z0-9_.-]`.
+pub(crate) fn is_tool_name(name: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// `"500ms"`, `"30s"`, `"2m"`, `"1h"` in milliseconds; `None` for anything else or zero.
+pub(crate) fn parse_duration_ms(text: &str) -> Option<u64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let scale = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    number.checked_mul(scale).filter(|ms| *ms > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("30s"), Some(30_000));
+        assert_eq!(parse_duration_ms("2m"), Some(120_000));
+        assert_eq!(parse_duration_ms("0s"), None);
+        assert_eq!(parse_duration_ms("5"), None);
+        assert_eq!(parse_duration_ms("s"), None);
+        assert_eq!(parse_duration_ms("1d"), None);
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(is_tool_name("search_orders") && is_tool_name("shop.orders-v2"));
+        assert!(!is_tool_name("") && !is_tool_name("search orders") && !is_tool_name("café"));
+        assert!(!is_tool_name(&"a".repeat(129)));
+    }
+}

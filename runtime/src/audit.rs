@@ -1,0 +1,49 @@
+//! The audit step: every call's tool, caller, outcome and duration, handed to an [`AuditSink`].
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::{Caller, Invocation, Outcome};
+
+/// One finished call, as recorded by the audit step.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct AuditEvent<'a> {
+    /// The tool name as called.
+    pub tool: &'a str,
+    /// Who called.
+    pub caller: &'a Caller,
+    /// The call's metadata.
+    pub invocation: &'a Invocation,
+    /// The arguments as received.
+    pub arguments: &'a Value,
+    /// What came of it.
+    pub outcome: &'a Outcome,
+    /// How long the pipeline took.
+    pub elapsed: Duration,
+}
+
+/// Receives an [`AuditEvent`] for every call, after the hooks ran. Keep it fast: it runs on the call path.
+pub trait AuditSink: Send + Sync + 'static {
+    /// Records one call.
+    fn record(&self, event: &AuditEvent<'_>);
+}
+
+/// Writes each call as a `tracing` event with target `toolgate::audit`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingAudit;
+
+impl AuditSink for TracingAudit {
+    fn record(&self, event: &AuditEvent<'_>) {
+        tracing::info!(
+            target: "toolgate::audit",
+            tool = event.tool,
+            caller = event.caller.id(),
+            session = event.invocation.session_id.as_deref(),
+            outcome = event.outcome.label(),
+            elapsed_us = event.elapsed.as_micros() as u64,
+            "tool call"
+        );
+    }
+}

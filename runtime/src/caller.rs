@@ -1,0 +1,124 @@
+//! [`Caller`]s and the [`Authorizer`] that decides which tools they may see and run.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::Tool;
+
+/// Who is calling: an id, an optional role label, and the abilities they hold. Cheap to clone.
+///
+/// ```
+/// use toolgate::Caller;
+///
+/// let viewer = Caller::new("u-17").with_role("Viewer").with_abilities(["orders.view"]);
+/// assert!(viewer.has("orders.view") && !viewer.has("orders.manage"));
+/// assert_eq!(viewer.denial(), "Your role (Viewer) is not allowed to do this.");
+/// assert_eq!(Caller::anonymous().denial(), "You are not allowed to do this.");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Caller(Arc<Inner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
+    id: String,
+    role: Option<String>,
+    abilities: BTreeSet<String>,
+}
+
+impl Caller {
+    /// A caller with an id and no abilities.
+    pub fn new(id: impl Into<String>) -> Self {
+        Caller(Arc::new(Inner { id: id.into(), role: None, abilities: BTreeSet::new() }))
+    }
+
+    /// A caller with no identity: only `public` tools are open to them.
+    pub fn anonymous() -> Self {
+        Self::new("anonymous")
+    }
+
+    /// Sets the role label used in denials ("Your role (Viewer) is not allowed to do this.").
+    #[must_use]
+    pub fn with_role(mut self, role: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.0).role = Some(role.into());
+        self
+    }
+
+    /// Adds abilities.
+    #[must_use]
+    pub fn with_abilities<I, S>(mut self, abilities: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Arc::make_mut(&mut self.0).abilities.extend(abilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// The caller's id.
+    pub fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// The role label, if any.
+    pub fn role(&self) -> Option<&str> {
+        self.0.role.as_deref()
+    }
+
+    /// Whether the caller holds `ability`.
+    pub fn has(&self, ability: &str) -> bool {
+        self.0.abilities.contains(ability)
+    }
+
+    /// The abilities held, sorted.
+    pub fn abilities(&self) -> impl Iterator<Item = &str> {
+        self.0.abilities.iter().map(String::as_str)
+    }
+
+    /// The sentence a denied call returns, naming the role when there is one.
+    pub fn denial(&self) -> String {
+        match self.role() {
+            Some(role) => format!("Your role ({role}) is not allowed to do this."),
+            None => "You are not allowed to do this.".to_owned(),
+        }
+    }
+}
+
+impl fmt::Debug for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller")
+            .field("id", &self.0.id)
+            .field("role", &self.0.role)
+            .field("abilities", &self.0.abilities)
+            .finish()
+    }
+}
+
+/// Decides whether a caller may see and run a tool (the Gate).
+///
+/// The default holds when the tool is `public` or the caller holds every ability the tool requires. A
+/// closure `Fn(&Caller, &Tool) -> bool` is an authorizer too.
+///
+/// ```standalone_crate
+/// use toolgate::{Caller, Registry, Tool};
+///
+/// // Admins may run everything; everyone else needs the declared abilities.
+/// let registry = Registry::builder()
+///     .authorizer(|caller: &Caller, tool: &Tool| caller.role() == Some("Admin") || tool.allows(caller))
+///     .build()
+///     .unwrap();
+/// # let _ = registry;
+/// ```
+pub trait Authorizer: Send + Sync + 'static {
+    /// Whether `caller` may see and run `tool`.
+    fn allows(&self, caller: &Caller, tool: &Tool) -> bool;
+}
+
+impl<F> Authorizer for F
+where
+    F: Fn(&Caller, &Tool) -> bool + Send + Sync + 'static,
+{
+    fn allows(&self, caller: &Caller, tool: &Tool) -> bool {
+        self(caller, tool)
+    }
+}

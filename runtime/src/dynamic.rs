@@ -1,0 +1,190 @@
+//! [`DynamicTool`]: a tool defined at run time from a name, a description, a raw schema and a closure.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::entry::ToolFuture;
+use crate::{CallParts, IntoOutput};
+
+pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts) -> ToolFuture + Send + Sync>;
+
+/// A tool defined at run time. It goes through the same pipeline as `#[tool]` functions: permissions,
+/// validation against its schema, ceilings, timeouts, hooks and audit.
+///
+/// Like `#[tool]`, it must declare who may run it ([`public`](Self::public) or [`ability`](Self::ability)),
+/// or the registry refuses to build.
+///
+/// ```standalone_crate
+/// use serde_json::json;
+/// use toolgate::{DynamicTool, Registry};
+///
+/// let lookup = DynamicTool::new(
+///     "lookup_fact",
+///     "Returns a fun fact about a topic.",
+///     json!({ "type": "object", "properties": { "topic": { "type": "string" } }, "required": ["topic"] }),
+///     |args, _parts| async move { format!("{} is a topic.", args["topic"].as_str().unwrap_or("?")) },
+/// )
+/// .public()
+/// .read_only();
+/// let registry = Registry::builder().tool(lookup).build().unwrap();
+/// assert!(registry.get("lookup_fact").is_some());
+/// ```
+#[derive(Clone)]
+pub struct DynamicTool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) public: bool,
+    pub(crate) abilities: Vec<String>,
+    pub(crate) read_only: bool,
+    pub(crate) capability: Option<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) system: bool,
+    pub(crate) defer: bool,
+    pub(crate) idempotent: bool,
+    pub(crate) open_world: bool,
+    pub(crate) max_runs: Option<u32>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) handler: DynHandler,
+}
+
+impl DynamicTool {
+    /// A tool whose `handler` receives the validated arguments and the call's parts.
+    pub fn new<F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(Value, CallParts) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoOutput,
+    {
+        let handler = Arc::new(move |args, parts| -> ToolFuture {
+            let future = handler(args, parts);
+            Box::pin(async move { future.await.into_output() })
+        });
+        DynamicTool {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            public: false,
+            abilities: Vec::new(),
+            read_only: false,
+            capability: None,
+            categories: Vec::new(),
+            system: false,
+            defer: false,
+            idempotent: false,
+            open_world: false,
+            max_runs: None,
+            timeout: None,
+            handler,
+        }
+    }
+
+    /// Anyone may run it.
+    #[must_use]
+    pub fn public(mut self) -> Self {
+        self.public = true;
+        self
+    }
+
+    /// Callers need `ability` (call again to require several).
+    #[must_use]
+    pub fn ability(mut self, ability: impl Into<String>) -> Self {
+        self.abilities.push(ability.into());
+        self
+    }
+
+    /// It only reads.
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Its display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The schema of its structured result.
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// The capability it fulfils.
+    #[must_use]
+    pub fn capability(mut self, capability: impl Into<String>) -> Self {
+        self.capability = Some(capability.into());
+        self
+    }
+
+    /// Adds a category.
+    #[must_use]
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.categories.push(category.into());
+        self
+    }
+
+    /// Available regardless of the operator's allow-list.
+    #[must_use]
+    pub fn system(mut self) -> Self {
+        self.system = true;
+        self
+    }
+
+    /// Left out of default listings; found through search.
+    #[must_use]
+    pub fn defer(mut self) -> Self {
+        self.defer = true;
+        self
+    }
+
+    /// Repeating a call has no further effect.
+    #[must_use]
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
+
+    /// Reaches outside systems.
+    #[must_use]
+    pub fn open_world(mut self) -> Self {
+        self.open_world = true;
+        self
+    }
+
+    /// At most `n` runs per session.
+    #[must_use]
+    pub fn max_runs(mut self, n: u32) -> Self {
+        self.max_runs = Some(n);
+        self
+    }
+
+    /// Its own timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool").field("name", &self.name).finish_non_exhaustive()
+    }
+}

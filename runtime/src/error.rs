@@ -1,0 +1,136 @@
+//! [`ToolError`]: what a tool, or the pipeline, tells the model when a call does not succeed.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+/// Why a call did not succeed. The pipeline sets the kinds below [`ErrorKind::Failed`]; tools mostly use
+/// [`ToolError::new`] (a message for the model) or `?` on any error type ([`ErrorKind::Internal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The tool refused or failed, with a message meant for the model.
+    Failed,
+    /// An error from deeper code (`?` on an I/O or database error, or a panic); its detail can be masked.
+    Internal,
+    /// The arguments do not match the tool's input schema.
+    InvalidArguments,
+    /// The caller may not run the tool.
+    Denied,
+    /// No tool by that name exists for this caller.
+    UnknownTool,
+    /// The tool exists but is switched off, or hidden by read-only mode.
+    Unavailable,
+    /// The tool's call ceiling (`max_runs`) is reached for this session.
+    LimitReached,
+    /// The tool did not finish within its timeout.
+    Timeout,
+    /// The call was cancelled before the tool finished.
+    Cancelled,
+}
+
+impl ErrorKind {
+    /// The kind's stable snake_case name, as used in the structured form of an error.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Failed => "failed",
+            ErrorKind::Internal => "internal",
+            ErrorKind::InvalidArguments => "invalid_arguments",
+            ErrorKind::Denied => "denied",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::LimitReached => "limit_reached",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// An error a model can understand and act on.
+///
+/// Its text form is `[ERROR] <message>` (the convention models are trained to read as "do not retry
+/// blindly"); its structured form is `{"error": {"kind": ..., "message": ..., "data": ...}}`.
+///
+/// Any `std::error::Error` converts into a `ToolError` of kind [`ErrorKind::Internal`], so `?` works in tools.
+/// `ToolError` itself deliberately does not implement `std::error::Error`, as with `anyhow::Error`.
+///
+/// ```
+/// use toolgate::{ErrorKind, ToolError};
+///
+/// let e = ToolError::new("Order RO-00012 is already shipped.");
+/// assert_eq!(e.to_text(), "[ERROR] Order RO-00012 is already shipped.");
+///
+/// let io: ToolError = std::io::Error::other("disk full").into();
+/// assert_eq!(io.kind(), ErrorKind::Internal);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    kind: ErrorKind,
+    message: String,
+    data: Option<Value>,
+}
+
+impl ToolError {
+    /// A failure with a message for the model: say what went wrong and, if possible, what to do instead.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self::with_kind(ErrorKind::Failed, message)
+    }
+
+    /// An error of a given kind.
+    pub fn with_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError { kind, message: message.into(), data: None }
+    }
+
+    /// Attaches structured detail, shown in the structured form of the error.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The kind of error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the `[ERROR]` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The structured detail, if any.
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    /// The text a model reads: `[ERROR] <message>`.
+    pub fn to_text(&self) -> String {
+        format!("[ERROR] {}", self.message)
+    }
+
+    /// The structured form: `{"error": {"kind", "message", "data"?}}`.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({ "kind": self.kind.as_str(), "message": self.message });
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        json!({ "error": error })
+    }
+
+    /// This error with its message replaced by a generic one, for internal errors when masking is on.
+    pub(crate) fn masked(&self) -> Self {
+        ToolError::with_kind(self.kind, "The tool failed because of an internal error.")
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+    fn from(error: E) -> Self {
+        ToolError::with_kind(ErrorKind::Internal, error.to_string())
+    }
+}

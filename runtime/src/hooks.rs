@@ -1,0 +1,102 @@
+//! [`Hook`]s: filters around resolution and calls, for mocking in tests, rewriting results and policy.
+
+use serde_json::Value;
+
+use crate::{Caller, Invocation, Outcome, Tool, ToolResult};
+
+/// How a tool was looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup<'a> {
+    /// By its name, for a call.
+    Name(&'a str),
+    /// By the capability it fulfils.
+    Capability(&'a str),
+}
+
+/// A call as hooks see it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct CallInfo<'a> {
+    /// The tool being called.
+    pub tool: &'a Tool,
+    /// Who calls.
+    pub caller: &'a Caller,
+    /// The validated arguments, defaults filled in.
+    pub arguments: &'a Value,
+    /// The call's metadata.
+    pub invocation: &'a Invocation,
+}
+
+/// Filters that run at fixed points of every call, in the order they were added.
+///
+/// All methods have defaults that change nothing; implement the ones you need.
+///
+/// ```
+/// use toolgate::{hooks::{CallInfo, Hook}, ToolResult};
+///
+/// /// Answers `web_search` from a fixture instead of the network.
+/// struct OfflineSearch;
+///
+/// impl Hook for OfflineSearch {
+///     fn before_call(&self, call: &CallInfo<'_>) -> Option<ToolResult> {
+///         (call.tool.name() == "web_search").then(|| ToolResult::text("1. toolgate: tools for agents"))
+///     }
+/// }
+/// ```
+pub trait Hook: Send + Sync + 'static {
+    /// After a tool is resolved by name or capability: return another tool's name to use that tool instead.
+    fn on_resolve(&self, lookup: Lookup<'_>, tool: &Tool) -> Option<String> {
+        let _ = (lookup, tool);
+        None
+    }
+
+    /// Before the tool runs (after authorization and validation): return a result to answer without running it.
+    fn before_call(&self, call: &CallInfo<'_>) -> Option<ToolResult> {
+        let _ = call;
+        None
+    }
+
+    /// After the call: inspect or replace the outcome.
+    fn after_call(&self, call: &CallInfo<'_>, outcome: &mut Outcome) {
+        let _ = (call, outcome);
+    }
+}
+
+/// A hook that answers calls of one tool with `answer(arguments)` instead of running it: a mock for tests.
+///
+/// ```standalone_crate
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use toolgate::{hooks, tool, Caller, Registry, ToolResult};
+///
+/// /// Search the web.
+/// #[tool(public, read_only)]
+/// async fn web_search(query: String) -> String { unreachable!("mocked in this example") }
+///
+/// let registry = Registry::builder()
+///     .hook(hooks::mock("web_search", |args| ToolResult::text(format!("results for {}", args["query"]))))
+///     .build()
+///     .unwrap();
+/// let outcome = registry.call(&Caller::anonymous(), "web_search", serde_json::json!({"query": "rust"})).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "results for \"rust\"");
+/// # });
+/// ```
+pub fn mock<F>(tool: impl Into<String>, answer: F) -> impl Hook
+where
+    F: Fn(&Value) -> ToolResult + Send + Sync + 'static,
+{
+    Mock { tool: tool.into(), answer }
+}
+
+struct Mock<F> {
+    tool: String,
+    answer: F,
+}
+
+impl<F> Hook for Mock<F>
+where
+    F: Fn(&Value) -> ToolResult + Send + Sync + 'static,
+{
+    fn before_call(&self, call: &CallInfo<'_>) -> Option<ToolResult> {
+        (call.tool.name() == self.tool).then(|| (self.answer)(call.arguments))
+    }
+}

@@ -1,0 +1,160 @@
+//! The injectable parameters: values the runtime supplies, which never appear in the input schema.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::param::Requirement;
+use crate::{CallParts, Caller, ErrorKind, Param, ParamKind, ParamSpec, ToolError};
+
+/// Shared application state (a database pool, an HTTP client), added once with
+/// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and cloned into each call that asks for it.
+///
+/// The registry refuses to build when a tool asks for state it was not given, naming the tool and type.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct State<T>(pub T);
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> Param for State<T> {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        parts.state::<T>().cloned().map(State).ok_or_else(|| {
+            ToolError::with_kind(ErrorKind::Internal, format!("no state of type `{}`", std::any::type_name::<T>()))
+        })
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::state::<T>())
+    }
+}
+
+impl Param for Caller {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.caller.clone())
+    }
+}
+
+/// Metadata of one call: the tool's name, the model's tool call id, the session, and W3C trace context.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Invocation {
+    /// The tool being called.
+    pub tool_name: String,
+    /// The model's id for this tool call, if the host passed one.
+    pub tool_call_id: Option<String>,
+    /// The conversation or session, if any; `max_runs` counts per session.
+    pub session_id: Option<String>,
+    /// W3C `traceparent`.
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    pub tracestate: Option<String>,
+}
+
+impl Param for Invocation {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.invocation().clone())
+    }
+}
+
+/// The tool's settings as set by the operator, deserialized into `T`. Missing settings read as `{}`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Settings<T>(pub T);
+
+impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        let empty = serde_json::Value::Object(serde_json::Map::new());
+        let value = parts.settings().unwrap_or(&empty);
+        T::deserialize(value).map(Settings).map_err(|e| {
+            ToolError::with_kind(
+                ErrorKind::Internal,
+                format!("the settings of `{}` are invalid: {e}", parts.invocation.tool_name),
+            )
+        })
+    }
+}
+
+/// One progress update.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProgressUpdate {
+    /// Work done so far; never decreases within a call.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A short message.
+    pub message: Option<String>,
+}
+
+type ProgressFn = dyn Fn(ProgressUpdate) + Send + Sync;
+
+/// Reports progress to whoever made the call (an MCP client, a host's UI). Does nothing when nobody listens.
+#[derive(Clone, Default)]
+pub struct Progress(Option<Arc<ProgressFn>>);
+
+impl Progress {
+    /// A reporter that hands each update to `sink`.
+    pub fn new(sink: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        Progress(Some(Arc::new(sink)))
+    }
+
+    /// Reports `progress` out of an optional `total`, with an optional message.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.0 {
+            sink(ProgressUpdate { progress, total, message: message.map(str::to_owned) });
+        }
+    }
+
+    /// Whether anybody receives the updates.
+    pub fn is_listened(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Progress").field(&self.is_listened()).finish()
+    }
+}
+
+impl Param for Progress {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.progress.clone())
+    }
+}
+
+/// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
+/// Long-running tools check it (`token.is_cancelled()`) or select on `token.cancelled()`.
+#[derive(Debug, Clone, Default)]
+pub struct Cancellation(pub CancellationToken);
+
+impl std::ops::Deref for Cancellation {
+    type Target = CancellationToken;
+    fn deref(&self) -> &CancellationToken {
+        &self.0
+    }
+}
+
+impl Param for Cancellation {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(Cancellation(parts.cancellation.clone()))
+    }
+}

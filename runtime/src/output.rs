@@ -1,0 +1,197 @@
+//! How a tool's return value becomes a [`ToolResult`] and an output schema.
+//!
+//! Two traits cover every return type:
+//! - [`IntoOutput`]: types with their own encoding: `()`, `String`, [`Content`], `Vec<Content>`,
+//!   [`ToolResult`], `serde_json::Value`. Implement it for your own result types.
+//! - [`Structured`]: every `Serialize + JsonSchema` value. It becomes structured content, its JSON text
+//!   for the model, and the tool's output schema.
+//!
+//! `Result<T, E>` of either, with `E: Into<ToolError>`, turns `Err` into a tool error. The `#[tool]`
+//! macro picks the encoding from the written return type through [`dispatch`], at compile time.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{Content, ToolError, ToolResult};
+
+/// A return type with its own encoding into a [`ToolResult`].
+///
+/// ```
+/// use toolgate::{IntoOutput, ToolError, ToolResult};
+///
+/// struct Weather { celsius: f64 }
+///
+/// impl IntoOutput for Weather {
+///     fn into_output(self) -> Result<ToolResult, ToolError> {
+///         Ok(ToolResult::text(format!("{:.1} °C", self.celsius)))
+///     }
+/// }
+/// assert_eq!(Weather { celsius: 21.04 }.into_output().unwrap().text_for_model(), "21.0 °C");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a dynamic tool",
+    note = "return `serde_json::Value`, `String`, `Content`, `Vec<Content>`, `ToolResult`, or implement `IntoOutput`"
+)]
+pub trait IntoOutput: Send + 'static {
+    /// Encodes the value.
+    fn into_output(self) -> Result<ToolResult, ToolError>;
+
+    /// The JSON Schema of the structured content this type produces, if it produces any.
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+}
+
+impl IntoOutput for () {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::success(Vec::new()))
+    }
+}
+
+impl IntoOutput for String {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl IntoOutput for &'static str {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl IntoOutput for Content {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::success(vec![self]))
+    }
+}
+
+impl IntoOutput for Vec<Content> {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::success(self))
+    }
+}
+
+impl IntoOutput for ToolResult {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoOutput for Value {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::structured(self))
+    }
+}
+
+impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T, E> {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        self.map_err(Into::into).and_then(IntoOutput::into_output)
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        T::output_schema(generator)
+    }
+}
+
+/// A value returned as structured content: any `Serialize + JsonSchema` type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a `#[tool]`",
+    label = "not a tool result",
+    note = "return a type that implements `serde::Serialize` and `schemars::JsonSchema`, a `Result<T, E>` of one \
+            with `E: Into<ToolError>`, `()`, `String`, `Content`, `Vec<Content>` or a `ToolResult`",
+    note = "see the book's chapter \"Results\""
+)]
+pub trait Structured: Send + 'static {
+    /// Serializes the value.
+    fn encode(self) -> Result<ToolResult, ToolError>;
+    /// The schema of the serialized value.
+    fn schema(generator: &mut SchemaGenerator) -> Schema;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
+    fn encode(self) -> Result<ToolResult, ToolError> {
+        serde_json::to_value(&self)
+            .map(ToolResult::structured)
+            .map_err(|e| ToolError::with_kind(crate::ErrorKind::Internal, format!("could not encode the result: {e}")))
+    }
+
+    fn schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.root_schema_for::<T>()
+    }
+}
+
+/// How a return type `T` is encoded, chosen at compile time.
+#[derive(Debug)]
+pub struct OutputSpec<T> {
+    /// Turns the value into a result or a tool error.
+    pub encode: fn(T) -> Result<ToolResult, ToolError>,
+    /// The output schema, if the value is structured.
+    pub schema: fn(&mut SchemaGenerator) -> Option<Schema>,
+}
+
+/// Not public API: autoref dispatch from a return type to its [`OutputSpec`].
+///
+/// The macro calls `(&&&Probe::<T>::NEW).spec()`; method resolution takes the first level that applies:
+/// an [`IntoOutput`] (so `String` stays text), a `Result` of a [`Structured`], and last any [`Structured`]
+/// value, whose bound produces the error message for a type that is none of these.
+#[doc(hidden)]
+pub mod dispatch {
+    use std::marker::PhantomData;
+
+    use super::{IntoOutput, OutputSpec, Structured};
+    use crate::ToolError;
+
+    /// A zero-sized stand-in for a value of type `T`.
+    #[derive(Debug)]
+    pub struct Probe<T>(PhantomData<fn() -> T>);
+
+    impl<T> Probe<T> {
+        /// The probe.
+        pub const NEW: Self = Probe(PhantomData);
+    }
+
+    /// Level 1: an [`IntoOutput`], including `Result`s of one.
+    pub trait ViaOutput<T> {
+        /// The spec.
+        fn spec(&self) -> OutputSpec<T>;
+    }
+
+    impl<T: IntoOutput> ViaOutput<T> for &&Probe<T> {
+        fn spec(&self) -> OutputSpec<T> {
+            OutputSpec { encode: T::into_output, schema: T::output_schema }
+        }
+    }
+
+    /// Level 2: `Result<T: Structured, E>`.
+    pub trait ViaResultStructured<T> {
+        /// The spec.
+        fn spec(&self) -> OutputSpec<T>;
+    }
+
+    impl<T: Structured, E: Into<ToolError>> ViaResultStructured<Result<T, E>> for &Probe<Result<T, E>> {
+        fn spec(&self) -> OutputSpec<Result<T, E>> {
+            OutputSpec { encode: |r| r.map_err(Into::into).and_then(T::encode), schema: |g| Some(T::schema(g)) }
+        }
+    }
+
+    /// Level 3: any [`Structured`] value; the bound sits on the method so its message reaches the user.
+    pub trait ViaStructured<T> {
+        /// The spec.
+        fn spec(&self) -> OutputSpec<T>
+        where
+            T: Structured;
+    }
+
+    impl<T> ViaStructured<T> for Probe<T> {
+        fn spec(&self) -> OutputSpec<T>
+        where
+            T: Structured,
+        {
+            OutputSpec { encode: T::encode, schema: |g| Some(T::schema(g)) }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! [`Param`]: how each parameter of a tool function gets its value, and whether it is in the schema.
+//!
+//! A parameter is one of three kinds, decided by its type's `Param` impl, never by its name:
+//! - an **argument** (any `Deserialize + JsonSchema` type): a property of the input schema named after the
+//!   parameter, optional when its type accepts `null` (as `Option<T>` and [`Limit`](crate::Limit) do);
+//! - the **whole input** ([`Input<T>`]): the input schema is `T`'s schema;
+//! - an **injected** value ([`State`](crate::State), [`Caller`](crate::Caller), ...): not in the schema.
+
+use std::any::TypeId;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{CallParts, ErrorKind, ToolError};
+
+/// What role a parameter plays. See the [module docs](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A property of the input schema.
+    Argument,
+    /// The whole input, as one struct.
+    Input,
+    /// A value supplied by the runtime, not by the caller.
+    Injected,
+}
+
+/// A type that can be a parameter of a `#[tool]` function.
+///
+/// Arguments (`Deserialize + JsonSchema` types) and toolgate's injectables implement it already. To inject a
+/// value of your own, implement it with `KIND = ParamKind::Injected`:
+///
+/// ```
+/// use toolgate::{CallParts, Param, ParamKind, ParamSpec, ToolError};
+///
+/// /// The tenant of the caller, injected into tools that ask for it.
+/// struct Tenant(String);
+///
+/// impl Param for Tenant {
+///     const KIND: ParamKind = ParamKind::Injected;
+///
+///     fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+///         let id = parts.caller().id();
+///         Ok(Tenant(id.split('@').nth(1).unwrap_or("default").to_owned()))
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a `#[tool]`",
+    label = "not an argument and not injectable",
+    note = "an argument's type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both)",
+    note = "shared application data is injected as `State<T>`; other injectables: `Caller`, `Invocation`, \
+            `Settings<T>`, `Progress`, `Cancellation`, or your own type implementing `toolgate::Param`"
+)]
+pub trait Param: Sized + Send + 'static {
+    /// The parameter's role.
+    const KIND: ParamKind;
+
+    /// Produces the value for one call.
+    ///
+    /// # Errors
+    /// A [`ToolError`] when the value cannot be produced; the tool then does not run.
+    fn extract(parts: &mut CallParts, spec: &'static ParamSpec) -> Result<Self, ToolError>;
+
+    /// The schema of an argument or of the whole input; `None` for injected values.
+    fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
+        let _ = generator;
+        None
+    }
+
+    /// What the registry must hold for this parameter to be extracted, checked when it is built.
+    fn requirement() -> Option<Requirement> {
+        None
+    }
+}
+
+/// The schema of an argument, and whether the caller may leave it out.
+#[derive(Debug, Clone)]
+pub struct ArgSchema {
+    /// The JSON Schema.
+    pub schema: Schema,
+    /// `true` when the argument may be absent.
+    pub optional: bool,
+}
+
+/// A dependency of an injected parameter, such as the state a [`State<T>`](crate::State) reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Requirement {
+    pub(crate) type_id: fn() -> TypeId,
+    pub(crate) type_name: &'static str,
+}
+
+impl Requirement {
+    /// The registry must hold state of type `T` (added with [`RegistryBuilder::state`](crate::RegistryBuilder::state)).
+    pub fn state<T: 'static>() -> Self {
+        Requirement { type_id: TypeId::of::<T>, type_name: std::any::type_name::<T>() }
+    }
+}
+
+/// Not public API: the description of one parameter, written by the `#[tool]` macro.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ParamSpec {
+    pub name: Option<&'static str>,
+    pub description: &'static str,
+    pub kind: ParamKind,
+    pub schema: fn(&mut SchemaGenerator) -> Option<ArgSchema>,
+    pub requirement: fn() -> Option<Requirement>,
+    pub default: Option<fn() -> Value>,
+    pub minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<&'static str>,
+    pub one_of: &'static [Literal],
+}
+
+impl ParamSpec {
+    /// The parameter's name in the arguments object.
+    pub fn name(&self) -> &'static str {
+        self.name.unwrap_or("input")
+    }
+}
+
+/// Not public API: a literal from `#[arg(one_of = [...])]`.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Literal {
+    Str(&'static str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Literal {
+    pub(crate) fn to_value(self) -> Value {
+        match self {
+            Literal::Str(s) => Value::from(s),
+            Literal::Int(i) => Value::from(i),
+            Literal::Float(f) => Value::from(f),
+            Literal::Bool(b) => Value::from(b),
+        }
+    }
+}
+
+/// Not public API: checks the parameter list at compile time (called in a `const` by the macro).
+#[doc(hidden)]
+pub const fn check_params(params: &[ParamSpec]) {
+    let mut inputs = 0;
+    let mut arguments = 0;
+    let mut i = 0;
+    while i < params.len() {
+        match params[i].kind {
+            ParamKind::Input => inputs += 1,
+            ParamKind::Argument => {
+                arguments += 1;
+                if params[i].name.is_none() {
+                    panic!(
+                        "a `#[tool]` argument needs a plain name such as `query: String`, or `#[arg(name = \"...\")]`"
+                    );
+                }
+            }
+            ParamKind::Injected => {}
+        }
+        i += 1;
+    }
+    if inputs > 1 {
+        panic!("a `#[tool]` takes at most one `Input<T>` parameter");
+    }
+    if inputs == 1 && arguments > 0 {
+        panic!("a `#[tool]` with an `Input<T>` parameter takes its whole input from `T`: move the other arguments into `T`");
+    }
+}
+
+/// Not public API: serializes an `#[arg(default = ...)]` value.
+#[doc(hidden)]
+pub fn default_value<T: serde::Serialize>(value: T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
+    const KIND: ParamKind = ParamKind::Argument;
+
+    fn extract(parts: &mut CallParts, spec: &'static ParamSpec) -> Result<Self, ToolError> {
+        let value = parts.take_argument(spec.name()).unwrap_or(Value::Null);
+        T::deserialize(value).map_err(|e| {
+            ToolError::with_kind(ErrorKind::InvalidArguments, format!("argument `{}`: {e}", spec.name()))
+        })
+    }
+
+    fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
+        let optional = T::deserialize(Value::Null).is_ok();
+        Some(ArgSchema { schema: generator.subschema_for::<T>(), optional })
+    }
+}
+
+/// The whole input of a tool as one struct: `async fn create(input: Input<NewOrder>)`.
+///
+/// The input schema is `T`'s schema (its root must be an object); the tool takes no other arguments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Input<T>(pub T);
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for Input<T> {
+    const KIND: ParamKind = ParamKind::Input;
+
+    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        let value = Value::Object(parts.take_arguments());
+        T::deserialize(value)
+            .map(Input)
+            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidArguments, format!("arguments: {e}")))
+    }
+
+    fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
+        Some(ArgSchema { schema: generator.root_schema_for::<T>(), optional: false })
+    }
+}

@@ -1,0 +1,96 @@
+//! [`CallParts`]: everything one call carries, from which parameters are extracted.
+
+use std::any::{Any, TypeId};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Caller, Invocation, Progress};
+
+/// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
+/// settings, a progress reporter and a cancellation token. [`Param`](crate::Param) impls read from it.
+#[derive(Debug)]
+pub struct CallParts {
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) caller: Caller,
+    pub(crate) invocation: Arc<Invocation>,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) settings: Option<Arc<Value>>,
+    pub(crate) progress: Progress,
+    pub(crate) cancellation: CancellationToken,
+}
+
+impl CallParts {
+    /// Who is calling.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The call's metadata: tool name, tool call id, session id, trace context.
+    pub fn invocation(&self) -> &Invocation {
+        &self.invocation
+    }
+
+    /// Application state of type `T`, as added with [`RegistryBuilder::state`](crate::RegistryBuilder::state).
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.state.get::<T>()
+    }
+
+    /// The tool's settings, as configured by the operator.
+    pub fn settings(&self) -> Option<&Value> {
+        self.settings.as_deref()
+    }
+
+    /// The validated arguments not yet taken by a parameter.
+    pub fn arguments(&self) -> &Map<String, Value> {
+        &self.arguments
+    }
+
+    /// Takes one argument out.
+    pub fn take_argument(&mut self, name: &str) -> Option<Value> {
+        self.arguments.remove(name)
+    }
+
+    /// Takes all remaining arguments out.
+    pub fn take_arguments(&mut self) -> Map<String, Value> {
+        std::mem::take(&mut self.arguments)
+    }
+
+    /// The progress reporter of this call.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// The token that is cancelled when the call is cancelled or times out.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+}
+
+/// Application state by type: a short list scanned linearly, faster than hashing for a handful of entries.
+#[derive(Default)]
+pub(crate) struct StateMap(Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>);
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        let id = TypeId::of::<T>();
+        self.0.retain(|(t, _, _)| *t != id);
+        self.0.push((id, std::any::type_name::<T>(), Box::new(value)));
+    }
+
+    pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        self.0.iter().find(|(t, _, _)| *t == id).and_then(|(_, _, v)| v.downcast_ref())
+    }
+
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.0.iter().any(|(t, _, _)| *t == id)
+    }
+}
+
+impl std::fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(_, name, _)| name)).finish()
+    }
+}

@@ -1,0 +1,72 @@
+//! [`Preview`]: what a write would do, for a person to approve before it runs.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ToolError;
+
+/// The human-readable account of a write, returned by a tool's `preview` hook.
+///
+/// Name the records and amounts involved rather than echoing the arguments: this text is what a person
+/// approves.
+///
+/// ```
+/// use toolgate::Preview;
+///
+/// let p = Preview::new("Confirm order RO-00012 for Ada Lovelace (129.00 EUR)")
+///     .with_data(serde_json::json!({ "order": "RO-00012", "total": 129.0 }));
+/// assert_eq!(p.text(), "Confirm order RO-00012 for Ada Lovelace (129.00 EUR)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Preview {
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+}
+
+impl Preview {
+    /// A preview with the text a person reads.
+    pub fn new(text: impl Into<String>) -> Self {
+        Preview { text: text.into(), data: None }
+    }
+
+    /// Adds structured detail for hosts that render their own confirmation view.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The text a person reads.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The structured detail.
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+}
+
+/// What a preview hook may return: a [`Preview`], or a `Result` of one.
+#[diagnostic::on_unimplemented(
+    message = "a preview hook must return `Preview` or `Result<Preview, E>`, not `{Self}`",
+    label = "returns `{Self}`",
+    note = "write `async fn preview_x(<the tool's parameters>) -> Result<Preview, ToolError>`"
+)]
+pub trait IntoPreview {
+    /// Converts the hook's return value.
+    fn into_preview(self) -> Result<Preview, ToolError>;
+}
+
+impl IntoPreview for Preview {
+    fn into_preview(self) -> Result<Preview, ToolError> {
+        Ok(self)
+    }
+}
+
+impl<E: Into<ToolError>> IntoPreview for Result<Preview, E> {
+    fn into_preview(self) -> Result<Preview, ToolError> {
+        self.map_err(Into::into)
+    }
+}

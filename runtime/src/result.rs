@@ -1,0 +1,98 @@
+//! [`ToolResult`]: the full result of a call, as the model and the host see it.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Content, ToolError};
+
+/// Everything a call produced: content blocks for the model, an optional structured value, success or
+/// failure, a session log line for people, and telemetry.
+///
+/// Tools usually return plain values and let toolgate build this; return it yourself for full control.
+///
+/// ```
+/// use toolgate::ToolResult;
+///
+/// let result = ToolResult::text("No fact stored for Rust.")
+///     .failed()
+///     .with_session_log("lookup_fact: missing topic Rust")
+///     .with_telemetry("topic", "Rust".into());
+/// assert!(result.is_error);
+/// assert_eq!(result.text_for_model(), "No fact stored for Rust.");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// Blocks for the model: text, images, audio, resources.
+    pub content: Vec<Content>,
+    /// The structured value, when the tool returned data (matches the tool's output schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// Whether the call failed; the content then explains why.
+    pub is_error: bool,
+    /// A line for the people watching the session, not for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_log: Option<String>,
+    /// Measurements and tags for telemetry.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub telemetry: Map<String, Value>,
+}
+
+impl ToolResult {
+    /// A successful result made of content blocks.
+    pub fn success(content: Vec<Content>) -> Self {
+        ToolResult { content, ..ToolResult::default() }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::success(vec![Content::text(text)])
+    }
+
+    /// A successful structured result; its JSON text is also given to the model as a text block.
+    pub fn structured(value: Value) -> Self {
+        ToolResult { content: vec![Content::text(value.to_string())], structured: Some(value), ..Self::default() }
+    }
+
+    /// The result for an error: `[ERROR] <message>` for the model and the error's structured form.
+    pub fn error(error: &ToolError) -> Self {
+        ToolResult {
+            content: vec![Content::text(error.to_text())],
+            structured: Some(error.to_json()),
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// Marks this result as a failure.
+    #[must_use]
+    pub fn failed(mut self) -> Self {
+        self.is_error = true;
+        self
+    }
+
+    /// Adds a session log line.
+    #[must_use]
+    pub fn with_session_log(mut self, line: impl Into<String>) -> Self {
+        self.session_log = Some(line.into());
+        self
+    }
+
+    /// Adds a telemetry entry.
+    #[must_use]
+    pub fn with_telemetry(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.telemetry.insert(key.into(), value);
+        self
+    }
+
+    /// The text blocks joined by newlines: what a text-only model sees.
+    pub fn text_for_model(&self) -> String {
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
+
+    /// The image and audio blocks, decoded, with their media types.
+    pub fn binary_results(&self) -> impl Iterator<Item = (Vec<u8>, &str)> {
+        self.content.iter().filter_map(Content::binary)
+    }
+}

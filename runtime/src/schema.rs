@@ -1,0 +1,194 @@
+//! Input and output schemas built once per tool, and argument validation with messages a model can act on.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, Validator};
+use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use crate::param::{ParamKind, ParamSpec};
+use crate::{ErrorKind, ToolError};
+
+/// The input schema of a compiled-in tool and the defaults to fill in before validation.
+pub(crate) struct InputSchema {
+    pub(crate) schema: Value,
+    pub(crate) defaults: Vec<(&'static str, Value)>,
+}
+
+/// Builds the object schema of a tool's parameters.
+pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> {
+    let mut generator = SchemaSettings::draft2020_12().for_deserialize().into_generator();
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut defaults = Vec::new();
+    for spec in params {
+        let Some(arg) = (spec.schema)(&mut generator) else { continue };
+        if spec.kind == ParamKind::Input {
+            let mut schema = arg.schema.to_value();
+            strip_root_annotations(&mut schema);
+            if schema.get("type") != Some(&json!("object")) {
+                return Err("the type in `Input<T>` must have an object schema (a struct with named fields)".into());
+            }
+            return Ok(InputSchema { schema, defaults });
+        }
+        let name = spec.name();
+        let mut property = arg.schema.to_value();
+        let object = property.as_object_mut().ok_or_else(|| format!("argument `{name}` has a boolean schema"))?;
+        if !spec.description.is_empty() {
+            object.insert("description".into(), spec.description.into());
+        }
+        constrain(object, spec);
+        if let Some(default) = spec.default {
+            let value = default();
+            object.insert("default".into(), value.clone());
+            defaults.push((name, value));
+        } else if !arg.optional {
+            required.push(Value::from(name));
+        }
+        properties.insert(name.to_owned(), property);
+    }
+    let mut schema = json!({ "type": "object", "properties": properties, "additionalProperties": false });
+    if !required.is_empty() {
+        schema["required"] = Value::Array(required);
+    }
+    let definitions = generator.take_definitions(true);
+    if !definitions.is_empty() {
+        schema["$defs"] = Value::Object(definitions);
+    }
+    Ok(InputSchema { schema, defaults })
+}
+
+/// Applies `#[arg(range, length, pattern, one_of)]` to a property schema.
+fn constrain(object: &mut Map<String, Value>, spec: &ParamSpec) {
+    let numbers = [("minimum", spec.minimum), ("maximum", spec.maximum)];
+    for (key, value) in numbers {
+        if let Some(v) = value {
+            object.insert(key.into(), number(v));
+        }
+    }
+    let lengths = [("minLength", spec.min_length), ("maxLength", spec.max_length)];
+    for (key, value) in lengths {
+        if let Some(v) = value {
+            object.insert(key.into(), v.into());
+        }
+    }
+    if let Some(pattern) = spec.pattern {
+        object.insert("pattern".into(), pattern.into());
+    }
+    if !spec.one_of.is_empty() {
+        object.insert("enum".into(), spec.one_of.iter().map(|l| l.to_value()).collect());
+    }
+}
+
+/// A bound as an integer when it is one, so `range(min = 1)` reads `"minimum": 1`.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 { Value::from(v as i64) } else { Value::from(v) }
+}
+
+/// The schema of a tool's structured result, or `None` when it returns none.
+pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) -> Option<Value> {
+    let mut generator = SchemaSettings::draft2020_12().for_serialize().into_generator();
+    make(&mut generator).map(|schema| {
+        let mut schema = schema.to_value();
+        strip_root_annotations(&mut schema);
+        schema
+    })
+}
+
+/// Removes `$schema` and the root `title` (the Rust type's name), which clients do not need.
+fn strip_root_annotations(schema: &mut Value) {
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+}
+
+/// Compiles a validator for a tool's input schema.
+pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options().with_draft(Draft::Draft202012).build(schema).map_err(|e| e.to_string())
+}
+
+/// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
+pub(crate) fn validate(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+    if validator.is_valid(arguments) {
+        return Ok(());
+    }
+    let problems: Vec<(String, String)> = validator.iter_errors(arguments).take(5).map(|e| explain(&e)).collect();
+    let sentences: Vec<String> = problems
+        .iter()
+        .map(|(path, problem)| if path.is_empty() { problem.clone() } else { format!("`{path}`: {problem}") })
+        .collect();
+    let data: Vec<Value> = problems.iter().map(|(path, problem)| json!({ "path": path, "problem": problem })).collect();
+    Err(ToolError::with_kind(
+        ErrorKind::InvalidArguments,
+        format!("Invalid arguments for `{tool}`: {}. Fix them and call again.", sentences.join("; ")),
+    )
+    .with_data(json!({ "problems": data })))
+}
+
+/// A validation error as (argument path, problem in words).
+fn explain(error: &jsonschema::ValidationError<'_>) -> (String, String) {
+    let path = dotted(error.instance_path().as_str());
+    let problem = match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let field = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
+            let what = if path.is_empty() { "argument" } else { "field" };
+            format!("missing required {what} `{field}`")
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let names: Vec<String> = unexpected.iter().map(|n| format!("`{n}`")).collect();
+            let what = if path.is_empty() { "argument" } else { "field" };
+            format!("unknown {what}{} {}", if names.len() > 1 { "s" } else { "" }, names.join(", "))
+        }
+        _ => error.to_string(),
+    };
+    (path, problem)
+}
+
+/// `/items/0/name` as `items[0].name`.
+fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if segment.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_like_code() {
+        assert_eq!(dotted(""), "");
+        assert_eq!(dotted("/limit"), "limit");
+        assert_eq!(dotted("/items/0/name"), "items[0].name");
+        assert_eq!(dotted("/a~1b"), "a/b");
+    }
+
+    #[test]
+    fn messages_name_the_field() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "n": { "type": "integer" }, "q": { "type": "string" } },
+            "required": ["q"],
+            "additionalProperties": false
+        });
+        let v = validator(&schema).unwrap();
+        let err = validate(&v, "t", &json!({ "n": "x", "zz": 1 })).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArguments);
+        let message = err.message();
+        assert!(message.contains("`n`: \"x\" is not of type \"integer\""), "{message}");
+        assert!(message.contains("missing required argument `q`"), "{message}");
+        assert!(message.contains("unknown argument `zz`"), "{message}");
+        assert!(validate(&v, "t", &json!({ "q": "ok" })).is_ok());
+    }
+}

@@ -1,0 +1,155 @@
+//! [`Tool`]: a registered tool's declaration, schemas and origin, as listed to callers.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::Caller;
+
+/// A tool as the registry knows it: what it is called, what it does, who may run it, its schemas.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) public: bool,
+    pub(crate) abilities: Vec<String>,
+    pub(crate) read_only: bool,
+    pub(crate) capability: Option<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) system: bool,
+    pub(crate) defer: bool,
+    pub(crate) idempotent: bool,
+    pub(crate) open_world: bool,
+    pub(crate) max_runs: Option<u32>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) has_preview: bool,
+    pub(crate) input_schema: Arc<Value>,
+    pub(crate) output_schema: Option<Arc<Value>>,
+    pub(crate) source: Source,
+}
+
+impl Tool {
+    /// The unique name callers use.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The display title.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Whether anyone may run it.
+    pub fn is_public(&self) -> bool {
+        self.public
+    }
+
+    /// The abilities a caller must all hold.
+    pub fn abilities(&self) -> &[String] {
+        &self.abilities
+    }
+
+    /// The default rule: public, or the caller holds every required ability.
+    pub fn allows(&self, caller: &Caller) -> bool {
+        self.public || self.abilities.iter().all(|a| caller.has(a))
+    }
+
+    /// Whether it only reads; a tool that is not read-only is a write.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The capability it fulfils, e.g. `web_search`.
+    pub fn capability(&self) -> Option<&str> {
+        self.capability.as_deref()
+    }
+
+    /// Its categories.
+    pub fn categories(&self) -> &[String] {
+        &self.categories
+    }
+
+    /// Whether it stays available regardless of the operator's allow-list.
+    pub fn is_system(&self) -> bool {
+        self.system
+    }
+
+    /// Whether it is left out of default listings, to be found through search.
+    pub fn is_deferred(&self) -> bool {
+        self.defer
+    }
+
+    /// Whether calling it twice with the same arguments has no further effect.
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
+    }
+
+    /// Whether it reaches outside systems (the web, third-party APIs).
+    pub fn is_open_world(&self) -> bool {
+        self.open_world
+    }
+
+    /// Its call ceiling per session.
+    pub fn max_runs(&self) -> Option<u32> {
+        self.max_runs
+    }
+
+    /// Its own timeout.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Whether a write of this tool is previewed and confirmed before it runs.
+    pub fn has_preview(&self) -> bool {
+        self.has_preview
+    }
+
+    /// The JSON Schema (2020-12) of its arguments; always an object schema.
+    pub fn input_schema(&self) -> &Arc<Value> {
+        &self.input_schema
+    }
+
+    /// The JSON Schema of its structured result, when it returns data.
+    pub fn output_schema(&self) -> Option<&Arc<Value>> {
+        self.output_schema.as_ref()
+    }
+
+    /// Where it was defined.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// A `#[tool]` function.
+    Compiled {
+        /// Its module path.
+        module: &'static str,
+        /// Its file.
+        file: &'static str,
+        /// The line of its name.
+        line: u32,
+    },
+    /// A [`DynamicTool`](crate::DynamicTool) defined at run time.
+    Dynamic,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Compiled { file, line, .. } => write!(f, "{file}:{line}"),
+            Source::Dynamic => f.write_str("a dynamic tool"),
+        }
+    }
+}
