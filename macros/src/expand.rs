@@ -194,12 +194,19 @@ fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
     let description = param.docs.text();
     let arg = &param.arg;
     let default = match &arg.default {
-        Some(expr) => quote_spanned! {expr.span()=>
-            #tg::Some(|| {
-                let value: #ty = ::core::convert::Into::into(#expr);
-                #tg::default_value(value)
-            })
-        },
+        Some(expr) => {
+            // Number and bool literals take the parameter's type directly; other values convert with `Into`.
+            let typed = match expr {
+                Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_) | Lit::Bool(_), .. }) => quote!(#expr),
+                _ => quote_spanned!(expr.span()=> ::core::convert::Into::into(#expr)),
+            };
+            quote_spanned! {expr.span()=>
+                #tg::Some(|| {
+                    let value: #ty = #typed;
+                    #tg::default_value(value)
+                })
+            }
+        }
         None => quote!(#tg::None),
     };
     let number = |e: &Option<Expr>, as_ty: TokenStream| match e {

@@ -78,6 +78,7 @@ pub use preview::{IntoPreview, Preview};
 pub use registry::{BuildError, Registry, RegistryBuilder};
 pub use result::ToolResult;
 pub use tool::{Source, Tool};
+pub use tokio_util::sync::CancellationToken;
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolgate_macros::tool;
