@@ -52,6 +52,9 @@ pub(crate) struct ToolAttr {
     pub(crate) open_world: Option<Path>,
     pub(crate) timeout: Option<Set<LitStr>>,
     pub(crate) krate: Option<Set<Path>>,
+    /// An access key was written, even if misspelled or with a bad value: the "declare access" error would
+    /// only repeat the error already reported for it.
+    pub(crate) access_attempted: bool,
 }
 
 /// Collects errors so one build reports every mistake (serde's `Ctxt`).
@@ -102,6 +105,9 @@ impl ToolAttr {
         let Some(key) = path.get_ident().map(ToString::to_string) else {
             return errors.at(&path, unknown_key(&quote::quote!(#path).to_string()));
         };
+        if ["ability", "public"].contains(&key.as_str()) || ["ability", "public"].contains(&nearest(&key, KEYS).unwrap_or("")) {
+            self.access_attempted = true;
+        }
         let v = Value { key: &path, value: value.as_ref(), errors };
         match key.as_str() {
             "ability" => put(&mut self.ability, &path, v.strings(), errors),

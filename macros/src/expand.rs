@@ -129,12 +129,21 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         None => (quote!(), quote!(#tg::None)),
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
+    let tg_at_fn = respan(&tg, ident.span());
+    let boxed =
+        quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(async move { (__toolgate_output().encode)(#call_user.await) }));
+    let check_params = quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
+    let named_checks = tool.params.iter().zip(&tool.item.sig.inputs).map(|(param, input)| {
+        let (ty, named, tg_at) = (&param.ty, param.name.is_some(), respan(&tg, input.span()));
+        quote_spanned!(input.span()=> const _: () = #tg_at::check_named(<#ty as #tg::Param>::KIND, #named);)
+    });
 
     quote! {
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
             const __TOOLGATE_PARAMS: &[#tg::ParamSpec] = &[#(#params),*];
-            const _: () = #tg::check_params(__TOOLGATE_PARAMS);
+            #check_params
+            #(#named_checks)*
 
             fn __toolgate_output() -> #tg::OutputSpec<#output> {
                 #[allow(unused_imports)]
@@ -144,7 +153,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
 
             fn __toolgate_call(mut #cx: #tg::CallParts) -> #tg::ToolFuture {
                 #extract_call
-                #tg::Box::pin(async move { (__toolgate_output().encode)(#call_user.await) })
+                #boxed
             }
 
             #preview_fn
@@ -175,6 +184,18 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             }
         };
     }
+}
+
+/// `tokens` with every span set to `span`, so that an expression built from them reports errors there.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 fn option(tg: &TokenStream, value: Option<&LitStr>) -> TokenStream {

@@ -27,7 +27,7 @@ const NAME_RULE: &str = "tool names use only ASCII letters, digits, `_`, `-` and
 /// Permissions fail closed: exactly one of `ability` and `public`.
 fn check_access(attr: &ToolAttr, errors: &mut Errors) {
     match (&attr.ability, &attr.public) {
-        (None, None) => errors.at(
+        (None, None) if !attr.access_attempted => errors.at(
             attribute_span(),
             "a `#[tool]` must declare who may run it: add `ability = \"...\"` (the ability a caller needs) \
              or `public` (anyone may run it)",

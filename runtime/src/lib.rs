@@ -102,7 +102,7 @@ pub mod __private {
 
     pub use crate::entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
     pub use crate::output::{OutputSpec, dispatch};
-    pub use crate::param::{Literal, check_params, default_value};
+    pub use crate::param::{Literal, check_named, check_params, default_value};
     pub use crate::{CallParts, Param, ParamSpec};
 }
 

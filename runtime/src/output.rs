@@ -166,15 +166,39 @@ pub mod dispatch {
         }
     }
 
-    /// Level 2: `Result<T: Structured, E>`.
-    pub trait ViaResultStructured<T> {
+    /// Level 2: `Result<T: Structured, E>`; the bound on `E` sits on the method so that a `Result` with a
+    /// foreign error type is an error rather than a silently serialized `{"Err": ...}`.
+    pub trait ViaResultStructured<T, E> {
         /// The spec.
-        fn spec(&self) -> OutputSpec<T>;
+        fn spec(&self) -> OutputSpec<Result<T, E>>
+        where
+            E: ErrorSource;
     }
 
-    impl<T: Structured, E: Into<ToolError>> ViaResultStructured<Result<T, E>> for &Probe<Result<T, E>> {
-        fn spec(&self) -> OutputSpec<Result<T, E>> {
-            OutputSpec { encode: |r| r.map_err(Into::into).and_then(T::encode), schema: |g| Some(T::schema(g)) }
+    impl<T: Structured, E> ViaResultStructured<T, E> for &Probe<Result<T, E>> {
+        fn spec(&self) -> OutputSpec<Result<T, E>>
+        where
+            E: ErrorSource,
+        {
+            OutputSpec { encode: |r| r.map_err(E::into_tool_error).and_then(T::encode), schema: |g| Some(T::schema(g)) }
+        }
+    }
+
+    /// The error type of a tool's `Result`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be the error type of a `#[tool]`",
+        label = "this error type does not convert into `ToolError`",
+        note = "return `ToolError` (`ToolError::new(\"what went wrong\")`) or any type implementing `std::error::Error`"
+    )]
+    pub trait ErrorSource {
+        /// Converts the error.
+        fn into_tool_error(self) -> ToolError;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<E: Into<ToolError>> ErrorSource for E {
+        fn into_tool_error(self) -> ToolError {
+            self.into()
         }
     }
 

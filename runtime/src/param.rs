@@ -152,14 +152,7 @@ pub const fn check_params(params: &[ParamSpec]) {
     while i < params.len() {
         match params[i].kind {
             ParamKind::Input => inputs += 1,
-            ParamKind::Argument => {
-                arguments += 1;
-                if params[i].name.is_none() {
-                    panic!(
-                        "a `#[tool]` argument needs a plain name such as `query: String`, or `#[arg(name = \"...\")]`"
-                    );
-                }
-            }
+            ParamKind::Argument => arguments += 1,
             ParamKind::Injected => {}
         }
         i += 1;
@@ -169,6 +162,14 @@ pub const fn check_params(params: &[ParamSpec]) {
     }
     if inputs == 1 && arguments > 0 {
         panic!("a `#[tool]` with an `Input<T>` parameter takes its whole input from `T`: move the other arguments into `T`");
+    }
+}
+
+/// Not public API: an argument must have a name (checked in a `const` at the parameter).
+#[doc(hidden)]
+pub const fn check_named(kind: ParamKind, named: bool) {
+    if matches!(kind, ParamKind::Argument) && !named {
+        panic!("a `#[tool]` argument needs a plain name such as `query: String`, or `#[arg(name = \"...\")]`");
     }
 }
 

@@ -1,0 +1,7 @@
+use toolgate::tool;
+
+/// Find orders.
+#[tool(public, colour = "blue")]
+async fn find_orders() {}
+
+fn main() {}

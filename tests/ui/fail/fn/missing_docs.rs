@@ -1,0 +1,6 @@
+use toolgate::tool;
+
+#[tool(public, read_only)]
+async fn mystery() {}
+
+fn main() {}

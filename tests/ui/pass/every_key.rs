@@ -1,0 +1,52 @@
+//! Every attribute key and every `#[arg]` key together, on tools that compile.
+#![allow(dead_code)]
+
+use toolgate::prelude::*;
+
+/// Search the web for pages.
+#[tool(
+    public,
+    read_only,
+    capability = "web_search",
+    name = "web.search",
+    title = "Web search",
+    description = "Search the web.",
+    categories = ["research", "web"],
+    system,
+    max_runs = 5,
+    defer,
+    idempotent,
+    open_world,
+    timeout = "10s",
+    crate = ::toolgate,
+)]
+async fn web_search(
+    /// What to look for.
+    #[arg(length(min = 1, max = 200), pattern = "\\S")]
+    query: String,
+    /// Result language.
+    #[arg(name = "lang", one_of = ["en", "de"], default = "en")]
+    language: String,
+    /// Pages to skip.
+    #[arg(range(min = 0, max = 100), default = 0)]
+    offset: u32,
+    progress: Progress,
+    cancellation: Cancellation,
+    invocation: Invocation,
+) -> Vec<String> {
+    let _ = (progress, cancellation, invocation);
+    vec![format!("{query} {language} {offset}")]
+}
+
+/// Cancel an order.
+#[tool(ability = ["orders.view", "orders.manage"], category = "orders", preview = preview_cancel)]
+async fn cancel_order(number: String) -> Result<(), ToolError> {
+    let _ = number;
+    Ok(())
+}
+
+async fn preview_cancel(number: String) -> Preview {
+    Preview::new(format!("Cancel order {number}"))
+}
+
+fn main() {}
