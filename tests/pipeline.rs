@@ -163,7 +163,7 @@ struct Tenant(String);
 impl Param for Tenant {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(Tenant(parts.caller().id().split('@').nth(1).unwrap_or("none").to_owned()))
     }
 }
@@ -619,7 +619,7 @@ async fn dynamic_tools_go_through_the_same_pipeline() {
         "lookup_fact",
         "Returns a fun fact about a topic.",
         json!({ "type": "object", "properties": { "topic": { "type": "string" } }, "required": ["topic"] }),
-        |args, parts: CallParts| async move {
+        |args, parts: CallParts<'static>| async move {
             match args["topic"].as_str() {
                 Some("Rust") => Ok(json!({ "fact": "Rust 1.0 shipped in 2015.", "for": parts.caller().id() })),
                 other => Err(ToolError::new(format!("No fact stored for {}.", other.unwrap_or("?")))),

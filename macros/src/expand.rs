@@ -118,7 +118,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             let hook = quote_spanned!(path.span()=> let __toolgate_hook: fn(#(#types),*) -> _ = #path;);
             let awaited = quote_spanned!(path.span()=> #tg::into_preview(__toolgate_hook(#(#vars),*).await));
             let function = quote! {
-                fn __toolgate_preview(mut #cx: #tg::CallParts) -> #tg::PreviewFuture {
+                fn __toolgate_preview(mut #cx: #tg::CallParts<'_>) -> #tg::PreviewFuture {
                     #hook
                     #extract_call
                     #tg::Box::pin(async move { #awaited })
@@ -151,7 +151,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                 #output_spec
             }
 
-            fn __toolgate_call(mut #cx: #tg::CallParts) -> #tg::ToolFuture {
+            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::ToolFuture {
                 #extract_call
                 #boxed
             }

@@ -1,1 +1,79 @@
-fn main() {}
+//! The pipeline's overhead, side by side with the bare path, in one run.
+//!
+//! - `call/direct`: decode `{"a","b"}` from JSON, call the function, encode the result to JSON.
+//! - `call/registry`: the same through `Registry::call`: resolve, authorize, validate against the schema,
+//!   inject, run with panic capture, encode, hooks and audit steps.
+//! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
+//!
+//! Run with `cargo bench -p toolgate --bench call`; compare the rows of one run (ratios, not absolutes).
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolgate::{Caller, DynamicTool, Registry, tool};
+
+/// Add two integers.
+#[tool(public, read_only)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[derive(Deserialize)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+/// Polls a future that completes without waiting, as both paths here do; no executor overhead on either side.
+fn ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the benchmark's futures complete on the first poll"),
+    }
+}
+
+fn call(c: &mut Criterion) {
+    let registry = Registry::builder().build().expect("registry");
+    let caller = Caller::anonymous();
+    let args = json!({ "a": 2, "b": 40 });
+    assert_eq!(ready(registry.call(&caller, "add", args.clone())).into_result().structured, Some(json!(42)));
+
+    eprintln!("future size: {}", std::mem::size_of_val(&registry.call(&caller, "add", args.clone())));
+    let mut group = c.benchmark_group("call");
+    group.bench_function("direct", |b| {
+        b.iter(|| {
+            let input: AddArgs = serde_json::from_value(black_box(args.clone())).expect("valid");
+            let sum = ready(add(input.a, input.b));
+            black_box(serde_json::to_value(sum).expect("encodes"))
+        });
+    });
+    group.bench_function("registry", |b| {
+        b.iter(|| black_box(ready(registry.call(&caller, "add", black_box(args.clone())))));
+    });
+    group.finish();
+}
+
+fn list(c: &mut Criterion) {
+    let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+    let mut builder = Registry::builder();
+    for i in 0..1000 {
+        let tool = DynamicTool::new(format!("tool_{i:04}"), "A tool.", schema.clone(), |_: Value, _| async { "ok" });
+        let tool = if i % 2 == 0 { tool.ability(format!("area{}.view", i % 40)) } else { tool.public() };
+        builder = builder.tool(tool.read_only());
+    }
+    let registry = builder.build().expect("registry");
+    let caller = Caller::new("u").with_abilities((0..20).map(|i| format!("area{i}.view")));
+    let visible = registry.list(&caller).len();
+    assert_eq!(visible, 1 + 500 + 250, "add, the public half, and the areas the caller holds");
+
+    c.bench_function("list/1000", |b| b.iter(|| black_box(registry.list(black_box(&caller)).len())));
+}
+
+criterion_group!(benches, call, list);
+criterion_main!(benches);

@@ -2,18 +2,19 @@
 //! resolve → authorize → call ceiling → validate → hooks before → preview or run (injection, timeout,
 //! cancellation, panic capture) → encode → hooks after → audit.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditEvent;
-use crate::entry::ToolFuture;
+use crate::entry::{PreviewFuture, ToolFuture};
 use crate::hooks::CallInfo;
 use crate::outcome::Pending;
 use crate::registry::{Handler, Slot};
@@ -32,8 +33,18 @@ use crate::{CallParts, Caller, ErrorKind, Invocation, Outcome, Progress, Progres
 /// ```
 #[derive(Debug)]
 pub struct Call {
+    name: String,
     arguments: Value,
-    invocation: Invocation,
+    meta: Meta,
+}
+
+/// What a call carries besides its tool and arguments.
+#[derive(Debug, Default)]
+struct Meta {
+    tool_call_id: Option<Arc<str>>,
+    session_id: Option<Arc<str>>,
+    traceparent: Option<Arc<str>>,
+    tracestate: Option<Arc<str>>,
     progress: Progress,
     cancellation: Option<CancellationToken>,
 }
@@ -41,88 +52,74 @@ pub struct Call {
 impl Call {
     /// A call of tool `name` with JSON `arguments` (an object, or `null` for none).
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
-        Call {
-            arguments,
-            invocation: Invocation { tool_name: name.into(), ..Invocation::default() },
-            progress: Progress::default(),
-            cancellation: None,
-        }
+        Call { name: name.into(), arguments, meta: Meta::default() }
     }
 
     /// The model's id for this tool call.
     #[must_use]
-    pub fn tool_call_id(mut self, id: impl Into<String>) -> Self {
-        self.invocation.tool_call_id = Some(id.into());
+    pub fn tool_call_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.meta.tool_call_id = Some(id.into());
         self
     }
 
     /// The conversation or session; `max_runs` counts per session (per caller when absent).
     #[must_use]
-    pub fn session(mut self, id: impl Into<String>) -> Self {
-        self.invocation.session_id = Some(id.into());
+    pub fn session(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.meta.session_id = Some(id.into());
         self
     }
 
     /// W3C trace context of the caller's span.
     #[must_use]
-    pub fn trace(mut self, traceparent: impl Into<String>, tracestate: Option<String>) -> Self {
-        self.invocation.traceparent = Some(traceparent.into());
-        self.invocation.tracestate = tracestate;
+    pub fn trace(mut self, traceparent: impl Into<Arc<str>>, tracestate: Option<Arc<str>>) -> Self {
+        self.meta.traceparent = Some(traceparent.into());
+        self.meta.tracestate = tracestate;
         self
     }
 
     /// Receives the tool's progress updates.
     #[must_use]
     pub fn on_progress(mut self, sink: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
-        self.progress = Progress::new(sink);
+        self.meta.progress = Progress::new(sink);
         self
     }
 
     /// Cancelling this token cancels the call.
     #[must_use]
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Some(token);
+        self.meta.cancellation = Some(token);
         self
     }
 }
 
-/// What the pipeline carries from admission to execution.
-struct Admitted<'a> {
-    index: usize,
-    slot: &'a Slot,
-    arguments: Map<String, Value>,
-    invocation: Arc<Invocation>,
-    progress: Progress,
-    cancellation: Option<CancellationToken>,
+/// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
+struct Flight<'a> {
+    caller: &'a Caller,
+    invocation: Invocation,
+    /// The admitted tool; `None` when the call was refused before admission.
+    slot: Option<usize>,
+    /// The arguments as hooks see them; `None` when there are no hooks.
+    seen: Option<Value>,
+    audited: Option<Value>,
+    started: Option<Instant>,
+}
+
+/// The asynchronous part of a call: nothing, a preview, or the tool's future.
+enum Step {
+    Done(Outcome),
+    Preview { future: PreviewFuture, arguments: Map<String, Value> },
+    Run { future: ToolFuture, timeout: Option<Duration>, token: Option<CancellationToken>, external: bool },
 }
 
 impl Registry {
     /// Calls tool `name` for `caller` with JSON `arguments`.
     pub async fn call(&self, caller: &Caller, name: &str, arguments: Value) -> Outcome {
-        self.run(caller, Call::new(name, arguments)).await
+        self.call_with(caller, name, arguments, Meta::default()).await
     }
 
     /// Runs a [`Call`] for `caller` through the pipeline.
     pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
-        let started = Instant::now();
-        let audited = self.inner.audit.as_ref().map(|_| call.arguments.clone());
-        let invocation = Arc::new(call.invocation);
-        let outcome = match self.admit(caller, call.arguments, &invocation) {
-            Ok((index, arguments)) => {
-                let admitted = Admitted {
-                    index,
-                    slot: &self.inner.slots[index],
-                    arguments,
-                    invocation: Arc::clone(&invocation),
-                    progress: call.progress,
-                    cancellation: call.cancellation,
-                };
-                self.perform(caller, admitted, false).await
-            }
-            Err(outcome) => outcome,
-        };
-        self.audit(caller, &invocation, audited.as_ref(), &outcome, started);
-        outcome
+        self.call_with(caller, &call.name, call.arguments, call.meta).await
     }
 
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
@@ -130,31 +127,26 @@ impl Registry {
     /// Refused, with nothing run, when the token is unknown, already used, expired, or another caller's,
     /// and when the caller has since lost the right to run the tool.
     pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
-        let started = Instant::now();
         let write = match self.inner.confirmations.take(confirmation, caller.id()) {
             Ok(write) => write,
             Err(error) if error.kind() == ErrorKind::Denied => return Outcome::Denied(error),
             Err(error) => return Outcome::Failed(error),
         };
-        let slot = &self.inner.slots[write.slot];
-        let invocation = Arc::new(write.invocation);
-        let audited = self.inner.audit.as_ref().map(|_| Value::Object(write.arguments.clone()));
-        let outcome = match self.gate(slot, caller).and_then(|()| self.take_run(write.slot, caller, &invocation)) {
-            Ok(()) => {
-                let admitted = Admitted {
-                    index: write.slot,
-                    slot,
-                    arguments: write.arguments,
-                    invocation: Arc::clone(&invocation),
-                    progress: Progress::default(),
-                    cancellation: None,
-                };
-                self.perform(caller, admitted, true).await
-            }
-            Err(outcome) => outcome,
+        let mut flight = Flight {
+            caller,
+            invocation: write.invocation,
+            slot: None,
+            seen: None,
+            audited: self.inner.audit.as_ref().map(|_| Value::Object(write.arguments.clone())),
+            started: self.inner.audit.as_ref().map(|_| Instant::now()),
         };
-        self.audit(caller, &invocation, audited.as_ref(), &outcome, started);
-        outcome
+        let slot = &self.inner.slots[write.slot];
+        let step = match self.gate(slot, caller).and_then(|()| self.take_run(write.slot, caller, &flight.invocation)) {
+            Ok(()) => self.launch(&mut flight, write.slot, write.arguments, Progress::default(), None, true),
+            Err(outcome) => Step::Done(outcome),
+        };
+        let outcome = self.drive(&flight, step).await;
+        self.finish(flight, outcome)
     }
 
     /// Declines a previewed write: it will never run.
@@ -165,10 +157,44 @@ impl Registry {
         self.inner.confirmations.take(confirmation, caller.id()).map(drop)
     }
 
-    /// Resolve, authorize, check the ceiling, validate: the steps that refuse a call before anything runs.
-    fn admit(&self, caller: &Caller, arguments: Value, invocation: &Invocation) -> Result<(usize, Map<String, Value>), Outcome> {
-        let name = invocation.tool_name.as_str();
-        let index = self.resolve(name).ok_or_else(|| {
+    /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
+    /// the state machine stays small.
+    async fn call_with(&self, caller: &Caller, name: &str, arguments: Value, meta: Meta) -> Outcome {
+        let resolved = self.resolve(name);
+        let mut flight = Flight {
+            caller,
+            invocation: Invocation {
+                tool_name: resolved.map_or_else(|| Arc::from(name), |i| Arc::clone(&self.inner.slots[i].tool.name)),
+                tool_call_id: meta.tool_call_id,
+                session_id: meta.session_id,
+                traceparent: meta.traceparent,
+                tracestate: meta.tracestate,
+            },
+            slot: None,
+            seen: None,
+            audited: self.inner.audit.as_ref().map(|_| arguments.clone()),
+            started: self.inner.audit.as_ref().map(|_| Instant::now()),
+        };
+        let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
+            Ok((index, arguments)) => {
+                self.launch(&mut flight, index, arguments, meta.progress, meta.cancellation, false)
+            }
+            Err(outcome) => Step::Done(outcome),
+        };
+        let outcome = self.drive(&flight, step).await;
+        self.finish(flight, outcome)
+    }
+
+    /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs.
+    fn admit(
+        &self,
+        caller: &Caller,
+        resolved: Option<usize>,
+        arguments: Value,
+        invocation: &Invocation,
+    ) -> Result<(usize, Map<String, Value>), Outcome> {
+        let name = &*invocation.tool_name;
+        let index = resolved.ok_or_else(|| {
             Outcome::Failed(ToolError::with_kind(
                 ErrorKind::UnknownTool,
                 format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
@@ -191,7 +217,7 @@ impl Registry {
             }
         }
         let arguments = Value::Object(arguments);
-        schema::validate(&slot.validator, &slot.tool.name, &arguments).map_err(Outcome::Failed)?;
+        schema::validate(&slot.validator, name, &arguments).map_err(Outcome::Failed)?;
         self.take_run(index, caller, invocation)?;
         match arguments {
             Value::Object(map) => Ok((index, map)),
@@ -212,7 +238,7 @@ impl Registry {
 
     fn run_key(caller: &Caller, invocation: &Invocation) -> String {
         match &invocation.session_id {
-            Some(session) => session.clone(),
+            Some(session) => session.to_string(),
             None => format!("caller:{}", caller.id()),
         }
     }
@@ -238,90 +264,104 @@ impl Registry {
         Ok(())
     }
 
-    /// Hooks before, then the preview or the tool itself, then hooks after.
-    async fn perform(&self, caller: &Caller, call: Admitted<'_>, confirmed: bool) -> Outcome {
-        let hooks = &self.inner.hooks;
-        let (slot, invocation) = (call.slot, Arc::clone(&call.invocation));
-        let seen = (!hooks.is_empty()).then(|| Value::Object(call.arguments.clone()));
-        let info = seen.as_ref().map(|arguments| CallInfo { tool: &slot.tool, caller, arguments, invocation: &invocation });
-        let short_circuit = info.as_ref().and_then(|info| hooks.iter().find_map(|h| h.before_call(info)));
-        let mut outcome = match short_circuit {
-            Some(result) => Outcome::Done(result),
-            None => self.dispatch(caller, call, confirmed).await,
-        };
-        if let Some(info) = &info {
-            for hook in hooks {
-                hook.after_call(info, &mut outcome);
+    /// Hooks before the call, then the preview's or the tool's future, with its parameters' parts.
+    fn launch(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        progress: Progress,
+        cancellation: Option<CancellationToken>,
+        confirmed: bool,
+    ) -> Step {
+        let slot = &self.inner.slots[index];
+        flight.slot = Some(index);
+        if !self.inner.hooks.is_empty() {
+            let seen = Value::Object(arguments.clone());
+            let info = CallInfo { tool: &slot.tool, caller: flight.caller, arguments: &seen, invocation: &flight.invocation };
+            let answer = self.inner.hooks.iter().find_map(|hook| hook.before_call(&info));
+            flight.seen = Some(seen);
+            if let Some(result) = answer {
+                return Step::Done(Outcome::Done(result));
             }
         }
-        self.mask(outcome)
-    }
-
-    async fn dispatch(&self, caller: &Caller, call: Admitted<'_>, confirmed: bool) -> Outcome {
-        let preview = match &call.slot.handler {
-            Handler::Compiled { preview: Some(preview), .. } if !confirmed => Some(*preview),
-            _ => None,
-        };
-        let Admitted { index, slot, arguments, invocation, progress, cancellation } = call;
         let external = cancellation.is_some();
-        let token = cancellation.unwrap_or_default();
-        let parts = CallParts {
+        let timeout = slot.tool.timeout.or(self.inner.default_timeout);
+        let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
+        let mut parts = CallParts {
             arguments,
-            caller: caller.clone(),
-            invocation: Arc::clone(&invocation),
-            state: Arc::clone(&self.inner.state),
-            settings: slot.settings.clone(),
+            caller: Cow::Borrowed(flight.caller),
+            invocation: Cow::Borrowed(&flight.invocation),
+            state: Cow::Borrowed(&self.inner.state),
+            settings: slot.settings.as_ref().map(Cow::Borrowed),
             progress,
             cancellation: token.clone(),
         };
-        if let Some(preview) = preview {
-            let arguments = parts.arguments.clone();
-            return match CatchPanic(preview(parts)).await {
-                Ok(preview) => match self.inner.confirmations.park(index, caller.id(), arguments, (*invocation).clone()) {
-                    Ok(confirmation) => Outcome::NeedsConfirmation(Pending { tool: slot.tool.name.clone(), preview, confirmation }),
-                    Err(error) => Outcome::Failed(error),
-                },
-                Err(error) => Outcome::Failed(error),
-            };
-        }
-        let future = match &slot.handler {
-            Handler::Compiled { call, .. } => call(parts),
+        match &slot.handler {
+            Handler::Compiled { preview: Some(preview), .. } if !confirmed => {
+                let arguments = parts.arguments.clone();
+                Step::Preview { future: preview(parts), arguments }
+            }
+            Handler::Compiled { call, .. } => Step::Run { future: call(parts), timeout, token, external },
             Handler::Dynamic(handler) => {
-                let mut parts = parts;
                 let arguments = Value::Object(parts.take_arguments());
-                handler(arguments, parts)
+                Step::Run { future: handler(arguments, parts.into_owned()), timeout, token, external }
+            }
+        }
+    }
+
+    /// Awaits the step. Timeouts, cancellation and previews are boxed, off the common path's state machine.
+    async fn drive(&self, flight: &Flight<'_>, step: Step) -> Outcome {
+        let result = match step {
+            Step::Done(outcome) => return outcome,
+            Step::Run { future, timeout: None, token: None, .. } => CatchPanic(future).await,
+            Step::Run { future, timeout, token, external } => {
+                Box::pin(guard(&flight.invocation.tool_name, future, timeout, token, external)).await
+            }
+            Step::Preview { future, arguments } => {
+                let preview = match Box::pin(CatchPanic(future)).await {
+                    Ok(preview) => preview,
+                    Err(error) => return Outcome::Failed(error),
+                };
+                let slot = flight.slot.unwrap_or_default();
+                let parked = self.inner.confirmations.park(slot, flight.caller.id(), arguments, flight.invocation.clone());
+                return match parked {
+                    Ok(confirmation) => Outcome::NeedsConfirmation(Pending {
+                        tool: flight.invocation.tool_name.to_string(),
+                        preview,
+                        confirmation,
+                    }),
+                    Err(error) => Outcome::Failed(error),
+                };
             }
         };
-        let result = self.guard(slot, future, &token, external).await;
         match result {
             Ok(result) => Outcome::Done(result),
             Err(error) => Outcome::Failed(error),
         }
     }
 
-    /// Runs a tool future with panic capture, its timeout, and the caller's cancellation.
-    async fn guard(&self, slot: &Slot, future: ToolFuture, token: &CancellationToken, external: bool) -> Result<ToolResult, ToolError> {
-        let future = CatchPanic(future);
-        let timed = async {
-            match slot.tool.timeout.or(self.inner.default_timeout) {
-                Some(limit) => tokio::time::timeout(limit, future).await.unwrap_or_else(|_| {
-                    token.cancel();
-                    Err(ToolError::with_kind(
-                        ErrorKind::Timeout,
-                        format!("`{}` did not finish within {limit:?} and was stopped.", slot.tool.name),
-                    ))
-                }),
-                None => future.await,
+    /// Hooks after the call, masking of internal errors, audit.
+    fn finish(&self, flight: Flight<'_>, mut outcome: Outcome) -> Outcome {
+        if let (Some(index), Some(seen)) = (flight.slot, &flight.seen) {
+            let tool = &self.inner.slots[index].tool;
+            let info = CallInfo { tool, caller: flight.caller, arguments: seen, invocation: &flight.invocation };
+            for hook in &self.inner.hooks {
+                hook.after_call(&info, &mut outcome);
             }
-        };
-        if !external {
-            return timed.await;
         }
-        tokio::select! {
-            biased;
-            () = token.cancelled() => Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
-            result = timed => result,
+        let outcome = self.mask(outcome);
+        if let (Some(sink), Some(arguments), Some(started)) = (&self.inner.audit, &flight.audited, flight.started) {
+            sink.record(&AuditEvent {
+                tool: &flight.invocation.tool_name,
+                caller: flight.caller,
+                invocation: &flight.invocation,
+                arguments,
+                outcome: &outcome,
+                elapsed: started.elapsed(),
+            });
         }
+        outcome
     }
 
     /// Logs internal errors and, when masking is on, replaces their text for the model.
@@ -335,17 +375,36 @@ impl Registry {
         }
     }
 
-    fn audit(&self, caller: &Caller, invocation: &Invocation, arguments: Option<&Value>, outcome: &Outcome, started: Instant) {
-        if let (Some(sink), Some(arguments)) = (&self.inner.audit, arguments) {
-            sink.record(&AuditEvent {
-                tool: &invocation.tool_name,
-                caller,
-                invocation,
-                arguments,
-                outcome,
-                elapsed: started.elapsed(),
-            });
+}
+
+/// Runs a tool future with panic capture, its timeout, and the caller's cancellation.
+async fn guard(
+    tool: &str,
+    future: ToolFuture,
+    timeout: Option<Duration>,
+    token: Option<CancellationToken>,
+    external: bool,
+) -> Result<ToolResult, ToolError> {
+    let future = CatchPanic(future);
+    let timed = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, future).await.unwrap_or_else(|_| {
+                token.as_ref().inspect(|t| t.cancel());
+                Err(ToolError::with_kind(
+                    ErrorKind::Timeout,
+                    format!("`{tool}` did not finish within {limit:?} and was stopped."),
+                ))
+            }),
+            None => future.await,
         }
+    };
+    match &token {
+        Some(token) if external => tokio::select! {
+            biased;
+            () = token.cancelled() => Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
+            result = timed => result,
+        },
+        _ => timed.await,
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::entry::ToolFuture;
 use crate::{CallParts, IntoOutput};
 
-pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts) -> ToolFuture + Send + Sync>;
+pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
 
 /// A tool defined at run time. It goes through the same pipeline as `#[tool]` functions: permissions,
 /// validation against its schema, ceilings, timeouts, hooks and audit.
@@ -62,7 +62,7 @@ impl DynamicTool {
         handler: F,
     ) -> Self
     where
-        F: Fn(Value, CallParts) -> Fut + Send + Sync + 'static,
+        F: Fn(Value, CallParts<'static>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
         R: IntoOutput,
     {

@@ -26,7 +26,7 @@ impl<T> std::ops::Deref for State<T> {
 impl<T: Clone + Send + Sync + 'static> Param for State<T> {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         parts.state::<T>().cloned().map(State).ok_or_else(|| {
             ToolError::with_kind(ErrorKind::Internal, format!("no state of type `{}`", std::any::type_name::<T>()))
         })
@@ -40,31 +40,32 @@ impl<T: Clone + Send + Sync + 'static> Param for State<T> {
 impl Param for Caller {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
-        Ok(parts.caller.clone())
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.caller().clone())
     }
 }
 
 /// Metadata of one call: the tool's name, the model's tool call id, the session, and W3C trace context.
+/// Cloning is cheap (shared strings).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Invocation {
     /// The tool being called.
-    pub tool_name: String,
+    pub tool_name: Arc<str>,
     /// The model's id for this tool call, if the host passed one.
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<Arc<str>>,
     /// The conversation or session, if any; `max_runs` counts per session.
-    pub session_id: Option<String>,
+    pub session_id: Option<Arc<str>>,
     /// W3C `traceparent`.
-    pub traceparent: Option<String>,
+    pub traceparent: Option<Arc<str>>,
     /// W3C `tracestate`.
-    pub tracestate: Option<String>,
+    pub tracestate: Option<Arc<str>>,
 }
 
 impl Param for Invocation {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.invocation().clone())
     }
 }
@@ -76,7 +77,7 @@ pub struct Settings<T>(pub T);
 impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         let empty = serde_json::Value::Object(serde_json::Map::new());
         let value = parts.settings().unwrap_or(&empty);
         T::deserialize(value).map(Settings).map_err(|e| {
@@ -134,7 +135,7 @@ impl fmt::Debug for Progress {
 impl Param for Progress {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.progress.clone())
     }
 }
@@ -154,7 +155,7 @@ impl std::ops::Deref for Cancellation {
 impl Param for Cancellation {
     const KIND: ParamKind = ParamKind::Injected;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
-        Ok(Cancellation(parts.cancellation.clone()))
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(Cancellation(parts.cancellation()))
     }
 }

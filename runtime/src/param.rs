@@ -39,7 +39,7 @@ pub enum ParamKind {
 /// impl Param for Tenant {
 ///     const KIND: ParamKind = ParamKind::Injected;
 ///
-///     fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+///     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
 ///         let id = parts.caller().id();
 ///         Ok(Tenant(id.split('@').nth(1).unwrap_or("default").to_owned()))
 ///     }
@@ -60,7 +60,7 @@ pub trait Param: Sized + Send + 'static {
     ///
     /// # Errors
     /// A [`ToolError`] when the value cannot be produced; the tool then does not run.
-    fn extract(parts: &mut CallParts, spec: &'static ParamSpec) -> Result<Self, ToolError>;
+    fn extract(parts: &mut CallParts<'_>, spec: &'static ParamSpec) -> Result<Self, ToolError>;
 
     /// The schema of an argument or of the whole input; `None` for injected values.
     fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
@@ -183,8 +183,8 @@ pub fn default_value<T: serde::Serialize>(value: T) -> Value {
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
     const KIND: ParamKind = ParamKind::Argument;
 
-    fn extract(parts: &mut CallParts, spec: &'static ParamSpec) -> Result<Self, ToolError> {
-        let value = parts.take_argument(spec.name()).unwrap_or(Value::Null);
+    fn extract(parts: &mut CallParts<'_>, spec: &'static ParamSpec) -> Result<Self, ToolError> {
+        let value = parts.arguments().get(spec.name()).unwrap_or(&Value::Null);
         T::deserialize(value).map_err(|e| {
             ToolError::with_kind(ErrorKind::InvalidArguments, format!("argument `{}`: {e}", spec.name()))
         })
@@ -205,7 +205,7 @@ pub struct Input<T>(pub T);
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for Input<T> {
     const KIND: ParamKind = ParamKind::Input;
 
-    fn extract(parts: &mut CallParts, _: &'static ParamSpec) -> Result<Self, ToolError> {
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         let value = Value::Object(parts.take_arguments());
         T::deserialize(value)
             .map(Input)

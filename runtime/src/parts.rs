@@ -1,6 +1,7 @@
 //! [`CallParts`]: everything one call carries, from which parameters are extracted.
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -10,18 +11,35 @@ use crate::{Caller, Invocation, Progress};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
 /// settings, a progress reporter and a cancellation token. [`Param`](crate::Param) impls read from it.
+///
+/// It borrows what the registry holds while parameters are extracted, so extraction costs no reference
+/// counting; [`into_owned`](Self::into_owned) gives a `'static` copy to keep in a future.
 #[derive(Debug)]
-pub struct CallParts {
+pub struct CallParts<'a> {
     pub(crate) arguments: Map<String, Value>,
-    pub(crate) caller: Caller,
-    pub(crate) invocation: Arc<Invocation>,
-    pub(crate) state: Arc<StateMap>,
-    pub(crate) settings: Option<Arc<Value>>,
+    pub(crate) caller: Cow<'a, Caller>,
+    pub(crate) invocation: Cow<'a, Invocation>,
+    pub(crate) state: Cow<'a, Arc<StateMap>>,
+    pub(crate) settings: Option<Cow<'a, Arc<Value>>>,
     pub(crate) progress: Progress,
-    pub(crate) cancellation: CancellationToken,
+    /// `None` when nothing can cancel the call (no timeout, no caller's token).
+    pub(crate) cancellation: Option<CancellationToken>,
 }
 
-impl CallParts {
+impl CallParts<'_> {
+    /// A copy that owns everything, to move into a `'static` future.
+    pub fn into_owned(self) -> CallParts<'static> {
+        CallParts {
+            arguments: self.arguments,
+            caller: Cow::Owned(self.caller.into_owned()),
+            invocation: Cow::Owned(self.invocation.into_owned()),
+            state: Cow::Owned(self.state.into_owned()),
+            settings: self.settings.map(|s| Cow::Owned(s.into_owned())),
+            progress: self.progress,
+            cancellation: self.cancellation,
+        }
+    }
+
     /// Who is calling.
     pub fn caller(&self) -> &Caller {
         &self.caller
@@ -39,7 +57,7 @@ impl CallParts {
 
     /// The tool's settings, as configured by the operator.
     pub fn settings(&self) -> Option<&Value> {
-        self.settings.as_deref()
+        self.settings.as_deref().map(|s| &**s)
     }
 
     /// The validated arguments not yet taken by a parameter.
@@ -62,9 +80,10 @@ impl CallParts {
         &self.progress
     }
 
-    /// The token that is cancelled when the call is cancelled or times out.
-    pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+    /// The token that is cancelled when the call is cancelled or times out (one that is never cancelled
+    /// when the call has neither a timeout nor a caller's token).
+    pub fn cancellation(&self) -> CancellationToken {
+        self.cancellation.clone().unwrap_or_default()
     }
 }
 

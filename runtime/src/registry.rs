@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jsonschema::Validator;
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::audit::AuditSink;
@@ -44,7 +45,7 @@ pub struct Registry {
 
 pub(crate) struct Inner {
     pub(crate) slots: Vec<Slot>,
-    by_name: HashMap<String, usize>,
+    by_name: FxHashMap<Box<str>, usize>,
     abilities: Vec<String>,
     pub(crate) state: Arc<StateMap>,
     authorizer: Option<Box<dyn Authorizer>>,
@@ -69,7 +70,7 @@ pub(crate) struct Slot {
 }
 
 pub(crate) enum Handler {
-    Compiled { call: fn(CallParts) -> ToolFuture, preview: Option<fn(CallParts) -> PreviewFuture> },
+    Compiled { call: fn(CallParts<'_>) -> ToolFuture, preview: Option<fn(CallParts<'_>) -> PreviewFuture> },
     Dynamic(DynHandler),
 }
 
@@ -201,7 +202,7 @@ fn relevance(tool: &Tool, words: &[String]) -> usize {
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.inner.slots.iter().map(|s| s.tool.name.as_str()).collect::<Vec<_>>())
+            .field("tools", &self.inner.slots.iter().map(|s| &*s.tool.name).collect::<Vec<_>>())
             .field("state", &self.inner.state)
             .field("read_only", &self.inner.read_only)
             .finish_non_exhaustive()
@@ -353,12 +354,12 @@ impl RegistryBuilder {
         slots.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         if let Some(pair) = slots.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
             return Err(BuildError::DuplicateName {
-                name: pair[0].tool.name.clone(),
+                name: pair[0].tool.name.to_string(),
                 first: pair[0].tool.source.to_string(),
                 second: pair[1].tool.source.to_string(),
             });
         }
-        let known: HashSet<&str> = slots.iter().map(|s| s.tool.name.as_str()).collect();
+        let known: HashSet<&str> = slots.iter().map(|s| &*s.tool.name).collect();
         let named = self.first.iter().map(|n| ("first", n)).chain(self.disabled.iter().map(|n| ("disable", n)));
         let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
         for (setting, name) in named.chain(self.settings.keys().map(|n| ("settings", n))) {
@@ -374,13 +375,13 @@ impl RegistryBuilder {
         abilities.dedup();
         let mut settings = self.settings;
         for slot in &mut slots {
-            let name = slot.tool.name.as_str();
+            let name = &*slot.tool.name;
             slot.required =
                 slot.tool.abilities.iter().map(|a| abilities.binary_search(a).unwrap_or_default()).collect();
             slot.enabled = !self.disabled.contains(name) && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
             slot.settings = settings.remove(name).map(Arc::new);
         }
-        let by_name = slots.iter().enumerate().map(|(i, s)| (s.tool.name.clone(), i)).collect();
+        let by_name = slots.iter().enumerate().map(|(i, s)| (Box::from(&*s.tool.name), i)).collect();
         Ok(Registry {
             inner: Arc::new(Inner {
                 slots,
@@ -433,7 +434,7 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
         Access::Abilities(list) => (false, list.iter().map(|a| (*a).to_owned()).collect()),
     };
     let tool = Tool {
-        name: entry.name.to_owned(),
+        name: entry.name.into(),
         title: entry.title.map(str::to_owned),
         description: entry.description.to_owned(),
         public,
@@ -478,7 +479,7 @@ fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
     let validator = schema::validator(&tool.input_schema)
         .map_err(|reason| BuildError::InvalidSchema { tool: name.clone(), reason })?;
     let tool_info = Tool {
-        name,
+        name: name.into(),
         title: tool.title,
         description: tool.description,
         public: tool.public,

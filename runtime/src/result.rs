@@ -23,7 +23,8 @@ use crate::{Content, ToolError};
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct ToolResult {
-    /// Blocks for the model: text, images, audio, resources.
+    /// Blocks for the model: text, images, audio, resources. Empty for a structured result, whose text form
+    /// [`text_for_model`](Self::text_for_model) and the transports render from `structured` when needed.
     pub content: Vec<Content>,
     /// The structured value, when the tool returned data (matches the tool's output schema).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,9 +50,9 @@ impl ToolResult {
         Self::success(vec![Content::text(text)])
     }
 
-    /// A successful structured result; its JSON text is also given to the model as a text block.
+    /// A successful structured result; the model reads its JSON text.
     pub fn structured(value: Value) -> Self {
-        ToolResult { content: vec![Content::text(value.to_string())], structured: Some(value), ..Self::default() }
+        ToolResult { structured: Some(value), ..Self::default() }
     }
 
     /// The result for an error: `[ERROR] <message>` for the model and the error's structured form.
@@ -85,10 +86,14 @@ impl ToolResult {
         self
     }
 
-    /// The text blocks joined by newlines: what a text-only model sees.
+    /// The text blocks joined by newlines, or the structured value's JSON text when there are none: what a
+    /// text-only model sees.
     pub fn text_for_model(&self) -> String {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
-        texts.join("\n")
+        match &self.structured {
+            Some(value) if texts.is_empty() => value.to_string(),
+            _ => texts.join("\n"),
+        }
     }
 
     /// The image and audio blocks, decoded, with their media types.

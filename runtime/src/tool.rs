@@ -11,7 +11,7 @@ use crate::Caller;
 /// A tool as the registry knows it: what it is called, what it does, who may run it, its schemas.
 #[derive(Debug, Clone)]
 pub struct Tool {
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     pub(crate) title: Option<String>,
     pub(crate) description: String,
     pub(crate) public: bool,
