@@ -3,6 +3,7 @@
 //! - `call/direct`: decode `{"a","b"}` from JSON, call the function, encode the result to JSON.
 //! - `call/registry`: the same through `Registry::call`: resolve, authorize, validate against the schema,
 //!   inject, run with panic capture, encode, hooks and audit steps.
+//! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
 //!
 //! Run with `cargo bench -p toolgate --bench call`; compare the rows of one run (ratios, not absolutes).
@@ -44,7 +45,6 @@ fn call(c: &mut Criterion) {
     let args = json!({ "a": 2, "b": 40 });
     assert_eq!(ready(registry.call(&caller, "add", args.clone())).into_result().structured, Some(json!(42)));
 
-    eprintln!("future size: {}", std::mem::size_of_val(&registry.call(&caller, "add", args.clone())));
     let mut group = c.benchmark_group("call");
     group.bench_function("direct", |b| {
         b.iter(|| {
@@ -55,6 +55,21 @@ fn call(c: &mut Criterion) {
     });
     group.bench_function("registry", |b| {
         b.iter(|| black_box(ready(registry.call(&caller, "add", black_box(args.clone())))));
+    });
+    // From the model's JSON text to the text the model reads: what an in-process agent loop does.
+    let text = r#"{"a": 2, "b": 40}"#;
+    group.bench_function("direct_text", |b| {
+        b.iter(|| {
+            let input: AddArgs = serde_json::from_str(black_box(text)).expect("valid");
+            let sum = ready(add(input.a, input.b));
+            black_box(serde_json::to_string(&sum).expect("encodes"))
+        });
+    });
+    group.bench_function("registry_text", |b| {
+        b.iter(|| {
+            let args: Value = serde_json::from_str(black_box(text)).expect("valid");
+            black_box(ready(registry.call(&caller, "add", args)).into_result().text_for_model())
+        });
     });
     group.finish();
 }

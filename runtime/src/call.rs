@@ -106,7 +106,7 @@ struct Flight<'a> {
 
 /// The asynchronous part of a call: nothing, a preview, or the tool's future.
 enum Step {
-    Done(Outcome),
+    Done(Refusal),
     Preview { future: PreviewFuture, arguments: Map<String, Value> },
     Run { future: ToolFuture, timeout: Option<Duration>, token: Option<CancellationToken>, external: bool },
 }
@@ -145,8 +145,9 @@ impl Registry {
             Ok(()) => self.launch(&mut flight, write.slot, write.arguments, Progress::default(), None, true),
             Err(outcome) => Step::Done(outcome),
         };
-        let outcome = self.drive(&flight, step).await;
-        self.finish(flight, outcome)
+        let mut outcome = self.drive(&flight, step).await;
+        self.finish(&flight, &mut outcome);
+        outcome
     }
 
     /// Declines a previewed write: it will never run.
@@ -181,8 +182,9 @@ impl Registry {
             }
             Err(outcome) => Step::Done(outcome),
         };
-        let outcome = self.drive(&flight, step).await;
-        self.finish(flight, outcome)
+        let mut outcome = self.drive(&flight, step).await;
+        self.finish(&flight, &mut outcome);
+        outcome
     }
 
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs.
@@ -192,13 +194,13 @@ impl Registry {
         resolved: Option<usize>,
         arguments: Value,
         invocation: &Invocation,
-    ) -> Result<(usize, Map<String, Value>), Outcome> {
+    ) -> Result<(usize, Map<String, Value>), Refusal> {
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| {
-            Outcome::Failed(ToolError::with_kind(
+            refuse(Outcome::Failed(ToolError::with_kind(
                 ErrorKind::UnknownTool,
                 format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
-            ))
+            )))
         })?;
         let slot = &self.inner.slots[index];
         self.gate(slot, caller)?;
@@ -208,7 +210,7 @@ impl Registry {
             Value::Null => Map::new(),
             other => {
                 let message = format!("Invalid arguments for `{name}`: expected a JSON object, got {other}.");
-                return Err(Outcome::Failed(ToolError::with_kind(ErrorKind::InvalidArguments, message)));
+                return Err(refuse(Outcome::Failed(ToolError::with_kind(ErrorKind::InvalidArguments, message))));
             }
         };
         for (key, value) in &slot.defaults {
@@ -217,7 +219,7 @@ impl Registry {
             }
         }
         let arguments = Value::Object(arguments);
-        schema::validate(&slot.validator, name, &arguments).map_err(Outcome::Failed)?;
+        schema::validate(&slot.validator, name, &arguments).map_err(|e| refuse(Outcome::Failed(e)))?;
         self.take_run(index, caller, invocation)?;
         match arguments {
             Value::Object(map) => Ok((index, map)),
@@ -226,13 +228,13 @@ impl Registry {
     }
 
     /// Availability (switched on, mode) and authorization.
-    fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Outcome> {
+    fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Refusal> {
         self.availability(slot)
-            .map_err(|reason| Outcome::Failed(ToolError::with_kind(ErrorKind::Unavailable, reason)))?;
+            .map_err(|reason| refuse(Outcome::Failed(ToolError::with_kind(ErrorKind::Unavailable, reason))))?;
         if self.authorized(slot, caller, None) {
             Ok(())
         } else {
-            Err(Outcome::Denied(ToolError::with_kind(ErrorKind::Denied, caller.denial())))
+            Err(refuse(Outcome::Denied(ToolError::with_kind(ErrorKind::Denied, caller.denial()))))
         }
     }
 
@@ -244,7 +246,7 @@ impl Registry {
     }
 
     /// Refuses early when the ceiling is already reached; counting waits until the arguments are valid.
-    fn check_runs(&self, index: usize, slot: &Slot, caller: &Caller, invocation: &Invocation) -> Result<(), Outcome> {
+    fn check_runs(&self, index: usize, slot: &Slot, caller: &Caller, invocation: &Invocation) -> Result<(), Refusal> {
         let Some(max) = slot.tool.max_runs else { return Ok(()) };
         let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
         let done = runs.get(&(Self::run_key(caller, invocation), index)).copied().unwrap_or(0);
@@ -252,7 +254,7 @@ impl Registry {
     }
 
     /// Counts one run against the ceiling, refusing when it is reached.
-    fn take_run(&self, index: usize, caller: &Caller, invocation: &Invocation) -> Result<(), Outcome> {
+    fn take_run(&self, index: usize, caller: &Caller, invocation: &Invocation) -> Result<(), Refusal> {
         let slot = &self.inner.slots[index];
         let Some(max) = slot.tool.max_runs else { return Ok(()) };
         let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
@@ -282,7 +284,7 @@ impl Registry {
             let answer = self.inner.hooks.iter().find_map(|hook| hook.before_call(&info));
             flight.seen = Some(seen);
             if let Some(result) = answer {
-                return Step::Done(Outcome::Done(result));
+                return Step::Done(Box::new(Outcome::Done(result)));
             }
         }
         let external = cancellation.is_some();
@@ -313,7 +315,7 @@ impl Registry {
     /// Awaits the step. Timeouts, cancellation and previews are boxed, off the common path's state machine.
     async fn drive(&self, flight: &Flight<'_>, step: Step) -> Outcome {
         let result = match step {
-            Step::Done(outcome) => return outcome,
+            Step::Done(outcome) => return *outcome,
             Step::Run { future, timeout: None, token: None, .. } => CatchPanic(future).await,
             Step::Run { future, timeout, token, external } => {
                 Box::pin(guard(&flight.invocation.tool_name, future, timeout, token, external)).await
@@ -342,39 +344,38 @@ impl Registry {
     }
 
     /// Hooks after the call, masking of internal errors, audit.
-    fn finish(&self, flight: Flight<'_>, mut outcome: Outcome) -> Outcome {
+    fn finish(&self, flight: &Flight<'_>, outcome: &mut Outcome) {
         if let (Some(index), Some(seen)) = (flight.slot, &flight.seen) {
             let tool = &self.inner.slots[index].tool;
             let info = CallInfo { tool, caller: flight.caller, arguments: seen, invocation: &flight.invocation };
             for hook in &self.inner.hooks {
-                hook.after_call(&info, &mut outcome);
+                hook.after_call(&info, outcome);
             }
         }
-        let outcome = self.mask(outcome);
+        self.mask(outcome);
         if let (Some(sink), Some(arguments), Some(started)) = (&self.inner.audit, &flight.audited, flight.started) {
             sink.record(&AuditEvent {
                 tool: &flight.invocation.tool_name,
                 caller: flight.caller,
                 invocation: &flight.invocation,
                 arguments,
-                outcome: &outcome,
+                outcome,
                 elapsed: started.elapsed(),
             });
         }
-        outcome
     }
 
     /// Logs internal errors and, when masking is on, replaces their text for the model.
-    fn mask(&self, outcome: Outcome) -> Outcome {
-        match outcome {
-            Outcome::Failed(error) if error.kind() == ErrorKind::Internal => {
+    fn mask(&self, outcome: &mut Outcome) {
+        if let Outcome::Failed(error) = outcome {
+            if error.kind() == ErrorKind::Internal {
                 tracing::error!(target: "toolgate", error = error.message(), "tool failed with an internal error");
-                Outcome::Failed(if self.inner.mask_internal_errors { error.masked() } else { error })
+                if self.inner.mask_internal_errors {
+                    *error = error.masked();
+                }
             }
-            other => other,
         }
     }
-
 }
 
 /// Runs a tool future with panic capture, its timeout, and the caller's cancellation.
@@ -408,11 +409,18 @@ async fn guard(
     }
 }
 
-fn limit_reached(tool: &str, max: u32) -> Outcome {
-    Outcome::Failed(ToolError::with_kind(
+fn limit_reached(tool: &str, max: u32) -> Refusal {
+    refuse(Outcome::Failed(ToolError::with_kind(
         ErrorKind::LimitReached,
         format!("`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."),
-    ))
+    )))
+}
+
+/// A call refused before anything ran; boxed, so the common path moves small values.
+type Refusal = Box<Outcome>;
+
+fn refuse(outcome: Outcome) -> Refusal {
+    Box::new(outcome)
 }
 
 /// Turns a panic while polling the tool into an internal [`ToolError`].
