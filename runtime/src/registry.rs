@@ -422,11 +422,16 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
     let validator = schema::validator(&input.schema).map_err(invalid)?;
-    for (name, value) in &input.defaults {
-        let mut probe = serde_json::Map::new();
-        probe.insert((*name).to_owned(), value.clone());
-        if !validator.is_valid(&Value::Object(probe)) {
-            return Err(invalid(format!("the default of `{name}` ({value}) does not satisfy its own schema")));
+    if !input.defaults.is_empty() {
+        // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
+        let mut lenient = input.schema.clone();
+        lenient.as_object_mut().map(|o| o.remove("required"));
+        let lenient = schema::validator(&lenient).map_err(invalid)?;
+        for (name, value) in &input.defaults {
+            let probe = Value::Object([((*name).to_owned(), value.clone())].into_iter().collect());
+            if !lenient.is_valid(&probe) {
+                return Err(invalid(format!("the default of `{name}` ({value}) does not satisfy its own schema")));
+            }
         }
     }
     let (public, abilities) = match entry.access {

@@ -1,0 +1,180 @@
+//! The shop's embedded SQLite database: schema, demo data, and the queries the tools run.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A handle to the database, shared by every tool call (`State<Db>`).
+#[derive(Clone, Debug)]
+pub struct Db(Arc<Mutex<Connection>>);
+
+/// Where an order is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Placed, waiting for someone to confirm it.
+    Pending,
+    /// Confirmed, waiting to be shipped.
+    Confirmed,
+    /// On its way.
+    Shipped,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Confirmed => "confirmed",
+            Status::Shipped => "shipped",
+        }
+    }
+
+    fn parse(text: &str) -> Status {
+        match text {
+            "confirmed" => Status::Confirmed,
+            "shipped" => Status::Shipped,
+            _ => Status::Pending,
+        }
+    }
+}
+
+/// One order, as the tools show it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Order {
+    /// The order number, e.g. `RO-00012`.
+    pub number: String,
+    /// The customer's name.
+    pub customer: String,
+    /// Where it is in its life.
+    pub status: Status,
+    /// Total in euros.
+    pub total_eur: f64,
+    /// The carrier, once shipped.
+    pub carrier: Option<String>,
+}
+
+/// Counts for the overview.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Orders waiting for confirmation.
+    pub pending: u64,
+    /// Orders waiting to be shipped.
+    pub confirmed: u64,
+    /// Orders shipped.
+    pub shipped: u64,
+    /// Revenue of all orders, in euros.
+    pub revenue_eur: f64,
+}
+
+const CUSTOMERS: [&str; 6] =
+    ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Edsger Dijkstra", "Barbara Liskov"];
+
+impl Db {
+    /// Opens (or creates) the database at `path` (`:memory:` for a fresh one) and seeds it when empty.
+    ///
+    /// # Errors
+    /// When SQLite cannot open or write the file.
+    pub fn open(path: &str) -> rusqlite::Result<Db> {
+        let connection = Connection::open(path)?;
+        connection.execute_batch(
+            "CREATE TABLE IF NOT EXISTS orders (
+                number TEXT PRIMARY KEY,
+                customer TEXT NOT NULL,
+                status TEXT NOT NULL,
+                total_cents INTEGER NOT NULL,
+                carrier TEXT
+            );",
+        )?;
+        let count: i64 = connection.query_row("SELECT COUNT(*) FROM orders", [], |row| row.get(0))?;
+        if count == 0 {
+            let mut insert = connection.prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            for i in 1..=30_u32 {
+                let status = [Status::Pending, Status::Confirmed, Status::Shipped][(i % 3) as usize];
+                let carrier = (status == Status::Shipped).then_some("DHL");
+                let cents = 1_900 + i64::from(i * 7_919 % 20_000);
+                insert.execute(params![
+                    format!("RO-{i:05}"),
+                    CUSTOMERS[(i as usize) % CUSTOMERS.len()],
+                    status.as_str(),
+                    cents,
+                    carrier
+                ])?;
+            }
+        }
+        Ok(Db(Arc::new(Mutex::new(connection))))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts orders by status and sums the revenue.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn summary(&self) -> rusqlite::Result<Summary> {
+        let db = self.lock();
+        let count = |status: Status| -> rusqlite::Result<u64> {
+            let n: i64 =
+                db.query_row("SELECT COUNT(*) FROM orders WHERE status = ?1", [status.as_str()], |row| row.get(0))?;
+            Ok(n.unsigned_abs())
+        };
+        let cents: i64 = db.query_row("SELECT COALESCE(SUM(total_cents), 0) FROM orders", [], |row| row.get(0))?;
+        Ok(Summary {
+            pending: count(Status::Pending)?,
+            confirmed: count(Status::Confirmed)?,
+            shipped: count(Status::Shipped)?,
+            revenue_eur: cents as f64 / 100.0,
+        })
+    }
+
+    /// Orders whose number or customer contains `text`, optionally in one status: how many match, and the
+    /// first `limit` of them, newest first.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn search(&self, text: Option<&str>, status: Option<Status>, limit: usize) -> rusqlite::Result<(u64, Vec<Order>)> {
+        let db = self.lock();
+        let pattern = format!("%{}%", text.unwrap_or(""));
+        let status = status.map(Status::as_str);
+        let filter = "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
+        let total: i64 = db.query_row(&format!("SELECT COUNT(*) {filter}"), params![pattern, status], |row| row.get(0))?;
+        let mut query = db.prepare(&format!("SELECT * {filter} ORDER BY number DESC LIMIT ?3"))?;
+        let rows = query.query_map(params![pattern, status, limit as i64], order_from_row)?;
+        Ok((total.unsigned_abs(), rows.collect::<rusqlite::Result<_>>()?))
+    }
+
+    /// One order by number.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn order(&self, number: &str) -> rusqlite::Result<Option<Order>> {
+        self.lock().query_row("SELECT * FROM orders WHERE number = ?1", [number], order_from_row).optional()
+    }
+
+    /// Moves an order to `to` if it is in `from`; returns whether it moved.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn advance(&self, number: &str, from: Status, to: Status, carrier: Option<&str>) -> rusqlite::Result<bool> {
+        let changed = self.lock().execute(
+            "UPDATE orders SET status = ?3, carrier = COALESCE(?4, carrier) WHERE number = ?1 AND status = ?2",
+            params![number, from.as_str(), to.as_str(), carrier],
+        )?;
+        Ok(changed == 1)
+    }
+}
+
+fn order_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Order> {
+    let status: String = row.get("status")?;
+    let cents: i64 = row.get("total_cents")?;
+    Ok(Order {
+        number: row.get("number")?,
+        customer: row.get("customer")?,
+        status: Status::parse(&status),
+        total_eur: cents as f64 / 100.0,
+        carrier: row.get("carrier")?,
+    })
+}

@@ -1,0 +1,30 @@
+//! A shop back office as toolgate tools, on an embedded SQLite database seeded with demo data.
+//!
+//! The tools live in [`tools`]; [`registry`] builds the registry the binary serves and the tests call.
+
+pub mod db;
+pub mod tools;
+
+use toolgate::{BuildError, Caller, Registry};
+
+pub use db::Db;
+
+// ANCHOR: registry
+/// The registry of the shop's tools, overview first, reading and writing `db`.
+///
+/// # Errors
+/// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up.
+pub fn registry(db: Db) -> Result<Registry, BuildError> {
+    Registry::builder().state(db).first(["shop_overview"]).build()
+}
+// ANCHOR_END: registry
+
+/// A person who may look at orders.
+pub fn viewer() -> Caller {
+    Caller::new("vera@shop.example").with_role("Viewer").with_abilities(["orders.view"])
+}
+
+/// A person who may also confirm and ship them.
+pub fn manager() -> Caller {
+    Caller::new("max@shop.example").with_role("Manager").with_abilities(["orders.view", "orders.manage", "orders.ship"])
+}

@@ -1,0 +1,139 @@
+//! The shop's tools: an overview, search, details, and two writes that a person approves first.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use toolgate::prelude::*;
+
+use crate::db::{Db, Order, Status, Summary};
+
+/// Where a person opens an order in the back office.
+fn order_url(number: &str) -> String {
+    format!("https://shop.example/admin/orders/{number}")
+}
+
+// ANCHOR: overview
+/// What the shop looks like right now: orders by status and total revenue. Start here for broad questions.
+#[tool(ability = "orders.view", read_only, category = "orders")]
+pub async fn shop_overview(db: State<Db>) -> Result<Summary, ToolError> {
+    Ok(db.summary()?)
+}
+// ANCHOR_END: overview
+
+/// One row of a search: enough to pick an order.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OrderRow {
+    /// The order number.
+    pub number: String,
+    /// The customer's name.
+    pub customer: String,
+    /// Where the order is.
+    pub status: Status,
+    /// Total in euros.
+    pub total_eur: f64,
+}
+
+// ANCHOR: search
+/// Find orders by number or customer. Returns compact rows, each with a url, newest first.
+#[tool(ability = "orders.view", read_only, category = "orders")]
+pub async fn search_orders(
+    db: State<Db>,
+    /// Part of an order number or a customer's name.
+    #[arg(length(max = 100))]
+    query: Option<String>,
+    /// Only orders in this status.
+    status: Option<Status>,
+    limit: Limit,
+) -> Result<Page<OrderRow>, ToolError> {
+    let (total, orders) = db.search(query.as_deref(), status, limit.as_usize())?;
+    let rows = orders.into_iter().map(|o| OrderRow {
+        number: o.number,
+        customer: o.customer,
+        status: o.status,
+        total_eur: o.total_eur,
+    });
+    Ok(Page::new(total, rows, |row| order_url(&row.number)))
+}
+// ANCHOR_END: search
+
+/// The full record of one order.
+#[tool(ability = "orders.view", read_only, category = "orders")]
+pub async fn order_details(
+    db: State<Db>,
+    /// The order number, e.g. `RO-00012`.
+    #[arg(pattern = "^RO-[0-9]{5}$")]
+    number: String,
+) -> Result<Order, ToolError> {
+    db.order(&number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))
+}
+
+// ANCHOR: confirm
+/// Confirm a pending order. Changes data: a person approves a preview first.
+#[tool(ability = "orders.manage", preview = preview_confirm, category = "orders", idempotent)]
+pub async fn confirm_order(
+    db: State<Db>,
+    /// The order number, e.g. `RO-00012`.
+    #[arg(pattern = "^RO-[0-9]{5}$")]
+    number: String,
+) -> Result<Order, ToolError> {
+    let order = pending(&db, &number)?;
+    if !db.advance(&order.number, Status::Pending, Status::Confirmed, None)? {
+        return Err(ToolError::new(format!("Order {number} changed meanwhile; look it up again.")));
+    }
+    Ok(Order { status: Status::Confirmed, ..order })
+}
+
+/// What `confirm_order` would do, for a person to approve. Reads only.
+async fn preview_confirm(db: State<Db>, number: String) -> Result<Preview, ToolError> {
+    let order = pending(&db, &number)?;
+    Ok(Preview::new(format!(
+        "Confirm order {} for {} ({:.2} EUR).",
+        order.number, order.customer, order.total_eur
+    ))
+    .with_data(serde_json::json!({ "order": order.number, "total_eur": order.total_eur })))
+}
+// ANCHOR_END: confirm
+
+/// The order, if it exists and is pending; otherwise a sentence the model can relay.
+fn pending(db: &Db, number: &str) -> Result<Order, ToolError> {
+    let order = db.order(number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
+    match order.status {
+        Status::Pending => Ok(order),
+        other => Err(ToolError::new(format!(
+            "Order {number} is {}, not pending; only pending orders can be confirmed.",
+            serde_json::to_value(other).unwrap_or_default().as_str().unwrap_or("changed")
+        ))),
+    }
+}
+
+/// Ship a confirmed order with a carrier. Changes data: a person approves a preview first.
+#[tool(ability = "orders.ship", preview = preview_ship, category = "orders")]
+pub async fn ship_order(
+    db: State<Db>,
+    /// The order number, e.g. `RO-00012`.
+    #[arg(pattern = "^RO-[0-9]{5}$")]
+    number: String,
+    /// Who carries the parcel.
+    #[arg(one_of = ["DHL", "UPS", "DPD"], default = "DHL")]
+    carrier: String,
+) -> Result<Order, ToolError> {
+    let order = confirmed(&db, &number)?;
+    if !db.advance(&number, Status::Confirmed, Status::Shipped, Some(&carrier))? {
+        return Err(ToolError::new(format!("Order {number} changed meanwhile; look it up again.")));
+    }
+    Ok(Order { status: Status::Shipped, carrier: Some(carrier), ..order })
+}
+
+/// What `ship_order` would do. Reads only.
+async fn preview_ship(db: State<Db>, number: String, carrier: String) -> Result<Preview, ToolError> {
+    let order = confirmed(&db, &number)?;
+    Ok(Preview::new(format!("Ship order {} to {} with {carrier}.", order.number, order.customer)))
+}
+
+fn confirmed(db: &Db, number: &str) -> Result<Order, ToolError> {
+    let order = db.order(number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
+    if order.status == Status::Confirmed {
+        Ok(order)
+    } else {
+        Err(ToolError::new(format!("Order {number} is not confirmed yet; confirm it before shipping.")))
+    }
+}
