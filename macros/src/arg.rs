@@ -42,20 +42,45 @@ impl ArgAttr {
             "pattern" => set(&mut self.pattern, meta.value()?.parse()?, meta, errors),
             "one_of" => set(&mut self.one_of, meta.value()?.parse()?, meta, errors),
             "range" => meta.parse_nested_meta(|bound| {
-                bounds(&bound, &mut self.minimum, &mut self.maximum, errors, "range(min = 1, max = 50)")
+                bounds(
+                    &bound,
+                    &mut self.minimum,
+                    &mut self.maximum,
+                    errors,
+                    "range(min = 1, max = 50)",
+                )
             })?,
             "length" => meta.parse_nested_meta(|bound| {
-                bounds(&bound, &mut self.min_length, &mut self.max_length, errors, "length(min = 1, max = 200)")
+                bounds(
+                    &bound,
+                    &mut self.min_length,
+                    &mut self.max_length,
+                    errors,
+                    "length(min = 1, max = 200)",
+                )
             })?,
             other => {
-                let hint = nearest(other, KEYS).map(|k| format!("; did you mean `{k}`?")).unwrap_or_else(|| {
-                    format!("; expected one of {}", KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
-                });
-                errors.at(&meta.path, format!("unknown `#[arg]` argument `{other}`{hint}"));
+                let hint = nearest(other, KEYS)
+                    .map(|k| format!("; did you mean `{k}`?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "; expected one of {}",
+                            KEYS.iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    });
+                errors.at(
+                    &meta.path,
+                    format!("unknown `#[arg]` argument `{other}`{hint}"),
+                );
                 if meta.input.peek(syn::Token![=]) {
                     meta.value()?.parse::<Expr>()?;
                 } else if meta.input.peek(syn::token::Paren) {
-                    meta.parse_nested_meta(|inner| inner.value().and_then(|v| v.parse::<Expr>()).map(drop))?;
+                    meta.parse_nested_meta(|inner| {
+                        inner.value().and_then(|v| v.parse::<Expr>()).map(drop)
+                    })?;
                 }
             }
         }
@@ -66,7 +91,10 @@ impl ArgAttr {
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
     if slot.is_some() {
         let path = &meta.path;
-        errors.at(path, format!("duplicate `#[arg]` argument `{}`", quote::quote!(#path)));
+        errors.at(
+            path,
+            format!("duplicate `#[arg]` argument `{}`", quote::quote!(#path)),
+        );
     } else {
         *slot = Some(value);
     }

@@ -38,18 +38,32 @@ impl ToolFn {
             let FnArg::Typed(typed) = input else { continue };
             let arg = ArgAttr::parse(&typed.attrs, errors);
             let docs = Docs::of(&typed.attrs);
-            typed.attrs.retain(|a| !a.path().is_ident("doc") && !a.path().is_ident("arg"));
+            typed
+                .attrs
+                .retain(|a| !a.path().is_ident("doc") && !a.path().is_ident("arg"));
             let name = match arg.name.as_ref() {
                 Some(name) => Some(name.value()),
-                None => ident_of(&typed.pat).map(|i| i.to_string().trim_start_matches("r#").to_owned()),
+                None => {
+                    ident_of(&typed.pat).map(|i| i.to_string().trim_start_matches("r#").to_owned())
+                }
             };
-            params.push(Param { ty: (*typed.ty).clone(), name, docs, arg });
+            params.push(Param {
+                ty: (*typed.ty).clone(),
+                name,
+                docs,
+                arg,
+            });
         }
         let output = match &item.sig.output {
             ReturnType::Default => syn::parse_quote!(()),
             ReturnType::Type(_, ty) => (**ty).clone(),
         };
-        ToolFn { item, docs, params, output }
+        ToolFn {
+            item,
+            docs,
+            params,
+            output,
+        }
     }
 
     pub(crate) fn ident(&self) -> &Ident {
@@ -83,7 +97,9 @@ impl Docs {
         self.0
             .iter()
             .map(|e| match e {
-                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
                 _ => None,
             })
             .collect()
@@ -113,7 +129,10 @@ impl Docs {
 }
 
 fn join(lines: &[String]) -> String {
-    let joined: Vec<&str> = lines.iter().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end()).collect();
+    let joined: Vec<&str> = lines
+        .iter()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
     joined.join("\n").trim().to_owned()
 }
 
@@ -141,11 +160,23 @@ mod tests {
         let names: Vec<Option<&str>> = f.params.iter().map(|p| p.name.as_deref()).collect();
         assert_eq!(names, [Some("db"), Some("query"), Some("n")]);
         assert_eq!(f.docs.title().as_deref(), Some("Find orders"));
-        assert_eq!(f.docs.text().to_string(), quote!("Find orders.\n\nReturns rows.").to_string());
-        assert_eq!(f.params[1].docs.text().to_string(), quote!("Order number.").to_string());
+        assert_eq!(
+            f.docs.text().to_string(),
+            quote!("Find orders.\n\nReturns rows.").to_string()
+        );
+        assert_eq!(
+            f.params[1].docs.text().to_string(),
+            quote!("Order number.").to_string()
+        );
         assert!(f.params[1].arg.max_length.is_some());
         let emitted = f.item.to_token_stream().to_string();
-        assert!(!emitted.contains("arg") && !emitted.contains("Order number"), "{emitted}");
-        assert_eq!(f.output.to_token_stream().to_string(), "Result < Page < Row > , ToolError >");
+        assert!(
+            !emitted.contains("arg") && !emitted.contains("Order number"),
+            "{emitted}"
+        );
+        assert_eq!(
+            f.output.to_token_stream().to_string(),
+            "Result < Page < Row > , ToolError >"
+        );
     }
 }

@@ -105,15 +105,26 @@ impl ToolAttr {
         let Some(key) = path.get_ident().map(ToString::to_string) else {
             return errors.at(&path, unknown_key(&quote::quote!(#path).to_string()));
         };
-        if ["ability", "public"].contains(&key.as_str()) || ["ability", "public"].contains(&nearest(&key, KEYS).unwrap_or("")) {
+        if ["ability", "public"].contains(&key.as_str())
+            || ["ability", "public"].contains(&nearest(&key, KEYS).unwrap_or(""))
+        {
             self.access_attempted = true;
         }
-        let v = Value { key: &path, value: value.as_ref(), errors };
+        let v = Value {
+            key: &path,
+            value: value.as_ref(),
+            errors,
+        };
         match key.as_str() {
             "ability" => put(&mut self.ability, &path, v.strings(), errors),
             "public" => put(&mut self.public, &path, v.flag(), errors),
             "read_only" => put(&mut self.read_only, &path, v.flag(), errors),
-            "preview" => put(&mut self.preview, &path, v.path("preview = preview_fn"), errors),
+            "preview" => put(
+                &mut self.preview,
+                &path,
+                v.path("preview = preview_fn"),
+                errors,
+            ),
             "capability" => put(&mut self.capability, &path, v.string(), errors),
             "name" => put(&mut self.name, &path, v.string(), errors),
             "title" => put(&mut self.title, &path, v.string(), errors),
@@ -185,7 +196,10 @@ impl Value<'_> {
             None => Some(()),
             Some(v) => {
                 let name = self.name();
-                self.errors.at(v, format!("`{name}` is a flag and takes no value; write `{name}`"));
+                self.errors.at(
+                    v,
+                    format!("`{name}` is a flag and takes no value; write `{name}`"),
+                );
                 None
             }
         }
@@ -193,7 +207,8 @@ impl Value<'_> {
 
     fn missing(self, example: &str) {
         let name = self.name();
-        self.errors.at(self.key, format!("`{name}` needs a value: `{example}`"));
+        self.errors
+            .at(self.key, format!("`{name}` needs a value: `{example}`"));
     }
 
     fn string(self) -> Option<LitStr> {
@@ -203,10 +218,15 @@ impl Value<'_> {
                 self.missing(&example);
                 None
             }
-            Some(Expr::Lit(ExprLit { lit: Lit::Str(s), .. })) => Some(s.clone()),
+            Some(Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            })) => Some(s.clone()),
             Some(other) => {
                 let name = self.name();
-                self.errors.at(other, format!("expected `{name}` to be a string: `{example}`"));
+                self.errors.at(
+                    other,
+                    format!("expected `{name}` to be a string: `{example}`"),
+                );
                 None
             }
         }
@@ -215,23 +235,29 @@ impl Value<'_> {
     fn strings(self) -> Option<Vec<LitStr>> {
         let name = self.name();
         let example = format!("{name} = \"...\"` or `{name} = [\"...\", \"...\"]");
-        let expected = format!("expected `{name}` to be a string or an array of strings: `{example}`");
+        let expected =
+            format!("expected `{name}` to be a string or an array of strings: `{example}`");
         match self.value {
             None => {
                 self.missing(&example);
                 None
             }
-            Some(Expr::Lit(ExprLit { lit: Lit::Str(s), .. })) => Some(vec![s.clone()]),
+            Some(Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            })) => Some(vec![s.clone()]),
             Some(Expr::Array(array)) => {
                 let mut out = Vec::with_capacity(array.elems.len());
                 for elem in &array.elems {
                     match elem {
-                        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => out.push(s.clone()),
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Str(s), ..
+                        }) => out.push(s.clone()),
                         other => self.errors.at(other, &expected),
                     }
                 }
                 if out.is_empty() && array.elems.is_empty() {
-                    self.errors.at(array, format!("`{name}` needs at least one entry"));
+                    self.errors
+                        .at(array, format!("`{name}` needs at least one entry"));
                 }
                 (out.len() == array.elems.len() && !out.is_empty()).then_some(out)
             }
@@ -249,10 +275,15 @@ impl Value<'_> {
                 self.missing(&example);
                 None
             }
-            Some(Expr::Lit(ExprLit { lit: Lit::Int(i), .. })) => Some(i.clone()),
+            Some(Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            })) => Some(i.clone()),
             Some(other) => {
                 let name = self.name();
-                self.errors.at(other, format!("expected `{name}` to be a whole number: `{example}`"));
+                self.errors.at(
+                    other,
+                    format!("expected `{name}` to be a whole number: `{example}`"),
+                );
                 None
             }
         }
@@ -267,7 +298,10 @@ impl Value<'_> {
             Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path.clone()),
             Some(other) => {
                 let name = self.name();
-                self.errors.at(other, format!("expected `{name}` to be a path: `{example}`"));
+                self.errors.at(
+                    other,
+                    format!("expected `{name}` to be a path: `{example}`"),
+                );
                 None
             }
         }
@@ -280,7 +314,10 @@ pub(crate) fn unknown_key(key: &str) -> String {
         Some(near) => format!("unknown `#[tool]` argument `{key}`; did you mean `{near}`?"),
         None => format!(
             "unknown `#[tool]` argument `{key}`; expected one of {}",
-            KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            KEYS.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -329,15 +366,29 @@ mod tests {
     #[test]
     fn parses_every_kind_of_value() {
         let (attr, result) = parse(quote::quote!(
-            ability = ["a.view", "b.view"], read_only, capability = "web_search", max_runs = 3,
-            categories = ["x", "y"], timeout = "5s", crate = ::tg
+            ability = ["a.view", "b.view"],
+            read_only,
+            capability = "web_search",
+            max_runs = 3,
+            categories = ["x", "y"],
+            timeout = "5s",
+            crate = ::tg
         ));
         assert!(result.is_ok());
-        let abilities: Vec<String> = attr.ability.unwrap().value.iter().map(LitStr::value).collect();
+        let abilities: Vec<String> = attr
+            .ability
+            .unwrap()
+            .value
+            .iter()
+            .map(LitStr::value)
+            .collect();
         assert_eq!(abilities, ["a.view", "b.view"]);
         assert!(attr.read_only.is_some() && attr.public.is_none());
         assert_eq!(attr.capability.unwrap().value.value(), "web_search");
-        assert_eq!(attr.max_runs.unwrap().value.base10_parse::<u32>().unwrap(), 3);
+        assert_eq!(
+            attr.max_runs.unwrap().value.base10_parse::<u32>().unwrap(),
+            3
+        );
         assert_eq!(attr.categories.unwrap().value.len(), 2);
         assert_eq!(attr.timeout.unwrap().value.value(), "5s");
         assert!(attr.krate.is_some());
@@ -345,8 +396,18 @@ mod tests {
 
     #[test]
     fn collects_every_error_in_one_pass() {
-        let (_, result) = parse(quote::quote!(abilty = "a", read_only = true, name = 3, public, public));
-        let messages: Vec<String> = result.unwrap_err().into_iter().map(|e| e.to_string()).collect();
+        let (_, result) = parse(quote::quote!(
+            abilty = "a",
+            read_only = true,
+            name = 3,
+            public,
+            public
+        ));
+        let messages: Vec<String> = result
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(
             messages,
             [

@@ -17,7 +17,8 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(_) => {
-            let error = syn::Error::new(Span::call_site(), "`#[tool]` goes on an `async fn`").to_compile_error();
+            let error = syn::Error::new(Span::call_site(), "`#[tool]` goes on an `async fn`")
+                .to_compile_error();
             return quote!(#error #item);
         }
     };
@@ -25,7 +26,10 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let attr = ToolAttr::parse(args, &mut errors);
     let tool = ToolFn::new(item, &mut errors);
     valid::check(&attr, &tool, &mut errors);
-    if attr.description.is_none() && tool.docs.title().is_none() && tool.docs.text().to_string() == "\"\"" {
+    if attr.description.is_none()
+        && tool.docs.title().is_none()
+        && tool.docs.text().to_string() == "\"\""
+    {
         errors.at(
             tool.ident(),
             "a `#[tool]` needs a description for the model: add a `///` doc comment saying what it does and returns",
@@ -45,14 +49,20 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
-    let krate = attr.krate.as_ref().map_or_else(|| quote!(::toolgate), |k| {
-        let path = &k.value;
-        quote!(#path)
-    });
+    let krate = attr.krate.as_ref().map_or_else(
+        || quote!(::toolgate),
+        |k| {
+            let path = &k.value;
+            quote!(#path)
+        },
+    );
     let tg = quote!(#krate::__private);
     let ident = tool.ident();
     let ident_string = ident.to_string();
-    let name = attr.name.as_ref().map_or_else(|| ident_string.trim_start_matches("r#").to_owned(), |n| n.value.value());
+    let name = attr.name.as_ref().map_or_else(
+        || ident_string.trim_start_matches("r#").to_owned(),
+        |n| n.value.value(),
+    );
     let title = match (&attr.title, tool.docs.title()) {
         (Some(title), _) => {
             let title = &title.value;
@@ -61,10 +71,13 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         (None, Some(title)) => quote!(#tg::Some(#title)),
         (None, None) => quote!(#tg::None),
     };
-    let description = attr.description.as_ref().map_or_else(|| tool.docs.text(), |d| {
-        let d = &d.value;
-        quote!(#d)
-    });
+    let description = attr.description.as_ref().map_or_else(
+        || tool.docs.text(),
+        |d| {
+            let d = &d.value;
+            quote!(#d)
+        },
+    );
     let access = match &attr.ability {
         Some(abilities) => {
             let abilities = &abilities.value;
@@ -72,8 +85,12 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         }
         None => quote!(#tg::Access::Public),
     };
-    let categories: Vec<&LitStr> =
-        attr.category.iter().map(|c| &c.value).chain(attr.categories.iter().flat_map(|c| &c.value)).collect();
+    let categories: Vec<&LitStr> = attr
+        .category
+        .iter()
+        .map(|c| &c.value)
+        .chain(attr.categories.iter().flat_map(|c| &c.value))
+        .collect();
     let capability = option(&tg, attr.capability.as_ref().map(|c| &c.value));
     let flag = |f: &Option<syn::Path>| f.is_some();
     let (read_only, system, defer) = (flag(&attr.read_only), flag(&attr.system), flag(&attr.defer));
@@ -85,14 +102,20 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         }
         None => quote!(#tg::None),
     };
-    let timeout_ms = match attr.timeout.as_ref().and_then(|t| valid::parse_duration_ms(&t.value.value())) {
+    let timeout_ms = match attr
+        .timeout
+        .as_ref()
+        .and_then(|t| valid::parse_duration_ms(&t.value.value()))
+    {
         Some(ms) => quote!(#tg::Some(#ms)),
         None => quote!(#tg::None),
     };
 
     let params: Vec<TokenStream> = tool.params.iter().map(|p| param_spec(&tg, p)).collect();
     let count = params.len();
-    let vars: Vec<_> = (0..count).map(|i| format_ident!("__toolgate_arg{}", i)).collect();
+    let vars: Vec<_> = (0..count)
+        .map(|i| format_ident!("__toolgate_arg{}", i))
+        .collect();
     let types: Vec<_> = tool.params.iter().map(|p| &p.ty).collect();
     let extract = |cx: &TokenStream| {
         let lines = types.iter().zip(&vars).enumerate().map(|(i, (ty, var))| {
@@ -115,8 +138,10 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let (preview_fn, preview_entry) = match &attr.preview {
         Some(preview) => {
             let path = &preview.value;
-            let hook = quote_spanned!(path.span()=> let __toolgate_hook: fn(#(#types),*) -> _ = #path;);
-            let awaited = quote_spanned!(path.span()=> #tg::into_preview(__toolgate_hook(#(#vars),*).await));
+            let hook =
+                quote_spanned!(path.span()=> let __toolgate_hook: fn(#(#types),*) -> _ = #path;);
+            let awaited =
+                quote_spanned!(path.span()=> #tg::into_preview(__toolgate_hook(#(#vars),*).await));
             let function = quote! {
                 fn __toolgate_preview(mut #cx: #tg::CallParts<'_>) -> #tg::PreviewFuture {
                     #hook
@@ -130,9 +155,9 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let tg_at_fn = respan(&tg, ident.span());
-    let boxed =
-        quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(async move { (__toolgate_output().encode)(#call_user.await) }));
-    let check_params = quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
+    let boxed = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(async move { (__toolgate_output().encode)(#call_user.await) }));
+    let check_params =
+        quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
     let named_checks = tool.params.iter().zip(&tool.item.sig.inputs).map(|(param, input)| {
         let (ty, named, tg_at) = (&param.ty, param.name.is_some(), respan(&tg, input.span()));
         quote_spanned!(input.span()=> const _: () = #tg_at::check_named(<#ty as #tg::Param>::KIND, #named);)
@@ -218,7 +243,10 @@ fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
         Some(expr) => {
             // Number and bool literals take the parameter's type directly; other values convert with `Into`.
             let typed = match expr {
-                Expr::Lit(ExprLit { lit: Lit::Int(_) | Lit::Float(_) | Lit::Bool(_), .. }) => quote!(#expr),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Int(_) | Lit::Float(_) | Lit::Bool(_),
+                    ..
+                }) => quote!(#expr),
                 _ => quote_spanned!(expr.span()=> ::core::convert::Into::into(#expr)),
             };
             quote_spanned! {expr.span()=>
@@ -267,11 +295,22 @@ fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
 /// A literal in `one_of = [...]`, checked against the parameter's schema when the registry is built.
 fn json_literal(tg: &TokenStream, expr: &Expr) -> TokenStream {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => quote!(#tg::Literal::Str(#s)),
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => quote!(#tg::Literal::Int(#i)),
-        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => quote!(#tg::Literal::Float(#f)),
-        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => quote!(#tg::Literal::Bool(#b)),
-        other => syn::Error::new(other.span(), "`one_of` takes literals: `one_of = [\"open\", \"shipped\"]`")
-            .to_compile_error(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => quote!(#tg::Literal::Str(#s)),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => quote!(#tg::Literal::Int(#i)),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => quote!(#tg::Literal::Float(#f)),
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => quote!(#tg::Literal::Bool(#b)),
+        other => syn::Error::new(
+            other.span(),
+            "`one_of` takes literals: `one_of = [\"open\", \"shipped\"]`",
+        )
+        .to_compile_error(),
     }
 }

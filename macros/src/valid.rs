@@ -17,12 +17,16 @@ pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
         let ident = tool.ident().to_string();
         let name = ident.trim_start_matches("r#");
         if !is_tool_name(name) {
-            errors.at(tool.ident(), format!("`{name}` is not a valid tool name; {NAME_RULE}, or set `name = \"...\"`"));
+            errors.at(
+                tool.ident(),
+                format!("`{name}` is not a valid tool name; {NAME_RULE}, or set `name = \"...\"`"),
+            );
         }
     }
 }
 
-const NAME_RULE: &str = "tool names use only ASCII letters, digits, `_`, `-` and `.` (1 to 128 characters)";
+const NAME_RULE: &str =
+    "tool names use only ASCII letters, digits, `_`, `-` and `.` (1 to 128 characters)";
 
 /// Permissions fail closed: exactly one of `ability` and `public`.
 fn check_access(attr: &ToolAttr, errors: &mut Errors) {
@@ -44,7 +48,10 @@ fn check_access(attr: &ToolAttr, errors: &mut Errors) {
         );
     }
     if let (Some(_), Some(categories)) = (&attr.category, &attr.categories) {
-        errors.at(&categories.key, "use either `category` or `categories`, not both");
+        errors.at(
+            &categories.key,
+            "use either `category` or `categories`, not both",
+        );
     }
 }
 
@@ -55,29 +62,43 @@ fn check_values(attr: &ToolAttr, errors: &mut Errors) {
     if let Some(capability) = &attr.capability {
         check_label(&capability.value, "capability", "web_search", errors);
     }
-    let categories = attr.category.iter().map(|c| &c.value).chain(attr.categories.iter().flat_map(|c| &c.value));
+    let categories = attr
+        .category
+        .iter()
+        .map(|c| &c.value)
+        .chain(attr.categories.iter().flat_map(|c| &c.value));
     for category in categories {
         check_label(category, "category", "orders", errors);
     }
-    if let Some(name) = &attr.name {
-        if !is_tool_name(&name.value.value()) {
-            errors.at(&name.value, format!("invalid tool name; {NAME_RULE}"));
-        }
+    if let Some(name) = attr
+        .name
+        .as_ref()
+        .filter(|n| !is_tool_name(&n.value.value()))
+    {
+        errors.at(&name.value, format!("invalid tool name; {NAME_RULE}"));
     }
     if let Some(max_runs) = &attr.max_runs {
         match max_runs.value.base10_parse::<u32>() {
-            Ok(0) => errors.at(&max_runs.value, "`max_runs` must be at least 1; remove it for no limit"),
+            Ok(0) => errors.at(
+                &max_runs.value,
+                "`max_runs` must be at least 1; remove it for no limit",
+            ),
             Ok(_) => {}
-            Err(_) => errors.at(&max_runs.value, "`max_runs` must be a whole number from 1 to 4294967295"),
+            Err(_) => errors.at(
+                &max_runs.value,
+                "`max_runs` must be a whole number from 1 to 4294967295",
+            ),
         }
     }
-    if let Some(timeout) = &attr.timeout {
-        if parse_duration_ms(&timeout.value.value()).is_none() {
-            errors.at(
-                &timeout.value,
-                "`timeout` must be a positive duration such as `\"500ms\"`, `\"30s\"` or `\"2m\"`",
-            );
-        }
+    if let Some(timeout) = attr
+        .timeout
+        .as_ref()
+        .filter(|t| parse_duration_ms(&t.value.value()).is_none())
+    {
+        errors.at(
+            &timeout.value,
+            "`timeout` must be a positive duration such as `\"500ms\"`, `\"30s\"` or `\"2m\"`",
+        );
     }
 }
 
@@ -85,8 +106,14 @@ fn check_values(attr: &ToolAttr, errors: &mut Errors) {
 fn check_label(lit: &LitStr, key: &str, example: &str, errors: &mut Errors) {
     let value = lit.value();
     if value.is_empty() {
-        errors.at(lit, format!("`{key}` must not be empty: `{key} = \"{example}\"`"));
-    } else if !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':')) {
+        errors.at(
+            lit,
+            format!("`{key}` must not be empty: `{key} = \"{example}\"`"),
+        );
+    } else if !value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'))
+    {
         errors.at(
             lit,
             format!("{key} `{value}` may use only ASCII letters, digits, `.`, `_`, `-` and `:`, e.g. `\"{example}\"`"),
@@ -96,7 +123,10 @@ fn check_label(lit: &LitStr, key: &str, example: &str, errors: &mut Errors) {
 
 fn check_signature(sig: &Signature, errors: &mut Errors) {
     if let Some(constness) = &sig.constness {
-        errors.at(constness, "`#[tool]` functions cannot be `const fn`; write `async fn`");
+        errors.at(
+            constness,
+            "`#[tool]` functions cannot be `const fn`; write `async fn`",
+        );
     } else if sig.asyncness.is_none() {
         errors.at(sig.fn_token, "`#[tool]` functions must be `async fn`");
     }
@@ -140,7 +170,9 @@ fn check_output(output: &Type, errors: &mut Errors) {
 /// MCP's tool-name rule (SEP-986): 1 to 128 of `[A-Za-z0-9_.-]`.
 pub(crate) fn is_tool_name(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// `"500ms"`, `"30s"`, `"2m"`, `"1h"` in milliseconds; `None` for anything else or zero.

@@ -33,7 +33,10 @@ struct AddArgs {
 /// Polls a future that completes without waiting, as both paths here do; no executor overhead on either side.
 fn ready<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
-    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
         Poll::Ready(output) => output,
         Poll::Pending => panic!("the benchmark's futures complete on the first poll"),
     }
@@ -43,7 +46,12 @@ fn call(c: &mut Criterion) {
     let registry = Registry::builder().build().expect("registry");
     let caller = Caller::anonymous();
     let args = json!({ "a": 2, "b": 40 });
-    assert_eq!(ready(registry.call(&caller, "add", args.clone())).into_result().structured, Some(json!(42)));
+    assert_eq!(
+        ready(registry.call(&caller, "add", args.clone()))
+            .into_result()
+            .structured,
+        Some(json!(42))
+    );
 
     let mut group = c.benchmark_group("call");
     group.bench_function("direct", |b| {
@@ -54,7 +62,13 @@ fn call(c: &mut Criterion) {
         });
     });
     group.bench_function("registry", |b| {
-        b.iter(|| black_box(ready(registry.call(&caller, "add", black_box(args.clone())))));
+        b.iter(|| {
+            black_box(ready(registry.call(
+                &caller,
+                "add",
+                black_box(args.clone()),
+            )))
+        });
     });
     // From the model's JSON text to the text the model reads: what an in-process agent loop does.
     let text = r#"{"a": 2, "b": 40}"#;
@@ -68,7 +82,11 @@ fn call(c: &mut Criterion) {
     group.bench_function("registry_text", |b| {
         b.iter(|| {
             let args: Value = serde_json::from_str(black_box(text)).expect("valid");
-            black_box(ready(registry.call(&caller, "add", args)).into_result().text_for_model())
+            black_box(
+                ready(registry.call(&caller, "add", args))
+                    .into_result()
+                    .text_for_model(),
+            )
         });
     });
     group.finish();
@@ -78,16 +96,31 @@ fn list(c: &mut Criterion) {
     let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
     let mut builder = Registry::builder();
     for i in 0..1000 {
-        let tool = DynamicTool::new(format!("tool_{i:04}"), "A tool.", schema.clone(), |_: Value, _| async { "ok" });
-        let tool = if i % 2 == 0 { tool.ability(format!("area{}.view", i % 40)) } else { tool.public() };
+        let tool = DynamicTool::new(
+            format!("tool_{i:04}"),
+            "A tool.",
+            schema.clone(),
+            |_: Value, _| async { "ok" },
+        );
+        let tool = if i % 2 == 0 {
+            tool.ability(format!("area{}.view", i % 40))
+        } else {
+            tool.public()
+        };
         builder = builder.tool(tool.read_only());
     }
     let registry = builder.build().expect("registry");
     let caller = Caller::new("u").with_abilities((0..20).map(|i| format!("area{i}.view")));
     let visible = registry.list(&caller).len();
-    assert_eq!(visible, 1 + 500 + 250, "add, the public half, and the areas the caller holds");
+    assert_eq!(
+        visible,
+        1 + 500 + 250,
+        "add, the public half, and the areas the caller holds"
+    );
 
-    c.bench_function("list/1000", |b| b.iter(|| black_box(registry.list(black_box(&caller)).len())));
+    c.bench_function("list/1000", |b| {
+        b.iter(|| black_box(registry.list(black_box(&caller)).len()))
+    });
 }
 
 criterion_group!(benches, call, list);

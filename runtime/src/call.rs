@@ -18,7 +18,10 @@ use crate::entry::{PreviewFuture, ToolFuture};
 use crate::hooks::CallInfo;
 use crate::outcome::Pending;
 use crate::registry::{Handler, Slot};
-use crate::{CallParts, Caller, ErrorKind, Invocation, Outcome, Progress, ProgressUpdate, Registry, ToolError, ToolResult, schema};
+use crate::{
+    CallParts, Caller, ErrorKind, Invocation, Outcome, Progress, ProgressUpdate, Registry,
+    ToolError, ToolResult, schema,
+};
 
 /// A call with its metadata, for [`Registry::run`]. [`Registry::call`] is the short form.
 ///
@@ -52,7 +55,11 @@ struct Meta {
 impl Call {
     /// A call of tool `name` with JSON `arguments` (an object, or `null` for none).
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
-        Call { name: name.into(), arguments, meta: Meta::default() }
+        Call {
+            name: name.into(),
+            arguments,
+            meta: Meta::default(),
+        }
     }
 
     /// The model's id for this tool call.
@@ -107,19 +114,29 @@ struct Flight<'a> {
 /// The asynchronous part of a call: nothing, a preview, or the tool's future.
 enum Step {
     Done(Refusal),
-    Preview { future: PreviewFuture, arguments: Map<String, Value> },
-    Run { future: ToolFuture, timeout: Option<Duration>, token: Option<CancellationToken>, external: bool },
+    Preview {
+        future: PreviewFuture,
+        arguments: Map<String, Value>,
+    },
+    Run {
+        future: ToolFuture,
+        timeout: Option<Duration>,
+        token: Option<CancellationToken>,
+        external: bool,
+    },
 }
 
 impl Registry {
     /// Calls tool `name` for `caller` with JSON `arguments`.
     pub async fn call(&self, caller: &Caller, name: &str, arguments: Value) -> Outcome {
-        self.call_with(caller, name, arguments, Meta::default()).await
+        self.call_with(caller, name, arguments, Meta::default())
+            .await
     }
 
     /// Runs a [`Call`] for `caller` through the pipeline.
     pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
-        self.call_with(caller, &call.name, call.arguments, call.meta).await
+        self.call_with(caller, &call.name, call.arguments, call.meta)
+            .await
     }
 
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
@@ -137,12 +154,26 @@ impl Registry {
             invocation: write.invocation,
             slot: None,
             seen: None,
-            audited: self.inner.audit.as_ref().map(|_| Value::Object(write.arguments.clone())),
+            audited: self
+                .inner
+                .audit
+                .as_ref()
+                .map(|_| Value::Object(write.arguments.clone())),
             started: self.inner.audit.as_ref().map(|_| Instant::now()),
         };
         let slot = &self.inner.slots[write.slot];
-        let step = match self.gate(slot, caller).and_then(|()| self.take_run(write.slot, caller, &flight.invocation)) {
-            Ok(()) => self.launch(&mut flight, write.slot, write.arguments, Progress::default(), None, true),
+        let step = match self
+            .gate(slot, caller)
+            .and_then(|()| self.take_run(write.slot, caller, &flight.invocation))
+        {
+            Ok(()) => self.launch(
+                &mut flight,
+                write.slot,
+                write.arguments,
+                Progress::default(),
+                None,
+                true,
+            ),
             Err(outcome) => Step::Done(outcome),
         };
         let mut outcome = self.drive(&flight, step).await;
@@ -155,17 +186,29 @@ impl Registry {
     /// # Errors
     /// When the token is unknown, used, expired or another caller's.
     pub fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
-        self.inner.confirmations.take(confirmation, caller.id()).map(drop)
+        self.inner
+            .confirmations
+            .take(confirmation, caller.id())
+            .map(drop)
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
     /// the state machine stays small.
-    async fn call_with(&self, caller: &Caller, name: &str, arguments: Value, meta: Meta) -> Outcome {
+    async fn call_with(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Value,
+        meta: Meta,
+    ) -> Outcome {
         let resolved = self.resolve(name);
         let mut flight = Flight {
             caller,
             invocation: Invocation {
-                tool_name: resolved.map_or_else(|| Arc::from(name), |i| Arc::clone(&self.inner.slots[i].tool.name)),
+                tool_name: resolved.map_or_else(
+                    || Arc::from(name),
+                    |i| Arc::clone(&self.inner.slots[i].tool.name),
+                ),
                 tool_call_id: meta.tool_call_id,
                 session_id: meta.session_id,
                 traceparent: meta.traceparent,
@@ -177,9 +220,14 @@ impl Registry {
             started: self.inner.audit.as_ref().map(|_| Instant::now()),
         };
         let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
-            Ok((index, arguments)) => {
-                self.launch(&mut flight, index, arguments, meta.progress, meta.cancellation, false)
-            }
+            Ok((index, arguments)) => self.launch(
+                &mut flight,
+                index,
+                arguments,
+                meta.progress,
+                meta.cancellation,
+                false,
+            ),
             Err(outcome) => Step::Done(outcome),
         };
         let mut outcome = self.drive(&flight, step).await;
@@ -209,8 +257,12 @@ impl Registry {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                let message = format!("Invalid arguments for `{name}`: expected a JSON object, got {other}.");
-                return Err(refuse(Outcome::Failed(ToolError::with_kind(ErrorKind::InvalidArguments, message))));
+                let message =
+                    format!("Invalid arguments for `{name}`: expected a JSON object, got {other}.");
+                return Err(refuse(Outcome::Failed(ToolError::with_kind(
+                    ErrorKind::InvalidArguments,
+                    message,
+                ))));
             }
         };
         for (key, value) in &slot.defaults {
@@ -219,7 +271,8 @@ impl Registry {
             }
         }
         let arguments = Value::Object(arguments);
-        schema::validate(&slot.validator, name, &arguments).map_err(|e| refuse(Outcome::Failed(e)))?;
+        schema::validate(&slot.validator, name, &arguments)
+            .map_err(|e| refuse(Outcome::Failed(e)))?;
         self.take_run(index, caller, invocation)?;
         match arguments {
             Value::Object(map) => Ok((index, map)),
@@ -229,12 +282,19 @@ impl Registry {
 
     /// Availability (switched on, mode) and authorization.
     fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Refusal> {
-        self.availability(slot)
-            .map_err(|reason| refuse(Outcome::Failed(ToolError::with_kind(ErrorKind::Unavailable, reason))))?;
+        self.availability(slot).map_err(|reason| {
+            refuse(Outcome::Failed(ToolError::with_kind(
+                ErrorKind::Unavailable,
+                reason,
+            )))
+        })?;
         if self.authorized(slot, caller, None) {
             Ok(())
         } else {
-            Err(refuse(Outcome::Denied(ToolError::with_kind(ErrorKind::Denied, caller.denial()))))
+            Err(refuse(Outcome::Denied(ToolError::with_kind(
+                ErrorKind::Denied,
+                caller.denial(),
+            ))))
         }
     }
 
@@ -246,19 +306,43 @@ impl Registry {
     }
 
     /// Refuses early when the ceiling is already reached; counting waits until the arguments are valid.
-    fn check_runs(&self, index: usize, slot: &Slot, caller: &Caller, invocation: &Invocation) -> Result<(), Refusal> {
-        let Some(max) = slot.tool.max_runs else { return Ok(()) };
+    fn check_runs(
+        &self,
+        index: usize,
+        slot: &Slot,
+        caller: &Caller,
+        invocation: &Invocation,
+    ) -> Result<(), Refusal> {
+        let Some(max) = slot.tool.max_runs else {
+            return Ok(());
+        };
         let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let done = runs.get(&(Self::run_key(caller, invocation), index)).copied().unwrap_or(0);
-        if done >= max { Err(limit_reached(&slot.tool.name, max)) } else { Ok(()) }
+        let done = runs
+            .get(&(Self::run_key(caller, invocation), index))
+            .copied()
+            .unwrap_or(0);
+        if done >= max {
+            Err(limit_reached(&slot.tool.name, max))
+        } else {
+            Ok(())
+        }
     }
 
     /// Counts one run against the ceiling, refusing when it is reached.
-    fn take_run(&self, index: usize, caller: &Caller, invocation: &Invocation) -> Result<(), Refusal> {
+    fn take_run(
+        &self,
+        index: usize,
+        caller: &Caller,
+        invocation: &Invocation,
+    ) -> Result<(), Refusal> {
         let slot = &self.inner.slots[index];
-        let Some(max) = slot.tool.max_runs else { return Ok(()) };
+        let Some(max) = slot.tool.max_runs else {
+            return Ok(());
+        };
         let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let done = runs.entry((Self::run_key(caller, invocation), index)).or_insert(0);
+        let done = runs
+            .entry((Self::run_key(caller, invocation), index))
+            .or_insert(0);
         if *done >= max {
             return Err(limit_reached(&slot.tool.name, max));
         }
@@ -280,8 +364,17 @@ impl Registry {
         flight.slot = Some(index);
         if !self.inner.hooks.is_empty() {
             let seen = Value::Object(arguments.clone());
-            let info = CallInfo { tool: &slot.tool, caller: flight.caller, arguments: &seen, invocation: &flight.invocation };
-            let answer = self.inner.hooks.iter().find_map(|hook| hook.before_call(&info));
+            let info = CallInfo {
+                tool: &slot.tool,
+                caller: flight.caller,
+                arguments: &seen,
+                invocation: &flight.invocation,
+            };
+            let answer = self
+                .inner
+                .hooks
+                .iter()
+                .find_map(|hook| hook.before_call(&info));
             flight.seen = Some(seen);
             if let Some(result) = answer {
                 return Step::Done(Box::new(Outcome::Done(result)));
@@ -300,14 +393,30 @@ impl Registry {
             cancellation: token.clone(),
         };
         match &slot.handler {
-            Handler::Compiled { preview: Some(preview), .. } if !confirmed => {
+            Handler::Compiled {
+                preview: Some(preview),
+                ..
+            } if !confirmed => {
                 let arguments = parts.arguments.clone();
-                Step::Preview { future: preview(parts), arguments }
+                Step::Preview {
+                    future: preview(parts),
+                    arguments,
+                }
             }
-            Handler::Compiled { call, .. } => Step::Run { future: call(parts), timeout, token, external },
+            Handler::Compiled { call, .. } => Step::Run {
+                future: call(parts),
+                timeout,
+                token,
+                external,
+            },
             Handler::Dynamic(handler) => {
                 let arguments = Value::Object(parts.take_arguments());
-                Step::Run { future: handler(arguments, parts.into_owned()), timeout, token, external }
+                Step::Run {
+                    future: handler(arguments, parts.into_owned()),
+                    timeout,
+                    token,
+                    external,
+                }
             }
         }
     }
@@ -316,9 +425,26 @@ impl Registry {
     async fn drive(&self, flight: &Flight<'_>, step: Step) -> Outcome {
         let result = match step {
             Step::Done(outcome) => return *outcome,
-            Step::Run { future, timeout: None, token: None, .. } => CatchPanic(future).await,
-            Step::Run { future, timeout, token, external } => {
-                Box::pin(guard(&flight.invocation.tool_name, future, timeout, token, external)).await
+            Step::Run {
+                future,
+                timeout: None,
+                token: None,
+                ..
+            } => CatchPanic(future).await,
+            Step::Run {
+                future,
+                timeout,
+                token,
+                external,
+            } => {
+                Box::pin(guard(
+                    &flight.invocation.tool_name,
+                    future,
+                    timeout,
+                    token,
+                    external,
+                ))
+                .await
             }
             Step::Preview { future, arguments } => {
                 let preview = match Box::pin(CatchPanic(future)).await {
@@ -326,7 +452,12 @@ impl Registry {
                     Err(error) => return Outcome::Failed(error),
                 };
                 let slot = flight.slot.unwrap_or_default();
-                let parked = self.inner.confirmations.park(slot, flight.caller.id(), arguments, flight.invocation.clone());
+                let parked = self.inner.confirmations.park(
+                    slot,
+                    flight.caller.id(),
+                    arguments,
+                    flight.invocation.clone(),
+                );
                 return match parked {
                     Ok(confirmation) => Outcome::NeedsConfirmation(Pending {
                         tool: flight.invocation.tool_name.to_string(),
@@ -347,13 +478,20 @@ impl Registry {
     fn finish(&self, flight: &Flight<'_>, outcome: &mut Outcome) {
         if let (Some(index), Some(seen)) = (flight.slot, &flight.seen) {
             let tool = &self.inner.slots[index].tool;
-            let info = CallInfo { tool, caller: flight.caller, arguments: seen, invocation: &flight.invocation };
+            let info = CallInfo {
+                tool,
+                caller: flight.caller,
+                arguments: seen,
+                invocation: &flight.invocation,
+            };
             for hook in &self.inner.hooks {
                 hook.after_call(&info, outcome);
             }
         }
         self.mask(outcome);
-        if let (Some(sink), Some(arguments), Some(started)) = (&self.inner.audit, &flight.audited, flight.started) {
+        if let (Some(sink), Some(arguments), Some(started)) =
+            (&self.inner.audit, &flight.audited, flight.started)
+        {
             sink.record(&AuditEvent {
                 tool: &flight.invocation.tool_name,
                 caller: flight.caller,
@@ -367,12 +505,12 @@ impl Registry {
 
     /// Logs internal errors and, when masking is on, replaces their text for the model.
     fn mask(&self, outcome: &mut Outcome) {
-        if let Outcome::Failed(error) = outcome {
-            if error.kind() == ErrorKind::Internal {
-                tracing::error!(target: "toolgate", error = error.message(), "tool failed with an internal error");
-                if self.inner.mask_internal_errors {
-                    *error = error.masked();
-                }
+        if let Outcome::Failed(error) = outcome
+            && error.kind() == ErrorKind::Internal
+        {
+            tracing::error!(target: "toolgate", error = error.message(), "tool failed with an internal error");
+            if self.inner.mask_internal_errors {
+                *error = error.masked();
             }
         }
     }
@@ -389,13 +527,15 @@ async fn guard(
     let future = CatchPanic(future);
     let timed = async {
         match timeout {
-            Some(limit) => tokio::time::timeout(limit, future).await.unwrap_or_else(|_| {
-                token.as_ref().inspect(|t| t.cancel());
-                Err(ToolError::with_kind(
-                    ErrorKind::Timeout,
-                    format!("`{tool}` did not finish within {limit:?} and was stopped."),
-                ))
-            }),
+            Some(limit) => tokio::time::timeout(limit, future)
+                .await
+                .unwrap_or_else(|_| {
+                    token.as_ref().inspect(|t| t.cancel());
+                    Err(ToolError::with_kind(
+                        ErrorKind::Timeout,
+                        format!("`{tool}` did not finish within {limit:?} and was stopped."),
+                    ))
+                }),
             None => future.await,
         }
     };
@@ -412,7 +552,9 @@ async fn guard(
 fn limit_reached(tool: &str, max: u32) -> Refusal {
     refuse(Outcome::Failed(ToolError::with_kind(
         ErrorKind::LimitReached,
-        format!("`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."),
+        format!(
+            "`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."
+        ),
     )))
 }
 
@@ -442,7 +584,10 @@ where
                     .map(|s| (*s).to_owned())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic without a message".to_owned());
-                Poll::Ready(Err(ToolError::with_kind(ErrorKind::Internal, format!("the tool panicked: {message}"))))
+                Poll::Ready(Err(ToolError::with_kind(
+                    ErrorKind::Internal,
+                    format!("the tool panicked: {message}"),
+                )))
             }
         }
     }

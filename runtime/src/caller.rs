@@ -29,7 +29,11 @@ struct Inner {
 impl Caller {
     /// A caller with an id and no abilities.
     pub fn new(id: impl Into<String>) -> Self {
-        Caller(Arc::new(Inner { id: id.into(), role: None, abilities: BTreeSet::new() }))
+        Caller(Arc::new(Inner {
+            id: id.into(),
+            role: None,
+            abilities: BTreeSet::new(),
+        }))
     }
 
     /// A caller with no identity: only `public` tools are open to them.
@@ -51,7 +55,9 @@ impl Caller {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Arc::make_mut(&mut self.0).abilities.extend(abilities.into_iter().map(Into::into));
+        Arc::make_mut(&mut self.0)
+            .abilities
+            .extend(abilities.into_iter().map(Into::into));
         self
     }
 
@@ -99,7 +105,7 @@ impl fmt::Debug for Caller {
 /// The default holds when the tool is `public` or the caller holds every ability the tool requires. A
 /// closure `Fn(&Caller, &Tool) -> bool` is an authorizer too.
 ///
-/// ```standalone_crate
+/// ```rust,standalone_crate
 /// use toolgate::{Caller, Registry, Tool};
 ///
 /// // Admins may run everything; everyone else needs the declared abilities.

@@ -27,7 +27,10 @@ pub(crate) struct Confirmations {
 
 impl Confirmations {
     pub(crate) fn new(ttl: Duration) -> Self {
-        Confirmations { pending: Mutex::new(HashMap::new()), ttl }
+        Confirmations {
+            pending: Mutex::new(HashMap::new()),
+            ttl,
+        }
     }
 
     /// Parks a write and returns its token.
@@ -39,14 +42,21 @@ impl Confirmations {
         invocation: Invocation,
     ) -> Result<String, ToolError> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes)
-            .map_err(|e| ToolError::with_kind(crate::ErrorKind::Internal, format!("no randomness: {e}")))?;
+        getrandom::fill(&mut bytes).map_err(|e| {
+            ToolError::with_kind(crate::ErrorKind::Internal, format!("no randomness: {e}"))
+        })?;
         let token = bytes.iter().fold(String::with_capacity(32), |mut s, b| {
             let _ = write!(s, "{b:02x}");
             s
         });
         let now = Instant::now();
-        let write = PendingWrite { slot, caller_id: caller_id.to_owned(), arguments, invocation, expires: now + self.ttl };
+        let write = PendingWrite {
+            slot,
+            caller_id: caller_id.to_owned(),
+            arguments,
+            invocation,
+            expires: now + self.ttl,
+        };
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         pending.retain(|_, w| w.expires > now);
         pending.insert(token.clone(), write);
@@ -57,7 +67,9 @@ impl Confirmations {
     pub(crate) fn take(&self, token: &str, caller_id: &str) -> Result<PendingWrite, ToolError> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let unknown = || {
-            ToolError::new("This confirmation is unknown or was already used; nothing was changed. Call the tool again for a new preview.")
+            ToolError::new(
+                "This confirmation is unknown or was already used; nothing was changed. Call the tool again for a new preview.",
+            )
         };
         let write = pending.get(token).ok_or_else(unknown)?;
         if write.caller_id != caller_id {
@@ -68,7 +80,9 @@ impl Confirmations {
         }
         let write = pending.remove(token).ok_or_else(unknown)?;
         if write.expires <= Instant::now() {
-            return Err(ToolError::new("This confirmation has expired; nothing was changed. Call the tool again for a new preview."));
+            return Err(ToolError::new(
+                "This confirmation has expired; nothing was changed. Call the tool again for a new preview.",
+            ));
         }
         Ok(write)
     }

@@ -69,16 +69,26 @@ impl Content {
 
     /// An image block from raw bytes.
     pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
-        Content::Image { data: STANDARD.encode(bytes), mime_type: mime_type.into() }
+        Content::Image {
+            data: STANDARD.encode(bytes),
+            mime_type: mime_type.into(),
+        }
     }
 
     /// An audio block from raw bytes.
     pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
-        Content::Audio { data: STANDARD.encode(bytes), mime_type: mime_type.into() }
+        Content::Audio {
+            data: STANDARD.encode(bytes),
+            mime_type: mime_type.into(),
+        }
     }
 
     /// An embedded text resource.
-    pub fn resource_text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
+    pub fn resource_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
         Content::Resource {
             resource: EmbeddedResource {
                 uri: uri.into(),
@@ -90,7 +100,11 @@ impl Content {
     }
 
     /// An embedded binary resource from raw bytes.
-    pub fn resource_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
         Content::Resource {
             resource: EmbeddedResource {
                 uri: uri.into(),
@@ -112,9 +126,10 @@ impl Content {
     /// The decoded bytes and media type of an image or audio block.
     pub fn binary(&self) -> Option<(Vec<u8>, &str)> {
         match self {
-            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
-                STANDARD.decode(data).ok().map(|bytes| (bytes, mime_type.as_str()))
-            }
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => STANDARD
+                .decode(data)
+                .ok()
+                .map(|bytes| (bytes, mime_type.as_str())),
             _ => None,
         }
     }

@@ -17,7 +17,7 @@ pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture
 /// Like `#[tool]`, it must declare who may run it ([`public`](Self::public) or [`ability`](Self::ability)),
 /// or the registry refuses to build.
 ///
-/// ```standalone_crate
+/// ```rust,standalone_crate
 /// use serde_json::json;
 /// use toolgate::{DynamicTool, Registry};
 ///
@@ -185,6 +185,8 @@ impl DynamicTool {
 
 impl std::fmt::Debug for DynamicTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DynamicTool").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("DynamicTool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }

@@ -56,7 +56,9 @@ inventory::collect!(ToolEntry);
 
 /// Not public API: the future returned when a parameter cannot be extracted.
 #[doc(hidden)]
-pub fn fail<T: Send + 'static>(error: ToolError) -> Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send>> {
+pub fn fail<T: Send + 'static>(
+    error: ToolError,
+) -> Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send>> {
     Box::pin(std::future::ready(Err(error)))
 }
 

@@ -78,7 +78,11 @@ impl ToolError {
 
     /// An error of a given kind.
     pub fn with_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ToolError { kind, message: message.into(), data: None }
+        ToolError {
+            kind,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Attaches structured detail, shown in the structured form of the error.

@@ -64,7 +64,7 @@ pub trait Hook: Send + Sync + 'static {
 
 /// A hook that answers calls of one tool with `answer(arguments)` instead of running it: a mock for tests.
 ///
-/// ```standalone_crate
+/// ```rust,standalone_crate
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use toolgate::{hooks, tool, Caller, Registry, ToolResult};
 ///
@@ -84,7 +84,10 @@ pub fn mock<F>(tool: impl Into<String>, answer: F) -> impl Hook
 where
     F: Fn(&Value) -> ToolResult + Send + Sync + 'static,
 {
-    Mock { tool: tool.into(), answer }
+    Mock {
+        tool: tool.into(),
+        answer,
+    }
 }
 
 struct Mock<F> {

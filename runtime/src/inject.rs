@@ -28,7 +28,10 @@ impl<T: Clone + Send + Sync + 'static> Param for State<T> {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         parts.state::<T>().cloned().map(State).ok_or_else(|| {
-            ToolError::with_kind(ErrorKind::Internal, format!("no state of type `{}`", std::any::type_name::<T>()))
+            ToolError::with_kind(
+                ErrorKind::Internal,
+                format!("no state of type `{}`", std::any::type_name::<T>()),
+            )
         })
     }
 
@@ -83,7 +86,10 @@ impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
         T::deserialize(value).map(Settings).map_err(|e| {
             ToolError::with_kind(
                 ErrorKind::Internal,
-                format!("the settings of `{}` are invalid: {e}", parts.invocation.tool_name),
+                format!(
+                    "the settings of `{}` are invalid: {e}",
+                    parts.invocation.tool_name
+                ),
             )
         })
     }
@@ -116,7 +122,11 @@ impl Progress {
     /// Reports `progress` out of an optional `total`, with an optional message.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(sink) = &self.0 {
-            sink(ProgressUpdate { progress, total, message: message.map(str::to_owned) });
+            sink(ProgressUpdate {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
         }
     }
 
@@ -128,7 +138,9 @@ impl Progress {
 
 impl fmt::Debug for Progress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Progress").field(&self.is_listened()).finish()
+        f.debug_tuple("Progress")
+            .field(&self.is_listened())
+            .finish()
     }
 }
 

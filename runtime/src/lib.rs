@@ -6,7 +6,7 @@
 //! then lists and calls the tools for each [`Caller`], in-process from your own agent loop, with one policy
 //! and one call pipeline.
 //!
-//! ```standalone_crate
+//! ```rust,standalone_crate
 //! use toolgate::prelude::*;
 //!
 //! /// Add two integers.
@@ -77,8 +77,8 @@ pub use parts::CallParts;
 pub use preview::{IntoPreview, Preview};
 pub use registry::{BuildError, Registry, RegistryBuilder};
 pub use result::ToolResult;
-pub use tool::{Source, Tool};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{Source, Tool};
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolgate_macros::tool;
@@ -86,8 +86,8 @@ pub use toolgate_macros::tool;
 /// The items a tool module needs: `use toolgate::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Call, Caller, Cancellation, Content, Input, Invocation, Limit, Outcome, Page, Preview, Progress, Registry,
-        Settings, State, ToolError, ToolResult, tool,
+        Call, Caller, Cancellation, Content, Input, Invocation, Limit, Outcome, Page, Preview,
+        Progress, Registry, Settings, State, ToolError, ToolResult, tool,
     };
 }
 

@@ -116,7 +116,12 @@ impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
     fn encode(self) -> Result<ToolResult, ToolError> {
         serde_json::to_value(&self)
             .map(ToolResult::structured)
-            .map_err(|e| ToolError::with_kind(crate::ErrorKind::Internal, format!("could not encode the result: {e}")))
+            .map_err(|e| {
+                ToolError::with_kind(
+                    crate::ErrorKind::Internal,
+                    format!("could not encode the result: {e}"),
+                )
+            })
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Schema {
@@ -162,7 +167,10 @@ pub mod dispatch {
 
     impl<T: IntoOutput> ViaOutput<T> for &&Probe<T> {
         fn spec(&self) -> OutputSpec<T> {
-            OutputSpec { encode: T::into_output, schema: T::output_schema }
+            OutputSpec {
+                encode: T::into_output,
+                schema: T::output_schema,
+            }
         }
     }
 
@@ -180,7 +188,10 @@ pub mod dispatch {
         where
             E: ErrorSource,
         {
-            OutputSpec { encode: |r| r.map_err(E::into_tool_error).and_then(T::encode), schema: |g| Some(T::schema(g)) }
+            OutputSpec {
+                encode: |r| r.map_err(E::into_tool_error).and_then(T::encode),
+                schema: |g| Some(T::schema(g)),
+            }
         }
     }
 
@@ -215,7 +226,10 @@ pub mod dispatch {
         where
             T: Structured,
         {
-            OutputSpec { encode: T::encode, schema: |g| Some(T::schema(g)) }
+            OutputSpec {
+                encode: T::encode,
+                schema: |g| Some(T::schema(g)),
+            }
         }
     }
 }

@@ -45,7 +45,9 @@ impl<const DEFAULT: u32, const MAX: u32> Default for Limit<DEFAULT, MAX> {
 impl<'de, const DEFAULT: u32, const MAX: u32> Deserialize<'de> for Limit<DEFAULT, MAX> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let requested = Option::<u64>::deserialize(deserializer)?;
-        Ok(requested.map_or_else(Self::default, |n| Self::new(u32::try_from(n).unwrap_or(MAX))))
+        Ok(requested.map_or_else(Self::default, |n| {
+            Self::new(u32::try_from(n).unwrap_or(MAX))
+        }))
     }
 }
 
@@ -101,7 +103,13 @@ pub struct Row<T> {
 impl<T> Page<T> {
     /// A page of `rows` out of `total`, with each row's url made by `url`.
     pub fn new(total: u64, rows: impl IntoIterator<Item = T>, url: impl Fn(&T) -> String) -> Self {
-        let rows = rows.into_iter().map(|item| Row { url: url(&item), item }).collect();
+        let rows = rows
+            .into_iter()
+            .map(|item| Row {
+                url: url(&item),
+                item,
+            })
+            .collect();
         Page { total, rows }
     }
 }

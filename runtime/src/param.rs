@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::{CallParts, ErrorKind, ToolError};
 
-/// What role a parameter plays. See the [module docs](self).
+/// What role a parameter plays: an argument, the whole input, or an injected value (see [`Param`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     /// A property of the input schema.
@@ -93,7 +93,10 @@ pub struct Requirement {
 impl Requirement {
     /// The registry must hold state of type `T` (added with [`RegistryBuilder::state`](crate::RegistryBuilder::state)).
     pub fn state<T: 'static>() -> Self {
-        Requirement { type_id: TypeId::of::<T>, type_name: std::any::type_name::<T>() }
+        Requirement {
+            type_id: TypeId::of::<T>,
+            type_name: std::any::type_name::<T>(),
+        }
     }
 }
 
@@ -161,7 +164,9 @@ pub const fn check_params(params: &[ParamSpec]) {
         panic!("a `#[tool]` takes at most one `Input<T>` parameter");
     }
     if inputs == 1 && arguments > 0 {
-        panic!("a `#[tool]` with an `Input<T>` parameter takes its whole input from `T`: move the other arguments into `T`");
+        panic!(
+            "a `#[tool]` with an `Input<T>` parameter takes its whole input from `T`: move the other arguments into `T`"
+        );
     }
 }
 
@@ -169,7 +174,9 @@ pub const fn check_params(params: &[ParamSpec]) {
 #[doc(hidden)]
 pub const fn check_named(kind: ParamKind, named: bool) {
     if matches!(kind, ParamKind::Argument) && !named {
-        panic!("a `#[tool]` argument needs a plain name such as `query: String`, or `#[arg(name = \"...\")]`");
+        panic!(
+            "a `#[tool]` argument needs a plain name such as `query: String`, or `#[arg(name = \"...\")]`"
+        );
     }
 }
 
@@ -186,13 +193,19 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
     fn extract(parts: &mut CallParts<'_>, spec: &'static ParamSpec) -> Result<Self, ToolError> {
         let value = parts.arguments().get(spec.name()).unwrap_or(&Value::Null);
         T::deserialize(value).map_err(|e| {
-            ToolError::with_kind(ErrorKind::InvalidArguments, format!("argument `{}`: {e}", spec.name()))
+            ToolError::with_kind(
+                ErrorKind::InvalidArguments,
+                format!("argument `{}`: {e}", spec.name()),
+            )
         })
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
         let optional = T::deserialize(Value::Null).is_ok();
-        Some(ArgSchema { schema: generator.subschema_for::<T>(), optional })
+        Some(ArgSchema {
+            schema: generator.subschema_for::<T>(),
+            optional,
+        })
     }
 }
 
@@ -207,12 +220,15 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for Input<T> {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         let value = Value::Object(parts.take_arguments());
-        T::deserialize(value)
-            .map(Input)
-            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidArguments, format!("arguments: {e}")))
+        T::deserialize(value).map(Input).map_err(|e| {
+            ToolError::with_kind(ErrorKind::InvalidArguments, format!("arguments: {e}"))
+        })
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
-        Some(ArgSchema { schema: generator.root_schema_for::<T>(), optional: false })
+        Some(ArgSchema {
+            schema: generator.root_schema_for::<T>(),
+            optional: false,
+        })
     }
 }

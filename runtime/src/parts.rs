@@ -95,12 +95,16 @@ impl StateMap {
     pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
         let id = TypeId::of::<T>();
         self.0.retain(|(t, _, _)| *t != id);
-        self.0.push((id, std::any::type_name::<T>(), Box::new(value)));
+        self.0
+            .push((id, std::any::type_name::<T>(), Box::new(value)));
     }
 
     pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
         let id = TypeId::of::<T>();
-        self.0.iter().find(|(t, _, _)| *t == id).and_then(|(_, _, v)| v.downcast_ref())
+        self.0
+            .iter()
+            .find(|(t, _, _)| *t == id)
+            .and_then(|(_, _, v)| v.downcast_ref())
     }
 
     pub(crate) fn contains(&self, id: TypeId) -> bool {
@@ -110,6 +114,8 @@ impl StateMap {
 
 impl std::fmt::Debug for StateMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.0.iter().map(|(_, name, _)| name)).finish()
+        f.debug_list()
+            .entries(self.0.iter().map(|(_, name, _)| name))
+            .finish()
     }
 }

@@ -27,7 +27,10 @@ pub struct Preview {
 impl Preview {
     /// A preview with the text a person reads.
     pub fn new(text: impl Into<String>) -> Self {
-        Preview { text: text.into(), data: None }
+        Preview {
+            text: text.into(),
+            data: None,
+        }
     }
 
     /// Adds structured detail for hosts that render their own confirmation view.

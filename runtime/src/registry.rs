@@ -23,7 +23,7 @@ use crate::{Authorizer, CallParts, Caller, Tool, schema};
 /// Built once at start-up: schemas are computed and validators compiled then, never per call. Cloning a
 /// `Registry` is cheap and clones share everything (state, call ceilings, pending confirmations).
 ///
-/// ```standalone_crate
+/// ```rust,standalone_crate
 /// use toolgate::{tool, Caller, Registry};
 ///
 /// /// Add two numbers.
@@ -70,7 +70,10 @@ pub(crate) struct Slot {
 }
 
 pub(crate) enum Handler {
-    Compiled { call: fn(CallParts<'_>) -> ToolFuture, preview: Option<fn(CallParts<'_>) -> PreviewFuture> },
+    Compiled {
+        call: fn(CallParts<'_>) -> ToolFuture,
+        preview: Option<fn(CallParts<'_>) -> PreviewFuture>,
+    },
     Dynamic(DynHandler),
 }
 
@@ -92,14 +95,17 @@ impl Registry {
 
     /// The tools `caller` may run in `category`, deferred ones included.
     pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<&Tool> {
-        self.visible(caller).filter(|t| t.categories.iter().any(|c| c == category)).collect()
+        self.visible(caller)
+            .filter(|t| t.categories.iter().any(|c| c == category))
+            .collect()
     }
 
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<&Tool> {
         let held = self.held(caller);
         let index = self.inner.slots.iter().position(|s| {
-            s.tool.capability.as_deref() == Some(capability) && self.may_see(s, caller, held.as_deref())
+            s.tool.capability.as_deref() == Some(capability)
+                && self.may_see(s, caller, held.as_deref())
         })?;
         let index = self.redirect(Lookup::Capability(capability), index);
         let slot = &self.inner.slots[index];
@@ -109,20 +115,30 @@ impl Registry {
     /// Tools `caller` may run whose name, title, description, capability or categories match words of
     /// `query`, best first; this is how deferred tools are found.
     pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<&Tool> {
-        let words: Vec<String> =
-            query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
         let mut scored: Vec<(usize, &Tool)> = self
             .visible(caller)
             .map(|tool| (relevance(tool, &words), tool))
             .filter(|(score, _)| *score > 0)
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
-        scored.into_iter().take(limit).map(|(_, tool)| tool).collect()
+        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(_, tool)| tool)
+            .collect()
     }
 
     /// A tool by name, whoever may run it (for administration; callers use [`list`](Self::list)).
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.inner.by_name.get(name).map(|&i| &self.inner.slots[i].tool)
+        self.inner
+            .by_name
+            .get(name)
+            .map(|&i| &self.inner.slots[i].tool)
     }
 
     /// Every tool, in listing order, whoever may run it (for administration).
@@ -136,14 +152,24 @@ impl Registry {
         runs.retain(|(session, _), _| session != session_id);
     }
 
-    fn visible<'a, 'c>(&'a self, caller: &'c Caller) -> impl Iterator<Item = &'a Tool> + use<'a, 'c> {
+    fn visible<'a, 'c>(
+        &'a self,
+        caller: &'c Caller,
+    ) -> impl Iterator<Item = &'a Tool> + use<'a, 'c> {
         let held = self.held(caller);
-        self.inner.slots.iter().filter(move |s| self.may_see(s, caller, held.as_deref())).map(|s| &s.tool)
+        self.inner
+            .slots
+            .iter()
+            .filter(move |s| self.may_see(s, caller, held.as_deref()))
+            .map(|s| &s.tool)
     }
 
     /// With the default authorizer: which of the registry's abilities `caller` holds, looked up once per listing.
     fn held(&self, caller: &Caller) -> Option<Vec<bool>> {
-        self.inner.authorizer.is_none().then(|| self.inner.abilities.iter().map(|a| caller.has(a)).collect())
+        self.inner
+            .authorizer
+            .is_none()
+            .then(|| self.inner.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
     fn may_see(&self, slot: &Slot, caller: &Caller, held: Option<&[bool]>) -> bool {
@@ -181,7 +207,10 @@ impl Registry {
             if let Some(other) = hook.on_resolve(lookup, &self.inner.slots[index].tool) {
                 match self.inner.by_name.get(other.as_str()) {
                     Some(&i) => index = i,
-                    None => tracing::warn!(tool = other, "a resolution hook named a tool that does not exist"),
+                    None => tracing::warn!(
+                        tool = other,
+                        "a resolution hook named a tool that does not exist"
+                    ),
                 }
             }
         }
@@ -191,18 +220,36 @@ impl Registry {
 
 fn relevance(tool: &Tool, words: &[String]) -> usize {
     let name = tool.name.to_lowercase();
-    let mut text = format!("{} {}", tool.title.as_deref().unwrap_or(""), tool.description).to_lowercase();
+    let mut text = format!(
+        "{} {}",
+        tool.title.as_deref().unwrap_or(""),
+        tool.description
+    )
+    .to_lowercase();
     for extra in tool.capability.iter().chain(&tool.categories) {
         text.push(' ');
         text.push_str(&extra.to_lowercase());
     }
-    words.iter().map(|w| 3 * usize::from(name.contains(w.as_str())) + usize::from(text.contains(w.as_str()))).sum()
+    words
+        .iter()
+        .map(|w| {
+            3 * usize::from(name.contains(w.as_str())) + usize::from(text.contains(w.as_str()))
+        })
+        .sum()
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.inner.slots.iter().map(|s| &*s.tool.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .inner
+                    .slots
+                    .iter()
+                    .map(|s| &*s.tool.name)
+                    .collect::<Vec<_>>(),
+            )
             .field("state", &self.inner.state)
             .field("read_only", &self.inner.read_only)
             .finish_non_exhaustive()
@@ -360,28 +407,52 @@ impl RegistryBuilder {
             });
         }
         let known: HashSet<&str> = slots.iter().map(|s| &*s.tool.name).collect();
-        let named = self.first.iter().map(|n| ("first", n)).chain(self.disabled.iter().map(|n| ("disable", n)));
+        let named = self
+            .first
+            .iter()
+            .map(|n| ("first", n))
+            .chain(self.disabled.iter().map(|n| ("disable", n)));
         let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
         for (setting, name) in named.chain(self.settings.keys().map(|n| ("settings", n))) {
             if !known.contains(name.as_str()) {
-                return Err(BuildError::UnknownTool { setting, name: name.clone() });
+                return Err(BuildError::UnknownTool {
+                    setting,
+                    name: name.clone(),
+                });
             }
         }
-        let rank = |name: &str| self.first.iter().position(|f| f == name).unwrap_or(usize::MAX);
+        let rank = |name: &str| {
+            self.first
+                .iter()
+                .position(|f| f == name)
+                .unwrap_or(usize::MAX)
+        };
         slots.sort_by_key(|s| rank(&s.tool.name));
 
-        let mut abilities: Vec<String> = slots.iter().flat_map(|s| s.tool.abilities.iter().cloned()).collect();
+        let mut abilities: Vec<String> = slots
+            .iter()
+            .flat_map(|s| s.tool.abilities.iter().cloned())
+            .collect();
         abilities.sort();
         abilities.dedup();
         let mut settings = self.settings;
         for slot in &mut slots {
             let name = &*slot.tool.name;
-            slot.required =
-                slot.tool.abilities.iter().map(|a| abilities.binary_search(a).unwrap_or_default()).collect();
-            slot.enabled = !self.disabled.contains(name) && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
+            slot.required = slot
+                .tool
+                .abilities
+                .iter()
+                .map(|a| abilities.binary_search(a).unwrap_or_default())
+                .collect();
+            slot.enabled = !self.disabled.contains(name)
+                && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
             slot.settings = settings.remove(name).map(Arc::new);
         }
-        let by_name = slots.iter().enumerate().map(|(i, s)| (Box::from(&*s.tool.name), i)).collect();
+        let by_name = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (Box::from(&*s.tool.name), i))
+            .collect();
         Ok(Registry {
             inner: Arc::new(Inner {
                 slots,
@@ -403,21 +474,30 @@ impl RegistryBuilder {
 
 impl fmt::Debug for RegistryBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegistryBuilder").field("dynamic", &self.dynamic).finish_non_exhaustive()
+        f.debug_struct("RegistryBuilder")
+            .field("dynamic", &self.dynamic)
+            .finish_non_exhaustive()
     }
 }
 
 fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, BuildError> {
-    let source = Source::Compiled { module: entry.module, file: entry.file, line: entry.line };
-    let invalid = |reason: String| BuildError::InvalidSchema { tool: entry.name.to_owned(), reason };
+    let source = Source::Compiled {
+        module: entry.module,
+        file: entry.file,
+        line: entry.line,
+    };
+    let invalid = |reason: String| BuildError::InvalidSchema {
+        tool: entry.name.to_owned(),
+        reason,
+    };
     for spec in entry.params {
-        if let Some(requirement) = (spec.requirement)() {
-            if !state.contains((requirement.type_id)()) {
-                return Err(BuildError::MissingState {
-                    tool: entry.name.to_owned(),
-                    type_name: requirement.type_name.to_owned(),
-                });
-            }
+        if let Some(requirement) = (spec.requirement)()
+            && !state.contains((requirement.type_id)())
+        {
+            return Err(BuildError::MissingState {
+                tool: entry.name.to_owned(),
+                type_name: requirement.type_name.to_owned(),
+            });
         }
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
@@ -430,7 +510,9 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
         for (name, value) in &input.defaults {
             let probe = Value::Object([((*name).to_owned(), value.clone())].into_iter().collect());
             if !lenient.is_valid(&probe) {
-                return Err(invalid(format!("the default of `{name}` ({value}) does not satisfy its own schema")));
+                return Err(invalid(format!(
+                    "the default of `{name}` ({value}) does not satisfy its own schema"
+                )));
             }
         }
     }
@@ -460,9 +542,16 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
     };
     Ok(Slot {
         tool,
-        handler: Handler::Compiled { call: entry.call, preview: entry.preview },
+        handler: Handler::Compiled {
+            call: entry.call,
+            preview: entry.preview,
+        },
         validator,
-        defaults: input.defaults.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+        defaults: input
+            .defaults
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v))
+            .collect(),
         settings: None,
         enabled: true,
         required: Box::default(),
@@ -474,15 +563,19 @@ fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
     if !is_tool_name(&name) {
         return Err(BuildError::InvalidName { name });
     }
-    if tool.public == !tool.abilities.is_empty() {
+    if tool.public != tool.abilities.is_empty() {
         return Err(BuildError::Undeclared { tool: name });
     }
     if tool.input_schema.get("type") != Some(&Value::from("object")) {
-        let reason = "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
+        let reason =
+            "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
         return Err(BuildError::InvalidSchema { tool: name, reason });
     }
-    let validator = schema::validator(&tool.input_schema)
-        .map_err(|reason| BuildError::InvalidSchema { tool: name.clone(), reason })?;
+    let validator =
+        schema::validator(&tool.input_schema).map_err(|reason| BuildError::InvalidSchema {
+            tool: name.clone(),
+            reason,
+        })?;
     let tool_info = Tool {
         name: name.into(),
         title: tool.title,
@@ -516,7 +609,10 @@ fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
 
 /// MCP's tool-name rule: 1 to 128 of `[A-Za-z0-9_.-]` (the macro checks compiled-in names the same way).
 fn is_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len()) && name.bytes().all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(&c))
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(&c))
 }
 
 /// Why a registry could not be built. Each message names the tool and what to change.
@@ -568,8 +664,15 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::DuplicateName { name, first, second } => {
-                write!(f, "two tools are named `{name}`: one at {first}, one at {second}; rename one with `name = \"...\"`")
+            BuildError::DuplicateName {
+                name,
+                first,
+                second,
+            } => {
+                write!(
+                    f,
+                    "two tools are named `{name}`: one at {first}, one at {second}; rename one with `name = \"...\"`"
+                )
             }
             BuildError::MissingState { tool, type_name } => write!(
                 f,

@@ -42,7 +42,10 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful result made of content blocks.
     pub fn success(content: Vec<Content>) -> Self {
-        ToolResult { content, ..ToolResult::default() }
+        ToolResult {
+            content,
+            ..ToolResult::default()
+        }
     }
 
     /// A successful result with one text block.
@@ -52,7 +55,10 @@ impl ToolResult {
 
     /// A successful structured result; the model reads its JSON text.
     pub fn structured(value: Value) -> Self {
-        ToolResult { structured: Some(value), ..Self::default() }
+        ToolResult {
+            structured: Some(value),
+            ..Self::default()
+        }
     }
 
     /// The result for an error: `[ERROR] <message>` for the model and the error's structured form.

@@ -17,12 +17,16 @@ pub(crate) struct InputSchema {
 
 /// Builds the object schema of a tool's parameters.
 pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> {
-    let mut generator = SchemaSettings::draft2020_12().for_deserialize().into_generator();
+    let mut generator = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator();
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut defaults = Vec::new();
     for spec in params {
-        let Some(arg) = (spec.schema)(&mut generator) else { continue };
+        let Some(arg) = (spec.schema)(&mut generator) else {
+            continue;
+        };
         if spec.kind == ParamKind::Input {
             let mut schema = arg.schema.to_value();
             strip_root_annotations(&mut schema);
@@ -33,7 +37,9 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
         }
         let name = spec.name();
         let mut property = arg.schema.to_value();
-        let object = property.as_object_mut().ok_or_else(|| format!("argument `{name}` has a boolean schema"))?;
+        let object = property
+            .as_object_mut()
+            .ok_or_else(|| format!("argument `{name}` has a boolean schema"))?;
         if !spec.description.is_empty() {
             object.insert("description".into(), spec.description.into());
         }
@@ -47,7 +53,8 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
         }
         properties.insert(name.to_owned(), property);
     }
-    let mut schema = json!({ "type": "object", "properties": properties, "additionalProperties": false });
+    let mut schema =
+        json!({ "type": "object", "properties": properties, "additionalProperties": false });
     if !required.is_empty() {
         schema["required"] = Value::Array(required);
     }
@@ -66,7 +73,10 @@ fn constrain(object: &mut Map<String, Value>, spec: &ParamSpec) {
             object.insert(key.into(), number(v));
         }
     }
-    let lengths = [("minLength", spec.min_length), ("maxLength", spec.max_length)];
+    let lengths = [
+        ("minLength", spec.min_length),
+        ("maxLength", spec.max_length),
+    ];
     for (key, value) in lengths {
         if let Some(v) = value {
             object.insert(key.into(), v.into());
@@ -76,18 +86,27 @@ fn constrain(object: &mut Map<String, Value>, spec: &ParamSpec) {
         object.insert("pattern".into(), pattern.into());
     }
     if !spec.one_of.is_empty() {
-        object.insert("enum".into(), spec.one_of.iter().map(|l| l.to_value()).collect());
+        object.insert(
+            "enum".into(),
+            spec.one_of.iter().map(|l| l.to_value()).collect(),
+        );
     }
 }
 
 /// A bound as an integer when it is one, so `range(min = 1)` reads `"minimum": 1`.
 fn number(v: f64) -> Value {
-    if v.fract() == 0.0 && v.abs() < 9.0e15 { Value::from(v as i64) } else { Value::from(v) }
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
 }
 
 /// The schema of a tool's structured result, or `None` when it returns none.
 pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) -> Option<Value> {
-    let mut generator = SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
     make(&mut generator).map(|schema| {
         let mut schema = schema.to_value();
         strip_root_annotations(&mut schema);
@@ -105,23 +124,46 @@ fn strip_root_annotations(schema: &mut Value) {
 
 /// Compiles a validator for a tool's input schema.
 pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
-    jsonschema::options().with_draft(Draft::Draft202012).build(schema).map_err(|e| e.to_string())
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .build(schema)
+        .map_err(|e| e.to_string())
 }
 
 /// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
-pub(crate) fn validate(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+pub(crate) fn validate(
+    validator: &Validator,
+    tool: &str,
+    arguments: &Value,
+) -> Result<(), ToolError> {
     if validator.is_valid(arguments) {
         return Ok(());
     }
-    let problems: Vec<(String, String)> = validator.iter_errors(arguments).take(5).map(|e| explain(&e)).collect();
+    let problems: Vec<(String, String)> = validator
+        .iter_errors(arguments)
+        .take(5)
+        .map(|e| explain(&e))
+        .collect();
     let sentences: Vec<String> = problems
         .iter()
-        .map(|(path, problem)| if path.is_empty() { problem.clone() } else { format!("`{path}`: {problem}") })
+        .map(|(path, problem)| {
+            if path.is_empty() {
+                problem.clone()
+            } else {
+                format!("`{path}`: {problem}")
+            }
+        })
         .collect();
-    let data: Vec<Value> = problems.iter().map(|(path, problem)| json!({ "path": path, "problem": problem })).collect();
+    let data: Vec<Value> = problems
+        .iter()
+        .map(|(path, problem)| json!({ "path": path, "problem": problem }))
+        .collect();
     Err(ToolError::with_kind(
         ErrorKind::InvalidArguments,
-        format!("Invalid arguments for `{tool}`: {}. Fix them and call again.", sentences.join("; ")),
+        format!(
+            "Invalid arguments for `{tool}`: {}. Fix them and call again.",
+            sentences.join("; ")
+        ),
     )
     .with_data(json!({ "problems": data })))
 }
@@ -131,14 +173,20 @@ fn explain(error: &jsonschema::ValidationError<'_>) -> (String, String) {
     let path = dotted(error.instance_path().as_str());
     let problem = match error.kind() {
         ValidationErrorKind::Required { property } => {
-            let field = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
+            let field = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
             let what = if path.is_empty() { "argument" } else { "field" };
             format!("missing required {what} `{field}`")
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let names: Vec<String> = unexpected.iter().map(|n| format!("`{n}`")).collect();
             let what = if path.is_empty() { "argument" } else { "field" };
-            format!("unknown {what}{} {}", if names.len() > 1 { "s" } else { "" }, names.join(", "))
+            format!(
+                "unknown {what}{} {}",
+                if names.len() > 1 { "s" } else { "" },
+                names.join(", ")
+            )
         }
         _ => error.to_string(),
     };
@@ -186,8 +234,14 @@ mod tests {
         let err = validate(&v, "t", &json!({ "n": "x", "zz": 1 })).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArguments);
         let message = err.message();
-        assert!(message.contains("`n`: \"x\" is not of type \"integer\""), "{message}");
-        assert!(message.contains("missing required argument `q`"), "{message}");
+        assert!(
+            message.contains("`n`: \"x\" is not of type \"integer\""),
+            "{message}"
+        );
+        assert!(
+            message.contains("missing required argument `q`"),
+            "{message}"
+        );
         assert!(message.contains("unknown argument `zz`"), "{message}");
         assert!(validate(&v, "t", &json!({ "q": "ok" })).is_ok());
     }

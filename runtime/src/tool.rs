@@ -113,13 +113,13 @@ impl Tool {
     }
 
     /// The JSON Schema (2020-12) of its arguments; always an object schema.
-    pub fn input_schema(&self) -> &Arc<Value> {
+    pub fn input_schema(&self) -> &Value {
         &self.input_schema
     }
 
     /// The JSON Schema of its structured result, when it returns data.
-    pub fn output_schema(&self) -> Option<&Arc<Value>> {
-        self.output_schema.as_ref()
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_deref()
     }
 
     /// Where it was defined.

@@ -68,8 +68,14 @@ pub struct Summary {
     pub revenue_eur: f64,
 }
 
-const CUSTOMERS: [&str; 6] =
-    ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Edsger Dijkstra", "Barbara Liskov"];
+const CUSTOMERS: [&str; 6] = [
+    "Ada Lovelace",
+    "Grace Hopper",
+    "Alan Turing",
+    "Katherine Johnson",
+    "Edsger Dijkstra",
+    "Barbara Liskov",
+];
 
 impl Db {
     /// Opens (or creates) the database at `path` (`:memory:` for a fresh one) and seeds it when empty.
@@ -87,11 +93,14 @@ impl Db {
                 carrier TEXT
             );",
         )?;
-        let count: i64 = connection.query_row("SELECT COUNT(*) FROM orders", [], |row| row.get(0))?;
+        let count: i64 =
+            connection.query_row("SELECT COUNT(*) FROM orders", [], |row| row.get(0))?;
         if count == 0 {
-            let mut insert = connection.prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut insert =
+                connection.prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, ?5)")?;
             for i in 1..=30_u32 {
-                let status = [Status::Pending, Status::Confirmed, Status::Shipped][(i % 3) as usize];
+                let status =
+                    [Status::Pending, Status::Confirmed, Status::Shipped][(i % 3) as usize];
                 let carrier = (status == Status::Shipped).then_some("DHL");
                 let cents = 1_900 + i64::from(i * 7_919 % 20_000);
                 insert.execute(params![
@@ -107,7 +116,9 @@ impl Db {
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Counts orders by status and sums the revenue.
@@ -117,11 +128,18 @@ impl Db {
     pub fn summary(&self) -> rusqlite::Result<Summary> {
         let db = self.lock();
         let count = |status: Status| -> rusqlite::Result<u64> {
-            let n: i64 =
-                db.query_row("SELECT COUNT(*) FROM orders WHERE status = ?1", [status.as_str()], |row| row.get(0))?;
+            let n: i64 = db.query_row(
+                "SELECT COUNT(*) FROM orders WHERE status = ?1",
+                [status.as_str()],
+                |row| row.get(0),
+            )?;
             Ok(n.unsigned_abs())
         };
-        let cents: i64 = db.query_row("SELECT COALESCE(SUM(total_cents), 0) FROM orders", [], |row| row.get(0))?;
+        let cents: i64 = db.query_row(
+            "SELECT COALESCE(SUM(total_cents), 0) FROM orders",
+            [],
+            |row| row.get(0),
+        )?;
         Ok(Summary {
             pending: count(Status::Pending)?,
             confirmed: count(Status::Confirmed)?,
@@ -135,12 +153,21 @@ impl Db {
     ///
     /// # Errors
     /// On a database error.
-    pub fn search(&self, text: Option<&str>, status: Option<Status>, limit: usize) -> rusqlite::Result<(u64, Vec<Order>)> {
+    pub fn search(
+        &self,
+        text: Option<&str>,
+        status: Option<Status>,
+        limit: usize,
+    ) -> rusqlite::Result<(u64, Vec<Order>)> {
         let db = self.lock();
         let pattern = format!("%{}%", text.unwrap_or(""));
         let status = status.map(Status::as_str);
         let filter = "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
-        let total: i64 = db.query_row(&format!("SELECT COUNT(*) {filter}"), params![pattern, status], |row| row.get(0))?;
+        let total: i64 = db.query_row(
+            &format!("SELECT COUNT(*) {filter}"),
+            params![pattern, status],
+            |row| row.get(0),
+        )?;
         let mut query = db.prepare(&format!("SELECT * {filter} ORDER BY number DESC LIMIT ?3"))?;
         let rows = query.query_map(params![pattern, status, limit as i64], order_from_row)?;
         Ok((total.unsigned_abs(), rows.collect::<rusqlite::Result<_>>()?))
@@ -151,14 +178,26 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn order(&self, number: &str) -> rusqlite::Result<Option<Order>> {
-        self.lock().query_row("SELECT * FROM orders WHERE number = ?1", [number], order_from_row).optional()
+        self.lock()
+            .query_row(
+                "SELECT * FROM orders WHERE number = ?1",
+                [number],
+                order_from_row,
+            )
+            .optional()
     }
 
     /// Moves an order to `to` if it is in `from`; returns whether it moved.
     ///
     /// # Errors
     /// On a database error.
-    pub fn advance(&self, number: &str, from: Status, to: Status, carrier: Option<&str>) -> rusqlite::Result<bool> {
+    pub fn advance(
+        &self,
+        number: &str,
+        from: Status,
+        to: Status,
+        carrier: Option<&str>,
+    ) -> rusqlite::Result<bool> {
         let changed = self.lock().execute(
             "UPDATE orders SET status = ?3, carrier = COALESCE(?4, carrier) WHERE number = ?1 AND status = ?2",
             params![number, from.as_str(), to.as_str(), carrier],

@@ -15,16 +15,25 @@ pub use db::Db;
 /// # Errors
 /// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up.
 pub fn registry(db: Db) -> Result<Registry, BuildError> {
-    Registry::builder().state(db).first(["shop_overview"]).build()
+    Registry::builder()
+        .state(db)
+        .first(["shop_overview"])
+        .build()
 }
 // ANCHOR_END: registry
 
+// ANCHOR: callers
 /// A person who may look at orders.
 pub fn viewer() -> Caller {
-    Caller::new("vera@shop.example").with_role("Viewer").with_abilities(["orders.view"])
+    Caller::new("vera@shop.example")
+        .with_role("Viewer")
+        .with_abilities(["orders.view"])
 }
 
 /// A person who may also confirm and ship them.
 pub fn manager() -> Caller {
-    Caller::new("max@shop.example").with_role("Manager").with_abilities(["orders.view", "orders.manage", "orders.ship"])
+    Caller::new("max@shop.example")
+        .with_role("Manager")
+        .with_abilities(["orders.view", "orders.manage", "orders.ship"])
 }
+// ANCHOR_END: callers

@@ -63,7 +63,8 @@ pub async fn order_details(
     #[arg(pattern = "^RO-[0-9]{5}$")]
     number: String,
 ) -> Result<Order, ToolError> {
-    db.order(&number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))
+    db.order(&number)?
+        .ok_or_else(|| ToolError::new(format!("There is no order {number}.")))
 }
 
 // ANCHOR: confirm
@@ -77,9 +78,14 @@ pub async fn confirm_order(
 ) -> Result<Order, ToolError> {
     let order = pending(&db, &number)?;
     if !db.advance(&order.number, Status::Pending, Status::Confirmed, None)? {
-        return Err(ToolError::new(format!("Order {number} changed meanwhile; look it up again.")));
+        return Err(ToolError::new(format!(
+            "Order {number} changed meanwhile; look it up again."
+        )));
     }
-    Ok(Order { status: Status::Confirmed, ..order })
+    Ok(Order {
+        status: Status::Confirmed,
+        ..order
+    })
 }
 
 /// What `confirm_order` would do, for a person to approve. Reads only.
@@ -95,12 +101,17 @@ async fn preview_confirm(db: State<Db>, number: String) -> Result<Preview, ToolE
 
 /// The order, if it exists and is pending; otherwise a sentence the model can relay.
 fn pending(db: &Db, number: &str) -> Result<Order, ToolError> {
-    let order = db.order(number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
+    let order = db
+        .order(number)?
+        .ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
     match order.status {
         Status::Pending => Ok(order),
         other => Err(ToolError::new(format!(
             "Order {number} is {}, not pending; only pending orders can be confirmed.",
-            serde_json::to_value(other).unwrap_or_default().as_str().unwrap_or("changed")
+            serde_json::to_value(other)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("changed")
         ))),
     }
 }
@@ -118,22 +129,39 @@ pub async fn ship_order(
 ) -> Result<Order, ToolError> {
     let order = confirmed(&db, &number)?;
     if !db.advance(&number, Status::Confirmed, Status::Shipped, Some(&carrier))? {
-        return Err(ToolError::new(format!("Order {number} changed meanwhile; look it up again.")));
+        return Err(ToolError::new(format!(
+            "Order {number} changed meanwhile; look it up again."
+        )));
     }
-    Ok(Order { status: Status::Shipped, carrier: Some(carrier), ..order })
+    Ok(Order {
+        status: Status::Shipped,
+        carrier: Some(carrier),
+        ..order
+    })
 }
 
 /// What `ship_order` would do. Reads only.
-async fn preview_ship(db: State<Db>, number: String, carrier: String) -> Result<Preview, ToolError> {
+async fn preview_ship(
+    db: State<Db>,
+    number: String,
+    carrier: String,
+) -> Result<Preview, ToolError> {
     let order = confirmed(&db, &number)?;
-    Ok(Preview::new(format!("Ship order {} to {} with {carrier}.", order.number, order.customer)))
+    Ok(Preview::new(format!(
+        "Ship order {} to {} with {carrier}.",
+        order.number, order.customer
+    )))
 }
 
 fn confirmed(db: &Db, number: &str) -> Result<Order, ToolError> {
-    let order = db.order(number)?.ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
+    let order = db
+        .order(number)?
+        .ok_or_else(|| ToolError::new(format!("There is no order {number}.")))?;
     if order.status == Status::Confirmed {
         Ok(order)
     } else {
-        Err(ToolError::new(format!("Order {number} is not confirmed yet; confirm it before shipping.")))
+        Err(ToolError::new(format!(
+            "Order {number} is not confirmed yet; confirm it before shipping."
+        )))
     }
 }

@@ -14,67 +14,137 @@ fn shop() -> (Db, Registry) {
 #[tokio::test]
 async fn the_overview_counts_the_seeded_orders() {
     let (_, registry) = shop();
-    let result = registry.call(&viewer(), "shop_overview", json!({})).await.into_result();
+    let result = registry
+        .call(&viewer(), "shop_overview", json!({}))
+        .await
+        .into_result();
     let summary = result.structured.expect("structured");
-    assert_eq!((summary["pending"].as_u64(), summary["confirmed"].as_u64(), summary["shipped"].as_u64()), (Some(10), Some(10), Some(10)));
-    assert_eq!(registry.list(&viewer())[0].name(), "shop_overview", "the overview is listed first");
+    assert_eq!(
+        (
+            summary["pending"].as_u64(),
+            summary["confirmed"].as_u64(),
+            summary["shipped"].as_u64()
+        ),
+        (Some(10), Some(10), Some(10))
+    );
+    assert_eq!(
+        registry.list(&viewer())[0].name(),
+        "shop_overview",
+        "the overview is listed first"
+    );
 }
 
 #[tokio::test]
 async fn search_pages_rows_with_urls() {
     let (_, registry) = shop();
-    let page = registry.call(&viewer(), "search_orders", json!({ "query": "Lovelace", "limit": 2 })).await;
+    let page = registry
+        .call(
+            &viewer(),
+            "search_orders",
+            json!({ "query": "Lovelace", "limit": 2 }),
+        )
+        .await;
     let page = page.into_result().structured.expect("structured");
     assert_eq!(page["total"], 5);
     assert_eq!(page["rows"].as_array().map(Vec::len), Some(2));
-    assert_eq!(page["rows"][0]["url"], "https://shop.example/admin/orders/RO-00030");
-    let shipped = registry.call(&viewer(), "search_orders", json!({ "status": "shipped" })).await;
-    assert_eq!(shipped.into_result().structured.expect("structured")["total"], 10);
+    assert_eq!(
+        page["rows"][0]["url"],
+        "https://shop.example/admin/orders/RO-00030"
+    );
+    let shipped = registry
+        .call(&viewer(), "search_orders", json!({ "status": "shipped" }))
+        .await;
+    assert_eq!(
+        shipped.into_result().structured.expect("structured")["total"],
+        10
+    );
 }
 
 #[tokio::test]
 async fn confirming_previews_first_and_writes_once_when_approved() {
     let (db, registry) = shop();
-    let outcome = registry.call(&manager(), "confirm_order", json!({ "number": "RO-00003" })).await;
-    let Outcome::NeedsConfirmation(pending) = outcome else { panic!("expected a preview, got {outcome:?}") };
-    assert_eq!(pending.preview().text(), "Confirm order RO-00003 for Katherine Johnson (56.57 EUR).");
-    assert_eq!(db.order("RO-00003").unwrap().unwrap().status, Status::Pending, "the preview wrote nothing");
+    let outcome = registry
+        .call(&manager(), "confirm_order", json!({ "number": "RO-00003" }))
+        .await;
+    let Outcome::NeedsConfirmation(pending) = outcome else {
+        panic!("expected a preview, got {outcome:?}")
+    };
+    assert_eq!(
+        pending.preview().text(),
+        "Confirm order RO-00003 for Katherine Johnson (56.57 EUR)."
+    );
+    assert_eq!(
+        db.order("RO-00003").unwrap().unwrap().status,
+        Status::Pending,
+        "the preview wrote nothing"
+    );
 
     let done = registry.confirm(&manager(), pending.confirmation()).await;
     assert!(done.is_done(), "{done:?}");
-    assert_eq!(db.order("RO-00003").unwrap().unwrap().status, Status::Confirmed);
+    assert_eq!(
+        db.order("RO-00003").unwrap().unwrap().status,
+        Status::Confirmed
+    );
     let again = registry.confirm(&manager(), pending.confirmation()).await;
-    assert_eq!(again.error().map(toolgate::ToolError::kind), Some(ErrorKind::Failed));
+    assert_eq!(
+        again.error().map(toolgate::ToolError::kind),
+        Some(ErrorKind::Failed)
+    );
 }
 
 #[tokio::test]
 async fn writes_refuse_orders_in_the_wrong_state_with_a_sentence() {
     let (db, registry) = shop();
-    let outcome = registry.call(&manager(), "confirm_order", json!({ "number": "RO-00002" })).await;
+    let outcome = registry
+        .call(&manager(), "confirm_order", json!({ "number": "RO-00002" }))
+        .await;
     assert_eq!(
         outcome.error().map(toolgate::ToolError::message),
         Some("Order RO-00002 is shipped, not pending; only pending orders can be confirmed.")
     );
-    let ship = registry.call(&manager(), "ship_order", json!({ "number": "RO-00003" })).await;
+    let ship = registry
+        .call(&manager(), "ship_order", json!({ "number": "RO-00003" }))
+        .await;
     assert_eq!(
         ship.error().map(toolgate::ToolError::message),
         Some("Order RO-00003 is not confirmed yet; confirm it before shipping.")
     );
-    let Outcome::NeedsConfirmation(pending) = registry.call(&manager(), "ship_order", json!({ "number": "RO-00001" })).await
+    let Outcome::NeedsConfirmation(pending) = registry
+        .call(&manager(), "ship_order", json!({ "number": "RO-00001" }))
+        .await
     else {
         panic!("RO-00001 is confirmed in the demo data")
     };
-    assert_eq!(pending.preview().text(), "Ship order RO-00001 to Grace Hopper with DHL.");
-    assert!(registry.confirm(&manager(), pending.confirmation()).await.is_done());
+    assert_eq!(
+        pending.preview().text(),
+        "Ship order RO-00001 to Grace Hopper with DHL."
+    );
+    assert!(
+        registry
+            .confirm(&manager(), pending.confirmation())
+            .await
+            .is_done()
+    );
     let shipped = db.order("RO-00001").unwrap().unwrap();
-    assert_eq!((shipped.status, shipped.carrier.as_deref()), (Status::Shipped, Some("DHL")));
+    assert_eq!(
+        (shipped.status, shipped.carrier.as_deref()),
+        (Status::Shipped, Some("DHL"))
+    );
 }
 
 #[tokio::test]
 async fn viewers_cannot_write() {
     let (db, registry) = shop();
-    let outcome = registry.call(&viewer(), "confirm_order", json!({ "number": "RO-00003" })).await;
+    let outcome = registry
+        .call(&viewer(), "confirm_order", json!({ "number": "RO-00003" }))
+        .await;
     assert!(matches!(outcome, Outcome::Denied(_)));
-    assert_eq!(outcome.into_result().text_for_model(), "[ERROR] Your role (Viewer) is not allowed to do this.");
-    assert_eq!(db.order("RO-00003").unwrap().unwrap().status, Status::Pending);
+    assert_eq!(
+        outcome.into_result().text_for_model(),
+        "[ERROR] Your role (Viewer) is not allowed to do this."
+    );
+    assert_eq!(
+        db.order("RO-00003").unwrap().unwrap().status,
+        Status::Pending
+    );
 }

@@ -14,7 +14,13 @@ mod tests {
     #[tokio::test]
     async fn a_renamed_dependency_registers_and_runs_tools() {
         let registry = tg::Registry::builder().build().unwrap();
-        let outcome = registry.call(&tg::Caller::anonymous(), "greet", serde_json::json!({ "name": "Ada" })).await;
+        let outcome = registry
+            .call(
+                &tg::Caller::anonymous(),
+                "greet",
+                serde_json::json!({ "name": "Ada" }),
+            )
+            .await;
         assert_eq!(outcome.into_result().text_for_model(), "Hello, Ada!");
     }
 }
