@@ -39,6 +39,9 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match errors.into_result() {
         Ok(()) => {
             let registration = registration(&attr, &tool);
+            if std::env::var_os("TOOLGATE_MACROS_DEBUG").is_some() {
+                eprintln!("#[tool] {} expands to:\n{registration}", tool.ident());
+            }
             quote!(#item #registration)
         }
         Err(errors) => {

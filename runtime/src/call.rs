@@ -19,8 +19,8 @@ use crate::hooks::CallInfo;
 use crate::outcome::Pending;
 use crate::registry::{Handler, Slot};
 use crate::{
-    CallParts, Caller, ErrorKind, Invocation, Outcome, Progress, ProgressUpdate, Registry,
-    ToolError, ToolResult, schema,
+    CallParts, Caller, ErrorKind, Invocation, Log, LogEntry, Outcome, Progress, ProgressUpdate,
+    Registry, ToolError, ToolResult, schema,
 };
 
 /// A call with its metadata, for [`Registry::run`]. [`Registry::call`] is the short form.
@@ -49,6 +49,7 @@ struct Meta {
     traceparent: Option<Arc<str>>,
     tracestate: Option<Arc<str>>,
     progress: Progress,
+    log: Log,
     cancellation: Option<CancellationToken>,
 }
 
@@ -88,6 +89,13 @@ impl Call {
     #[must_use]
     pub fn on_progress(mut self, sink: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
         self.meta.progress = Progress::new(sink);
+        self
+    }
+
+    /// Receives the tool's log messages.
+    #[must_use]
+    pub fn on_log(mut self, sink: impl Fn(LogEntry) + Send + Sync + 'static) -> Self {
+        self.meta.log = Log::new(sink);
         self
     }
 
@@ -170,7 +178,7 @@ impl Registry {
                 &mut flight,
                 write.slot,
                 write.arguments,
-                Progress::default(),
+                Default::default(),
                 None,
                 true,
             ),
@@ -224,7 +232,7 @@ impl Registry {
                 &mut flight,
                 index,
                 arguments,
-                meta.progress,
+                (meta.progress, meta.log),
                 meta.cancellation,
                 false,
             ),
@@ -356,7 +364,7 @@ impl Registry {
         flight: &mut Flight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        progress: Progress,
+        (progress, log): (Progress, Log),
         cancellation: Option<CancellationToken>,
         confirmed: bool,
     ) -> Step {
@@ -390,6 +398,7 @@ impl Registry {
             state: Cow::Borrowed(&self.inner.state),
             settings: slot.settings.as_ref().map(Cow::Borrowed),
             progress,
+            log,
             cancellation: token.clone(),
         };
         match &slot.handler {

@@ -152,6 +152,80 @@ impl Param for Progress {
     }
 }
 
+/// How important a log message is, in MCP's (syslog's) order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Normal progress.
+    Info,
+    /// Worth noticing.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+}
+
+/// One log message from a tool.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LogEntry {
+    /// Its level.
+    pub level: LogLevel,
+    /// The message.
+    pub message: String,
+}
+
+type LogFn = dyn Fn(LogEntry) + Send + Sync;
+
+/// Sends log messages to whoever made the call (an MCP client's `notifications/message`, honouring its
+/// `logging/setLevel`; a host's sink in-process). Does nothing when nobody listens.
+#[derive(Clone, Default)]
+pub struct Log(Option<Arc<LogFn>>);
+
+impl Log {
+    /// A logger that hands each entry to `sink`.
+    pub fn new(sink: impl Fn(LogEntry) + Send + Sync + 'static) -> Self {
+        Log(Some(Arc::new(sink)))
+    }
+
+    /// Logs `message` at `level`.
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        if let Some(sink) = &self.0 {
+            sink(LogEntry {
+                level,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// Logs at [`LogLevel::Info`].
+    pub fn info(&self, message: impl Into<String>) {
+        self.log(LogLevel::Info, message);
+    }
+
+    /// Logs at [`LogLevel::Warning`].
+    pub fn warning(&self, message: impl Into<String>) {
+        self.log(LogLevel::Warning, message);
+    }
+}
+
+impl fmt::Debug for Log {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Log").field(&self.0.is_some()).finish()
+    }
+}
+
+impl Param for Log {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.log.clone())
+    }
+}
+
 /// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
 /// Long-running tools check it (`token.is_cancelled()`) or select on `token.cancelled()`.
 #[derive(Debug, Clone, Default)]

@@ -51,6 +51,8 @@ mod entry;
 mod error;
 pub mod hooks;
 mod inject;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod outcome;
 mod output;
 mod page;
@@ -68,7 +70,9 @@ pub use caller::{Authorizer, Caller};
 pub use content::{Content, EmbeddedResource};
 pub use dynamic::DynamicTool;
 pub use error::{ErrorKind, ToolError};
-pub use inject::{Cancellation, Invocation, Progress, ProgressUpdate, Settings, State};
+pub use inject::{
+    Cancellation, Invocation, Log, LogEntry, LogLevel, Progress, ProgressUpdate, Settings, State,
+};
 pub use outcome::{Outcome, Pending};
 pub use output::{IntoOutput, Structured};
 pub use page::{Limit, Page, Row};
@@ -86,7 +90,7 @@ pub use toolgate_macros::tool;
 /// The items a tool module needs: `use toolgate::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Call, Caller, Cancellation, Content, Input, Invocation, Limit, Outcome, Page, Preview,
+        Call, Caller, Cancellation, Content, Input, Invocation, Limit, Log, Outcome, Page, Preview,
         Progress, Registry, Settings, State, ToolError, ToolResult, tool,
     };
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Caller, Invocation, Progress};
+use crate::{Caller, Invocation, Log, Progress};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
 /// settings, a progress reporter and a cancellation token. [`Param`](crate::Param) impls read from it.
@@ -22,6 +22,7 @@ pub struct CallParts<'a> {
     pub(crate) state: Cow<'a, Arc<StateMap>>,
     pub(crate) settings: Option<Cow<'a, Arc<Value>>>,
     pub(crate) progress: Progress,
+    pub(crate) log: Log,
     /// `None` when nothing can cancel the call (no timeout, no caller's token).
     pub(crate) cancellation: Option<CancellationToken>,
 }
@@ -36,6 +37,7 @@ impl CallParts<'_> {
             state: Cow::Owned(self.state.into_owned()),
             settings: self.settings.map(|s| Cow::Owned(s.into_owned())),
             progress: self.progress,
+            log: self.log,
             cancellation: self.cancellation,
         }
     }
@@ -73,6 +75,11 @@ impl CallParts<'_> {
     /// Takes all remaining arguments out.
     pub fn take_arguments(&mut self) -> Map<String, Value> {
         std::mem::take(&mut self.arguments)
+    }
+
+    /// The logger of this call.
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     /// The progress reporter of this call.

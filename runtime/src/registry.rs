@@ -146,6 +146,25 @@ impl Registry {
         self.inner.slots.iter().map(|s| &s.tool)
     }
 
+    /// The slots `caller` may run, without deferred ones, in listing order.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn visible_indices<'a>(
+        &'a self,
+        caller: &'a Caller,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let held = self.held(caller);
+        let slots = self.inner.slots.iter().enumerate();
+        slots
+            .filter(move |(_, s)| !s.tool.defer && self.may_see(s, caller, held.as_deref()))
+            .map(|(i, _)| i)
+    }
+
+    /// The slot of a tool by name (no hooks, no policy).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.inner.by_name.get(name).copied()
+    }
+
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends.
     pub fn end_session(&self, session_id: &str) {
         let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());

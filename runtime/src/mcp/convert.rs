@@ -1,0 +1,125 @@
+//! Mapping between toolgate's types and MCP's: tool definitions, content blocks and call results.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::{Content, ErrorKind, Outcome, Tool};
+
+/// The `_meta` keys under which a tool publishes what it needs, so clients know before a denial.
+pub const META_ABILITIES: &str = "io.toolgate/abilities";
+/// The `_meta` key of the capability a tool fulfils.
+pub const META_CAPABILITY: &str = "io.toolgate/capability";
+/// The `_meta` key of a tool's categories.
+pub const META_CATEGORIES: &str = "io.toolgate/categories";
+/// The `_meta` key of an error's structured form on an `isError` result.
+pub const META_ERROR: &str = "io.toolgate/error";
+
+/// A tool's MCP definition: name, title, description, schemas, annotations and `_meta`.
+pub(crate) fn tool(tool: &Tool) -> rmcp::model::Tool {
+    let input = object(tool.input_schema()).unwrap_or_default();
+    let mut definition = rmcp::model::Tool::new_with_raw(
+        tool.name().to_owned(),
+        Some(tool.description().to_owned().into()),
+        Arc::new(input),
+    );
+    if let Some(title) = tool.title() {
+        definition = definition.with_title(title);
+    }
+    if let Some(output) = tool
+        .output_schema()
+        .filter(|s| is_object_schema(s))
+        .and_then(object)
+    {
+        definition = definition.with_raw_output_schema(Arc::new(output));
+    }
+    let mut annotations = ToolAnnotations::new()
+        .read_only(tool.is_read_only())
+        .destructive(!tool.is_read_only())
+        .idempotent(tool.is_idempotent())
+        .open_world(tool.is_open_world());
+    annotations.title = tool.title().map(str::to_owned);
+    let mut meta = JsonObject::new();
+    let abilities = if tool.is_public() {
+        json!("public")
+    } else {
+        json!(tool.abilities())
+    };
+    meta.insert(META_ABILITIES.into(), abilities);
+    if let Some(capability) = tool.capability() {
+        meta.insert(META_CAPABILITY.into(), capability.into());
+    }
+    if !tool.categories().is_empty() {
+        meta.insert(META_CATEGORIES.into(), json!(tool.categories()));
+    }
+    definition
+        .with_annotations(annotations)
+        .with_meta(MetaObject(meta))
+}
+
+/// Whether a schema describes a JSON object, which MCP before 2026-07-28 requires of output schemas.
+pub(crate) fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type") == Some(&json!("object"))
+}
+
+fn object(value: &Value) -> Option<JsonObject> {
+    value.as_object().cloned()
+}
+
+/// A content block in MCP's form.
+pub(crate) fn content(block: Content) -> ContentBlock {
+    match block {
+        Content::Text { text } => ContentBlock::text(text),
+        Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        Content::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
+        other => {
+            let value = serde_json::to_value(&other).unwrap_or(Value::Null);
+            serde_json::from_value(value)
+                .unwrap_or_else(|e| ContentBlock::text(format!("[unrenderable content: {e}]")))
+        }
+    }
+}
+
+/// An outcome as a `tools/call` result: tool errors are `isError` results the model reads, and only an
+/// unknown tool is a JSON-RPC error (`-32602`), as MCP asks.
+pub(crate) fn call_result(
+    outcome: Outcome,
+    structured_output: bool,
+) -> Result<CallToolResult, ErrorData> {
+    let result = match outcome {
+        Outcome::Failed(error) if error.kind() == ErrorKind::UnknownTool => {
+            return Err(ErrorData::invalid_params(error.message().to_owned(), None));
+        }
+        Outcome::Denied(error) | Outcome::Failed(error) => {
+            let mut meta = JsonObject::new();
+            meta.insert(META_ERROR.into(), error.to_json()["error"].clone());
+            CallToolResult::error(vec![ContentBlock::text(error.to_text())])
+                .with_meta(Some(MetaObject(meta)))
+        }
+        Outcome::NeedsConfirmation(pending) => {
+            let text = Outcome::NeedsConfirmation(pending)
+                .into_result()
+                .text_for_model();
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        }
+        Outcome::Done(result) => {
+            let text = (!result.content.iter().any(|c| c.as_text().is_some()))
+                .then(|| result.structured.as_ref().map(Value::to_string))
+                .flatten();
+            let mut blocks: Vec<ContentBlock> = text.into_iter().map(ContentBlock::text).collect();
+            blocks.extend(result.content.into_iter().map(content));
+            let mut call = if result.is_error {
+                CallToolResult::error(blocks)
+            } else {
+                CallToolResult::success(blocks)
+            };
+            if structured_output {
+                call.structured_content = result.structured.filter(Value::is_object);
+            }
+            call
+        }
+    };
+    Ok(result)
+}

@@ -1,0 +1,336 @@
+//! [`McpHandler`]: the rmcp `ServerHandler` that serves a [`Registry`]'s tools, composed with the user's own
+//! handler for prompts, resources and completion.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+
+use super::{convert, logging};
+use crate::{Call, Caller, LogEntry, ProgressUpdate, Registry};
+
+/// A handler with nothing to add: the server offers tools only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolsOnly;
+
+impl ServerHandler for ToolsOnly {}
+
+/// What every session of one server shares.
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) info: ServerConfig,
+    /// The MCP definition of each tool, in the registry's order.
+    pub(crate) tools: Vec<McpTool>,
+    pub(crate) default_caller: Caller,
+    pub(crate) page_size: usize,
+    pub(crate) calls: Semaphore,
+    pub(crate) draining: AtomicBool,
+    pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+/// The rmcp [`ServerHandler`] of a toolgate server: tools from the registry, everything else from `H`.
+///
+/// One handler serves one session (stdio connection or HTTP session); clones share the registry.
+#[derive(Clone)]
+pub struct McpHandler<H = ToolsOnly> {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) extras: H,
+    /// The minimum level of log messages sent to this session (`logging/setLevel`).
+    log_level: Arc<AtomicU8>,
+}
+
+impl<H> std::fmt::Debug for McpHandler<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHandler")
+            .field("server", &self.shared.info.server_info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H: Clone> McpHandler<H> {
+    pub(crate) fn new(shared: Arc<Shared>, extras: H) -> Self {
+        McpHandler {
+            shared,
+            extras,
+            log_level: Arc::new(AtomicU8::new(logging::DEFAULT_RANK)),
+        }
+    }
+
+    /// A handler for a new session: same server, its own log level.
+    pub(crate) fn for_session(&self) -> Self {
+        Self::new(Arc::clone(&self.shared), self.extras.clone())
+    }
+
+    /// Sends `notifications/tools/list_changed` to every connected session that can receive it.
+    pub async fn notify_tools_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
+            }
+        }
+    }
+
+    /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .unwrap_or_else(|| self.shared.default_caller.clone())
+    }
+}
+
+/// Forwards a call's progress and log messages to the client, in order, on one task per call.
+struct Relay {
+    task: Option<JoinHandle<()>>,
+}
+
+enum Note {
+    Progress(ProgressUpdate),
+    Log(LogEntry),
+}
+
+impl Relay {
+    /// Attaches the sinks that the request asks for to `call`.
+    fn attach(call: Call, context: &RequestContext<RoleServer>, min_level: u8) -> (Call, Relay) {
+        let token = context.meta.get_progress_token();
+        let min_level = logging::requested_rank(context).unwrap_or(min_level);
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Note>();
+        let peer = context.peer.clone();
+        let forward_token = token.clone();
+        let task = tokio::spawn(async move {
+            while let Some(note) = receiver.recv().await {
+                let sent = match note {
+                    Note::Progress(update) => {
+                        let Some(token) = forward_token.clone() else {
+                            continue;
+                        };
+                        let mut param = ProgressNotificationParam::new(token, update.progress);
+                        if let Some(total) = update.total {
+                            param = param.with_total(total);
+                        }
+                        if let Some(message) = update.message {
+                            param = param.with_message(message);
+                        }
+                        peer.notify_progress(param).await
+                    }
+                    Note::Log(entry) => match logging::send(&peer, entry, min_level) {
+                        Some(sending) => sending.await,
+                        None => continue,
+                    },
+                };
+                if sent.is_err() {
+                    break;
+                }
+            }
+        });
+        let progress_sender = sender.clone();
+        let mut call = call.on_log(move |entry| {
+            let _ = sender.send(Note::Log(entry));
+        });
+        if token.is_some() {
+            call = call.on_progress(move |update| {
+                let _ = progress_sender.send(Note::Progress(update));
+            });
+        }
+        (call, Relay { task: Some(task) })
+    }
+
+    /// Waits until every note sent during the call has reached the client, so none trails the result.
+    async fn flush(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if context.peer.peer_info().is_none() {
+            context.peer.set_peer_info(request.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        {
+            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(context.peer.clone());
+        }
+        self.extras.on_initialized(context).await;
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller(&context);
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
+            })?,
+            None => 0,
+        };
+        let page_size = self.shared.page_size;
+        let mut visible = self.shared.registry.visible_indices(&caller).skip(start);
+        let tools: Vec<McpTool> = visible
+            .by_ref()
+            .take(page_size)
+            .map(|i| self.shared.tools[i].clone())
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        if visible.next().is_some() {
+            result.next_cursor = Some(Cursor::from((start + page_size).to_string()));
+        }
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        let index = self.shared.registry.index_of(name)?;
+        Some(self.shared.tools[index].clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.shared.draining.load(Ordering::Relaxed) {
+            return Err(ErrorData::internal_error(
+                "the server is shutting down",
+                None,
+            ));
+        }
+        let _permit = self
+            .shared
+            .calls
+            .acquire()
+            .await
+            .map_err(|_| ErrorData::internal_error("the server is shutting down", None))?;
+        let caller = self.caller(&context);
+        let arguments = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let mut call = Call::new(request.name.as_ref(), arguments)
+            .tool_call_id(context.id.to_string())
+            .cancellation(context.ct.clone());
+        if let Some(session) = session_id(&context) {
+            call = call.session(session);
+        }
+        if let Some(traceparent) = context.meta.get_traceparent() {
+            call = call.trace(traceparent, context.meta.get_tracestate().map(Into::into));
+        }
+        let (call, relay) = Relay::attach(call, &context, self.log_level.load(Ordering::Relaxed));
+        let outcome = self.shared.registry.run(&caller, call).await;
+        relay.flush().await;
+        let structured = self
+            .shared
+            .registry
+            .index_of(&request.name)
+            .is_some_and(|i| self.shared.tools[i].output_schema.is_some());
+        convert::call_result(outcome, structured).map(Into::into)
+    }
+
+    #[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still part of the versions served
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(logging::rank(request.level), Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.extras.complete(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.extras.get_prompt(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.extras.list_prompts(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.extras.list_resources(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.extras.list_resource_templates(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.extras.read_resource(request, context).await
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
+        self.extras.supported_protocol_versions()
+    }
+}
+
+/// The session a request belongs to: the Streamable HTTP session id, when the client has one.
+fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    Some(
+        parts
+            .headers
+            .get("mcp-session-id")?
+            .to_str()
+            .ok()?
+            .to_owned(),
+    )
+}

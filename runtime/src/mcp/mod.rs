@@ -1,0 +1,208 @@
+//! Serving a [`Registry`] over MCP, through rmcp: stdio and Streamable HTTP, every protocol era rmcp speaks
+//! (initialize lifecycle 2025-03-26 to 2025-11-25, and the stateless 2026-07-28 with `server/discover`).
+//!
+//! The same registry, policy and call pipeline serve in-process calls and MCP clients.
+//!
+//! ```no_run
+//! # async fn run(registry: toolgate::Registry) -> std::io::Result<()> {
+//! use toolgate::Caller;
+//! use toolgate::mcp::{BearerTokens, McpServer};
+//!
+//! McpServer::new(registry)
+//!     .name("shop")
+//!     .version("1.0.0")
+//!     .authenticator(BearerTokens::new().token("s3cret", Caller::new("ops").with_abilities(["orders.view"])))
+//!     .serve_http("127.0.0.1:8080")
+//!     .await
+//! # }
+//! ```
+
+mod auth;
+mod convert;
+mod handler;
+mod http_server;
+mod logging;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{Implementation, ToolsCapability};
+use rmcp::{ServerHandler, ServiceExt};
+use tokio::sync::Semaphore;
+
+pub use auth::{AuthFuture, Authenticator, BearerTokens};
+pub use convert::{META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
+pub use handler::{McpHandler, ToolsOnly};
+pub use http_server::HttpOptions;
+
+use crate::{Caller, Registry};
+
+/// An MCP server over a registry: its identity, who it serves, and its transports.
+#[derive(Debug)]
+pub struct McpServer<H = ToolsOnly> {
+    registry: Registry,
+    name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    default_caller: Caller,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    http: HttpOptions,
+    page_size: usize,
+    max_concurrent_calls: usize,
+    extras: H,
+}
+
+impl std::fmt::Debug for dyn Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authenticator")
+    }
+}
+
+impl McpServer {
+    /// A server of `registry`'s tools. Set its name and version: clients show them.
+    pub fn new(registry: Registry) -> Self {
+        McpServer {
+            registry,
+            name: "toolgate".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            title: None,
+            instructions: None,
+            default_caller: Caller::anonymous(),
+            authenticator: None,
+            http: HttpOptions::default(),
+            page_size: 200,
+            max_concurrent_calls: 64,
+            extras: ToolsOnly,
+        }
+    }
+}
+
+impl<H: ServerHandler + Clone> McpServer<H> {
+    /// The server's name, as clients show it.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The server's version.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// A display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model: what the server is for, where to start.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The caller served over stdio, and over HTTP when no authenticator is set (default: anonymous).
+    #[must_use]
+    pub fn default_caller(mut self, caller: Caller) -> Self {
+        self.default_caller = caller;
+        self
+    }
+
+    /// Maps HTTP requests to callers; requests it does not accept get 401 and run nothing.
+    #[must_use]
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// HTTP settings: allowed hosts and origins, body limit, session mode, shutdown grace.
+    #[must_use]
+    pub fn http_options(mut self, options: HttpOptions) -> Self {
+        self.http = options;
+        self
+    }
+
+    /// How many tools one `tools/list` page holds (default 200); clients follow `nextCursor`.
+    #[must_use]
+    pub fn page_size(mut self, tools: usize) -> Self {
+        self.page_size = tools.max(1);
+        self
+    }
+
+    /// How many tool calls run at once across all sessions (default 64); more wait for a slot.
+    #[must_use]
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_concurrent_calls = calls.clamp(1, Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// Serves prompts, resources and completion from your own rmcp handler, beside the tools.
+    pub fn with_handler<E: ServerHandler + Clone>(self, extras: E) -> McpServer<E> {
+        McpServer {
+            registry: self.registry,
+            name: self.name,
+            version: self.version,
+            title: self.title,
+            instructions: self.instructions,
+            default_caller: self.default_caller,
+            authenticator: self.authenticator,
+            http: self.http,
+            page_size: self.page_size,
+            max_concurrent_calls: self.max_concurrent_calls,
+            extras,
+        }
+    }
+
+    /// The rmcp handler, to serve on a transport of your own (`handler.serve(transport)`).
+    pub fn handler(&self) -> McpHandler<H> {
+        let mut info = self.extras.get_info();
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(true);
+        info.capabilities.tools = Some(tools);
+        info.capabilities
+            .logging
+            .get_or_insert_with(Default::default);
+        let mut implementation = Implementation::new(&self.name, &self.version);
+        if let Some(title) = &self.title {
+            implementation = implementation.with_title(title);
+        }
+        info.server_info = implementation;
+        if self.instructions.is_some() {
+            info.instructions.clone_from(&self.instructions);
+        }
+        let shared = handler::Shared {
+            tools: self.registry.tools().map(convert::tool).collect(),
+            registry: self.registry.clone(),
+            info,
+            default_caller: self.default_caller.clone(),
+            page_size: self.page_size,
+            calls: Semaphore::new(self.max_concurrent_calls),
+            draining: AtomicBool::new(false),
+            peers: Mutex::new(Vec::new()),
+        };
+        McpHandler::new(Arc::new(shared), self.extras.clone())
+    }
+
+    /// Serves one client over stdin and stdout until it disconnects. Log to stderr only.
+    ///
+    /// # Errors
+    /// When the transport fails before the client initializes.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let running = self
+            .handler()
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(())
+    }
+}
