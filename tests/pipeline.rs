@@ -318,7 +318,11 @@ fn failure(outcome: &Outcome) -> (ErrorKind, String) {
 fn input_schema_comes_from_the_signature_and_docs() {
     let registry = registry(&Ledger::default());
     let tool = registry.get("find_orders").unwrap();
-    assert_eq!(tool.title(), Some("Find orders by customer"));
+    assert_eq!(
+        tool.title(),
+        Some("Find orders"),
+        "the title reads like the name"
+    );
     assert_eq!(
         tool.description(),
         "Find orders by customer.\n\nReturns compact rows, each with a url."

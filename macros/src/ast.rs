@@ -119,12 +119,10 @@ impl Docs {
         }
     }
 
-    /// The first paragraph's first line without a trailing period: the default display title.
-    pub(crate) fn title(&self) -> Option<String> {
-        let lines = self.literal_lines()?;
-        let text = join(&lines);
-        let first = text.lines().next()?.trim().trim_end_matches('.');
-        (!first.is_empty()).then(|| first.to_owned())
+    /// Whether there is no text: no `///` lines, or only empty ones.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.literal_lines()
+            .is_some_and(|lines| join(&lines).is_empty())
     }
 }
 
@@ -159,7 +157,7 @@ mod tests {
         assert!(errors.into_result().is_ok());
         let names: Vec<Option<&str>> = f.params.iter().map(|p| p.name.as_deref()).collect();
         assert_eq!(names, [Some("db"), Some("query"), Some("n")]);
-        assert_eq!(f.docs.title().as_deref(), Some("Find orders"));
+        assert!(!f.docs.is_empty() && f.params[0].docs.is_empty());
         assert_eq!(
             f.docs.text().to_string(),
             quote!("Find orders.\n\nReturns rows.").to_string()

@@ -26,10 +26,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let attr = ToolAttr::parse(args, &mut errors);
     let tool = ToolFn::new(item, &mut errors);
     valid::check(&attr, &tool, &mut errors);
-    if attr.description.is_none()
-        && tool.docs.title().is_none()
-        && tool.docs.text().to_string() == "\"\""
-    {
+    if attr.description.is_none() && tool.docs.is_empty() {
         errors.at(
             tool.ident(),
             "a `#[tool]` needs a description for the model: add a `///` doc comment saying what it does and returns",
@@ -66,13 +63,9 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         || ident_string.trim_start_matches("r#").to_owned(),
         |n| n.value.value(),
     );
-    let title = match (&attr.title, tool.docs.title()) {
-        (Some(title), _) => {
-            let title = &title.value;
-            quote!(#tg::Some(#title))
-        }
-        (None, Some(title)) => quote!(#tg::Some(#title)),
-        (None, None) => quote!(#tg::None),
+    let title = match &attr.title {
+        Some(title) => title.value.value(),
+        None => humanize(&name),
     };
     let description = attr.description.as_ref().map_or_else(
         || tool.docs.text(),
@@ -189,7 +182,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             #tg::inventory::submit! {
                 #tg::ToolEntry {
                     name: #name,
-                    title: #title,
+                    title: #tg::Some(#title),
                     description: #description,
                     access: #access,
                     read_only: #read_only,
@@ -212,6 +205,16 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             }
         };
     }
+}
+
+/// The display title made from a tool name: `search_orders` reads "Search orders".
+fn humanize(name: &str) -> String {
+    let words = name.replace(['_', '-', '.'], " ");
+    let mut chars = words.trim().chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// `tokens` with every span set to `span`, so that an expression built from them reports errors there.

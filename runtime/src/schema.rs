@@ -3,6 +3,7 @@
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
@@ -114,6 +115,46 @@ pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) ->
     })
 }
 
+/// JSON Schema 2020-12, with nullable types spelled portably.
+fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with_transform(RecursiveTransform(split_nullable_type))
+}
+
+/// `{"type": ["string", "null"], "maxLength": 5}` as `{"anyOf": [{"type": "string", "maxLength": 5},
+/// {"type": "null"}]}`: type arrays are legal, but clients that map schemas onto one-type dialects (Gemini's
+/// function declarations) reject them. Annotations stay at the top.
+fn split_nullable_type(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Array(types)) = object.get("type") else {
+        return;
+    };
+    let others: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+    if types.len() != 2 || others.len() != 1 {
+        return;
+    }
+    let mut branch = Map::new();
+    branch.insert("type".into(), others[0].clone());
+    let keys: Vec<String> = object.keys().cloned().collect();
+    for key in keys {
+        let annotation = matches!(
+            key.as_str(),
+            "description" | "title" | "default" | "examples" | "deprecated"
+        );
+        if key != "type" && !annotation {
+            if let Some(value) = object.remove(&key) {
+                branch.insert(key, value);
+            }
+        }
+    }
+    object.remove("type");
+    object.insert(
+        "anyOf".into(),
+        json!([Value::Object(branch), { "type": "null" }]),
+    );
+}
+
 /// Removes `$schema` and the root `title` (the Rust type's name), which clients do not need.
 fn strip_root_annotations(schema: &mut Value) {
     if let Some(object) = schema.as_object_mut() {
@@ -213,6 +254,19 @@ fn dotted(pointer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nullable_types_become_any_of() {
+        let mut schema = Schema::try_from(json!({
+            "description": "Query.", "type": ["string", "null"], "maxLength": 5
+        }))
+        .unwrap();
+        split_nullable_type(&mut schema);
+        assert_eq!(
+            schema.to_value(),
+            json!({ "description": "Query.", "anyOf": [{ "type": "string", "maxLength": 5 }, { "type": "null" }] })
+        );
+    }
 
     #[test]
     fn paths_read_like_code() {

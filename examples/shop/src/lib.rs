@@ -5,6 +5,7 @@
 pub mod db;
 pub mod tools;
 
+use toolgate::mcp::{BearerTokens, McpServer};
 use toolgate::{BuildError, Caller, Registry};
 
 pub use db::Db;
@@ -37,3 +38,23 @@ pub fn manager() -> Caller {
         .with_abilities(["orders.view", "orders.manage", "orders.ship"])
 }
 // ANCHOR_END: callers
+
+// ANCHOR: server
+/// The shop as an MCP server: its identity, and the bearer tokens it accepts over HTTP (stdio serves the
+/// manager).
+pub fn server(registry: Registry) -> McpServer {
+    let tokens = BearerTokens::new()
+        .token("viewer-token", viewer())
+        .token("manager-token", manager());
+    McpServer::new(registry)
+        .name("example-shop")
+        .version(env!("CARGO_PKG_VERSION"))
+        .title("Shop back office")
+        .instructions(
+            "The back office of an online shop. Start broad questions with shop_overview, find orders with \
+             search_orders; confirm_order and ship_order change data and need a person's approval.",
+        )
+        .authenticator(tokens)
+        .default_caller(manager())
+}
+// ANCHOR_END: server

@@ -1,20 +1,77 @@
 //! Run with `cargo run -p example-shop`.
 //!
-//! The shop's tools called in-process, as an app's own agent loop would: listing per caller, a search, a
-//! denied write, and a write that runs once a person approves its preview.
+//! Serves the shop's tools over MCP: Streamable HTTP on 127.0.0.1:8080 by default, `--http ADDR` for another
+//! address, `--stdio` for a desktop client, `--demo` to call them in-process instead. `--db PATH` keeps the
+//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders).
 
-use example_shop::{Db, manager, registry, viewer};
+use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
 use toolgate::{Caller, Outcome, Registry};
 
+enum Mode {
+    Http(String),
+    Stdio,
+    Demo,
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| ":memory:".to_owned());
-    let registry = registry(Db::open(&path)?)?;
-    let (vera, max) = (viewer(), manager());
+    let (mode, db) = parse(std::env::args().skip(1))?;
+    let registry = registry(Db::open(&db)?)?;
+    match mode {
+        Mode::Stdio => server(registry).serve_stdio().await?,
+        Mode::Demo => demo(&registry).await,
+        Mode::Http(address) => {
+            let listener = tokio::net::TcpListener::bind(&address).await?;
+            let url = format!("http://{}/mcp", listener.local_addr()?);
+            println!("example-shop serves MCP at {url}");
+            println!(
+                "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*)"
+            );
+            println!(
+                "  MCP Inspector: npx @modelcontextprotocol/inspector, transport Streamable HTTP, URL {url},"
+            );
+            println!("                 header Authorization: Bearer manager-token");
+            println!("  desktop clients (stdio): command `cargo run -p example-shop -- --stdio`");
+            println!("Ctrl-C stops it; calls in flight finish first.");
+            let shutdown = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            server(registry).serve_listener(listener, shutdown).await?;
+        }
+    }
+    Ok(())
+}
 
+fn parse(mut args: impl Iterator<Item = String>) -> Result<(Mode, String), String> {
+    let (mut mode, mut db) = (
+        Mode::Http("127.0.0.1:8080".to_owned()),
+        ":memory:".to_owned(),
+    );
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stdio" => mode = Mode::Stdio,
+            "--demo" => mode = Mode::Demo,
+            "--http" => {
+                mode = Mode::Http(
+                    args.next()
+                        .ok_or("--http needs an address, e.g. 127.0.0.1:8080")?,
+                )
+            }
+            "--db" => db = args.next().ok_or("--db needs a path")?,
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --db PATH"
+                ));
+            }
+        }
+    }
+    Ok((mode, db))
+}
+
+/// The tools called in-process, as an app's own agent loop would.
+async fn demo(registry: &Registry) {
+    let (vera, max) = (viewer(), manager());
     for caller in [&vera, &max] {
         let names: Vec<&str> = registry.list(caller).iter().map(|t| t.name()).collect();
         println!(
@@ -27,21 +84,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // ANCHOR: calls
     show(
-        &registry,
+        registry,
         &vera,
         "search_orders",
         json!({ "query": "Lovelace", "limit": 2 }),
     )
     .await;
     show(
-        &registry,
+        registry,
         &vera,
         "confirm_order",
         json!({ "number": "RO-00003" }),
     )
     .await;
     show(
-        &registry,
+        registry,
         &max,
         "confirm_order",
         json!({ "number": "RO-00003" }),
@@ -62,14 +119,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     // ANCHOR_END: calls
-    show(
-        &registry,
-        &max,
-        "order_details",
-        json!({ "number": "RO-3" }),
-    )
-    .await;
-    Ok(())
+    show(registry, &max, "order_details", json!({ "number": "RO-3" })).await;
 }
 
 async fn show(registry: &Registry, caller: &Caller, tool: &str, arguments: serde_json::Value) {
