@@ -18,9 +18,7 @@ pub(crate) struct InputSchema {
 
 /// Builds the object schema of a tool's parameters.
 pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> {
-    let mut generator = SchemaSettings::draft2020_12()
-        .for_deserialize()
-        .into_generator();
+    let mut generator = settings().for_deserialize().into_generator();
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut defaults = Vec::new();
@@ -105,9 +103,7 @@ fn number(v: f64) -> Value {
 
 /// The schema of a tool's structured result, or `None` when it returns none.
 pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) -> Option<Value> {
-    let mut generator = SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator();
+    let mut generator = settings().for_serialize().into_generator();
     make(&mut generator).map(|schema| {
         let mut schema = schema.to_value();
         strip_root_annotations(&mut schema);
@@ -142,10 +138,11 @@ fn split_nullable_type(schema: &mut Schema) {
             key.as_str(),
             "description" | "title" | "default" | "examples" | "deprecated"
         );
-        if key != "type" && !annotation {
-            if let Some(value) = object.remove(&key) {
-                branch.insert(key, value);
-            }
+        if key != "type"
+            && !annotation
+            && let Some(value) = object.remove(&key)
+        {
+            branch.insert(key, value);
         }
     }
     object.remove("type");
