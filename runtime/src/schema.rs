@@ -3,7 +3,7 @@
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use schemars::generate::SchemaSettings;
-use schemars::transform::RecursiveTransform;
+use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
@@ -35,7 +35,9 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
             return Ok(InputSchema { schema, defaults });
         }
         let name = spec.name();
-        let mut property = arg.schema.to_value();
+        let mut schema = arg.schema;
+        RecursiveTransform(split_nullable_type).transform(&mut schema);
+        let mut property = schema.to_value();
         let object = property
             .as_object_mut()
             .ok_or_else(|| format!("argument `{name}` has a boolean schema"))?;
