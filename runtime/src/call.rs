@@ -17,6 +17,7 @@ use crate::audit::AuditEvent;
 use crate::entry::{PreviewFuture, ToolFuture};
 use crate::hooks::CallInfo;
 use crate::outcome::Pending;
+use crate::parts::StateMap;
 use crate::registry::{Handler, Slot};
 use crate::{
     CallParts, Caller, ErrorKind, Invocation, Log, LogEntry, Outcome, Progress, ProgressUpdate,
@@ -50,6 +51,7 @@ struct Meta {
     tracestate: Option<Arc<str>>,
     progress: Progress,
     log: Log,
+    extensions: StateMap,
     cancellation: Option<CancellationToken>,
 }
 
@@ -96,6 +98,14 @@ impl Call {
     #[must_use]
     pub fn on_log(mut self, sink: impl Fn(LogEntry) + Send + Sync + 'static) -> Self {
         self.meta.log = Log::new(sink);
+        self
+    }
+
+    /// Attaches a value the tool can take as [`Extension<T>`](crate::Extension): a handle of the host or
+    /// transport (the MCP server attaches the client's `Peer` and the HTTP request's parts).
+    #[must_use]
+    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.meta.extensions.insert(value);
         self
     }
 
@@ -232,7 +242,7 @@ impl Registry {
                 &mut flight,
                 index,
                 arguments,
-                (meta.progress, meta.log),
+                (meta.progress, meta.log, meta.extensions),
                 meta.cancellation,
                 false,
             ),
@@ -364,7 +374,7 @@ impl Registry {
         flight: &mut Flight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        (progress, log): (Progress, Log),
+        (progress, log, extensions): (Progress, Log, StateMap),
         cancellation: Option<CancellationToken>,
         confirmed: bool,
     ) -> Step {
@@ -399,6 +409,7 @@ impl Registry {
             settings: slot.settings.as_ref().map(Cow::Borrowed),
             progress,
             log,
+            extensions,
             cancellation: token.clone(),
         };
         match &slot.handler {

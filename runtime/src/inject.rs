@@ -226,6 +226,38 @@ impl Param for Log {
     }
 }
 
+/// A value attached to the call by its caller or transport ([`Call::extension`](crate::Call::extension)),
+/// cloned into the tool. Over MCP these include the client's `rmcp::Peer<RoleServer>`, for sampling and
+/// elicitation, and over HTTP the request's `http::request::Parts`.
+///
+/// A call without one fails with a tool error naming the type, and the tool does not run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extension<T>(pub T);
+
+impl<T> std::ops::Deref for Extension<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> Param for Extension<T> {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        parts
+            .extension::<T>()
+            .cloned()
+            .map(Extension)
+            .ok_or_else(|| {
+                ToolError::new(format!(
+                    "This tool needs `{}`, which this call does not carry.",
+                    std::any::type_name::<T>()
+                ))
+            })
+    }
+}
+
 /// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
 /// Long-running tools check it (`token.is_cancelled()`) or select on `token.cancelled()`.
 #[derive(Debug, Clone, Default)]

@@ -71,7 +71,8 @@ pub use content::{Content, EmbeddedResource};
 pub use dynamic::DynamicTool;
 pub use error::{ErrorKind, ToolError};
 pub use inject::{
-    Cancellation, Invocation, Log, LogEntry, LogLevel, Progress, ProgressUpdate, Settings, State,
+    Cancellation, Extension, Invocation, Log, LogEntry, LogLevel, Progress, ProgressUpdate,
+    Settings, State,
 };
 pub use outcome::{Outcome, Pending};
 pub use output::{IntoOutput, Structured};

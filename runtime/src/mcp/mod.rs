@@ -32,8 +32,11 @@ use tokio::sync::Semaphore;
 
 pub use auth::{AuthFuture, Authenticator, BearerTokens};
 pub use convert::{META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
-pub use handler::{McpHandler, ToolsOnly};
+pub use handler::{McpHandler, Notifier, ToolsOnly};
 pub use http_server::HttpOptions;
+/// The rmcp release toolgate is built on, for prompts, resources, and the client `Peer` a tool can take as
+/// `Extension<rmcp::Peer<rmcp::RoleServer>>` (sampling, elicitation).
+pub use rmcp;
 
 use crate::{Caller, Registry};
 
@@ -185,6 +188,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             calls: Semaphore::new(self.max_concurrent_calls),
             draining: AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Vec::new()),
         };
         McpHandler::new(Arc::new(shared), self.extras.clone())
     }
