@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
@@ -13,6 +12,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig, Tool as McpTool,
 };
+use rmcp::model::{ProgressToken, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, mpsc};
@@ -144,9 +144,15 @@ impl<H: Clone> McpHandler<H> {
     }
 }
 
-/// Forwards a call's progress and log messages to the client, in order, on one task per call.
-struct Relay {
-    task: Option<JoinHandle<()>>,
+/// Forwards a call's progress and log messages to the client, in order. The forwarding task starts with the
+/// first message, so a call that sends none costs nothing here.
+struct Relay(Arc<Mutex<RelayState>>);
+
+struct RelayState {
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    min_level: u8,
+    running: Option<(mpsc::UnboundedSender<Note>, JoinHandle<()>)>,
 }
 
 enum Note {
@@ -156,53 +162,90 @@ enum Note {
 
 impl Relay {
     /// Attaches the sinks that the request asks for to `call`.
-    fn attach(call: Call, context: &RequestContext<RoleServer>, min_level: u8) -> (Call, Relay) {
+    fn attach(
+        call: Call,
+        context: &RequestContext<RoleServer>,
+        session_level: u8,
+    ) -> (Call, Relay) {
         let token = context.meta.get_progress_token();
-        let min_level = logging::min_rank(context, min_level);
-        let (sender, mut receiver) = mpsc::unbounded_channel::<Note>();
-        let peer = context.peer.clone();
-        let forward_token = token.clone();
-        let task = tokio::spawn(async move {
-            while let Some(note) = receiver.recv().await {
-                let sent = match note {
-                    Note::Progress(update) => {
-                        let Some(token) = forward_token.clone() else {
-                            continue;
-                        };
-                        let mut param = ProgressNotificationParam::new(token, update.progress);
-                        if let Some(total) = update.total {
-                            param = param.with_total(total);
-                        }
-                        if let Some(message) = update.message {
-                            param = param.with_message(message);
-                        }
-                        peer.notify_progress(param).await
-                    }
-                    Note::Log(entry) => match logging::send(&peer, entry, min_level) {
-                        Some(sending) => sending.await,
-                        None => continue,
-                    },
-                };
-                if sent.is_err() {
-                    break;
-                }
-            }
-        });
-        let progress_sender = sender.clone();
-        let mut call = call.on_log(move |entry| {
-            let _ = sender.send(Note::Log(entry));
-        });
-        if token.is_some() {
-            call = call.on_progress(move |update| {
-                let _ = progress_sender.send(Note::Progress(update));
-            });
+        let min_level = logging::min_rank(context, session_level);
+        let wants_progress = token.is_some();
+        let state = RelayState {
+            peer: context.peer.clone(),
+            token,
+            min_level,
+            running: None,
+        };
+        let relay = Relay(Arc::new(Mutex::new(state)));
+        let mut call = call;
+        if min_level != u8::MAX {
+            let logs = Arc::clone(&relay.0);
+            call = call.on_log(move |entry| Self::send(&logs, Note::Log(entry)));
         }
-        (call, Relay { task: Some(task) })
+        if wants_progress {
+            let progress = Arc::clone(&relay.0);
+            call = call.on_progress(move |update| Self::send(&progress, Note::Progress(update)));
+        }
+        (call, relay)
+    }
+
+    fn send(state: &Mutex<RelayState>, note: Note) {
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.running.is_none() {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            let task = tokio::spawn(Self::forward(
+                state.peer.clone(),
+                state.token.clone(),
+                state.min_level,
+                receiver,
+            ));
+            state.running = Some((sender, task));
+        }
+        if let Some((sender, _)) = &state.running {
+            let _ = sender.send(note);
+        }
+    }
+
+    async fn forward(
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+        min_level: u8,
+        mut notes: mpsc::UnboundedReceiver<Note>,
+    ) {
+        while let Some(note) = notes.recv().await {
+            let sent = match note {
+                Note::Progress(update) => {
+                    let Some(token) = token.clone() else { continue };
+                    let mut param = ProgressNotificationParam::new(token, update.progress);
+                    if let Some(total) = update.total {
+                        param = param.with_total(total);
+                    }
+                    if let Some(message) = update.message {
+                        param = param.with_message(message);
+                    }
+                    peer.notify_progress(param).await
+                }
+                Note::Log(entry) => match logging::send(&peer, entry, min_level) {
+                    Some(sending) => sending.await,
+                    None => continue,
+                },
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
     }
 
     /// Waits until every note sent during the call has reached the client, so none trails the result.
-    async fn flush(mut self) {
-        if let Some(task) = self.task.take() {
+    async fn flush(self) {
+        let running = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .take();
+        if let Some((sender, task)) = running {
+            drop(sender);
             let _ = task.await;
         }
     }
@@ -267,7 +310,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.shared.draining.load(Ordering::Relaxed) {
             return Err(ErrorData::internal_error(
@@ -288,14 +331,15 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let mut call = Call::new(request.name.as_ref(), arguments)
             .tool_call_id(context.id.to_string())
             .cancellation(context.ct.clone());
+        if let Some(session) = session_id(&context) {
+            call = call.session(session);
+        }
         call = call
             .extension(context.peer.clone())
             .extension(self.notifier());
-        if let Some(parts) = context.extensions.get::<http::request::Parts>() {
-            call = call.extension(parts.clone());
-        }
-        if let Some(session) = session_id(&context) {
-            call = call.session(session);
+        // Moved, not cloned: the request's parts are not needed after this point.
+        if let Some(parts) = context.extensions.remove::<http::request::Parts>() {
+            call = call.extension(parts);
         }
         if let Some(traceparent) = context.meta.get_traceparent() {
             call = call.trace(traceparent, context.meta.get_tracestate().map(Into::into));

@@ -2,8 +2,10 @@
 //! on concurrent calls, `TCP_NODELAY`, and a graceful shutdown that lets in-flight calls finish.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -12,8 +14,9 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
+use bytes::Bytes;
 use http::{Method, StatusCode};
-use http_body_util::BodyExt;
+use http_body::{Frame, SizeHint};
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -126,31 +129,6 @@ impl HttpOptions {
     }
 }
 
-/// Who the authentication layer lets through, and as whom.
-#[derive(Clone)]
-struct Gate {
-    authenticator: Option<Arc<dyn Authenticator>>,
-    default_caller: Caller,
-}
-
-async fn authenticate(State(gate): State<Gate>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let caller = match &gate.authenticator {
-        None => Some(gate.default_caller.clone()),
-        Some(authenticator) => authenticator.authenticate(&parts).await,
-    };
-    let Some(caller) = caller else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(http::header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or invalid credentials",
-        )
-            .into_response();
-    };
-    parts.extensions.insert(caller);
-    next.run(Request::from_parts(parts, body)).await
-}
-
 /// POST requests whose responses are still being written: a shutdown waits for them before it closes the
 /// sessions, so that no result of a call in flight is lost.
 #[derive(Default)]
@@ -189,17 +167,64 @@ impl Responses {
     }
 }
 
-async fn track(State(responses): State<Arc<Responses>>, request: Request, next: Next) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
+/// A response body that holds its request's [`Open`] until it has been sent, and keeps the inner body's
+/// exact size so that hyper still writes a `Content-Length` (one write, no chunked encoding).
+struct Tracked {
+    body: Body,
+    _open: Open,
+}
+
+impl http_body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
     }
-    let open = Open::new(&responses);
-    next.run(request).await.map(|body| {
-        Body::new(body.map_frame(move |frame| {
-            let _held = &open;
-            frame
-        }))
-    })
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Who the HTTP layer lets through, as whom, and which responses are still being written.
+#[derive(Clone)]
+struct Gate {
+    authenticator: Option<Arc<dyn Authenticator>>,
+    default_caller: Caller,
+    responses: Arc<Responses>,
+}
+
+/// Authenticates the request (401 without valid credentials), then tracks its response until it is sent.
+async fn gate(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let caller = match &gate.authenticator {
+        None => Some(gate.default_caller.clone()),
+        Some(authenticator) => authenticator.authenticate(&parts).await,
+    };
+    let Some(caller) = caller else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(http::header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or invalid credentials",
+        )
+            .into_response();
+    };
+    parts.extensions.insert(caller);
+    if parts.method != Method::POST {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let open = Open::new(&gate.responses);
+    next.run(Request::from_parts(parts, body))
+        .await
+        .map(|body| Body::new(Tracked { body, _open: open }))
 }
 
 impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
@@ -233,13 +258,12 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             );
             Router::new().route_service(path, service)
         };
-        let gate = Gate {
+        let state = Gate {
             authenticator: self.authenticator.clone(),
             default_caller: self.default_caller.clone(),
+            responses: Arc::clone(responses),
         };
-        router
-            .layer(middleware::from_fn_with_state(gate, authenticate))
-            .layer(middleware::from_fn_with_state(Arc::clone(responses), track))
+        router.layer(middleware::from_fn_with_state(state, gate))
     }
 
     /// Serves MCP over HTTP at `address` until Ctrl-C, then shuts down gracefully.
