@@ -329,11 +329,13 @@ async fn http_server(
         "http://127.0.0.1:{}/mcp",
         listener.local_addr().unwrap().port()
     );
+    // ANCHOR: tokens
     let tokens = BearerTokens::new().token("viewer-token", viewer()).token(
         "admin-token",
         Caller::new("ada").with_abilities(["orders.view", "orders.delete"]),
     );
     let server = server().authenticator(tokens).http_options(options);
+    // ANCHOR_END: tokens
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         server

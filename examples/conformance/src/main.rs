@@ -15,6 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let address = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:3001".to_owned());
+    // ANCHOR: compose
     let registry = Registry::builder()
         .tool(tools::json_schema_2020_12_tool())
         .tool(tools::header_tool())
@@ -23,6 +24,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .name("example-conformance")
         .version(env!("CARGO_PKG_VERSION"))
         .with_handler(extras::Extras::default());
+    // ANCHOR_END: compose
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!(
         "example-conformance serves MCP at http://{}/mcp",

@@ -96,6 +96,7 @@ async fn test_error_handling() -> Result<String, ToolError> {
     ))
 }
 
+// ANCHOR: sampling
 /// Asks the client's model to answer `prompt` (sampling).
 #[tool(public, read_only)]
 async fn test_sampling(
@@ -117,6 +118,8 @@ async fn test_sampling(
         text["content"]["text"].as_str().unwrap_or_default()
     ))
 }
+
+// ANCHOR_END: sampling
 
 /// Asks the user for a name and an email address (elicitation).
 #[tool(public, read_only)]
@@ -215,12 +218,14 @@ async fn test_logging_tool(log: Log) -> &'static str {
     "logged"
 }
 
+// ANCHOR: notifier
 /// Announces a change of the tool list, as an operator's switch would.
 #[tool(public)]
 async fn test_trigger_tool_change(notifier: Extension<Notifier>) -> &'static str {
     notifier.tools_changed().await;
     "the tool list changed"
 }
+// ANCHOR_END: notifier
 
 /// A tool whose `region` argument is mirrored into the `Mcp-Param-Region` HTTP header (SEP-2243).
 pub(crate) fn header_tool() -> DynamicTool {

@@ -21,6 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match mode {
         Mode::Stdio => server(registry).serve_stdio().await?,
         Mode::Demo => demo(&registry).await,
+        // ANCHOR: serve
         Mode::Http(address) => {
             let listener = tokio::net::TcpListener::bind(&address).await?;
             let url = format!("http://{}/mcp", listener.local_addr()?);
@@ -38,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let _ = tokio::signal::ctrl_c().await;
             };
             server(registry).serve_listener(listener, shutdown).await?;
-        }
+        } // ANCHOR_END: serve
     }
     Ok(())
 }

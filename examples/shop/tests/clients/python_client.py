@@ -24,6 +24,7 @@ def text_of(result):
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
+# ANCHOR: checks
 async def run(mode, target, as_manager):
     async with Client(target, mode=mode) as client:
         tools = await client.list_tools()
@@ -49,6 +50,7 @@ async def run(mode, target, as_manager):
         else:
             check("a denied call uses the seed's wording",
                   write.is_error and text_of(write) == "[ERROR] Your role (Viewer) is not allowed to do this.", write)
+# ANCHOR_END: checks
 
 
 def main():
