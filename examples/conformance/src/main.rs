@@ -1,4 +1,5 @@
-//! Run with `cargo run -p example-conformance -- 127.0.0.1:3001`.
+//! Run with `cargo run -p example-conformance` (HTTP on 127.0.0.1:3001; `--http ADDR` for another address,
+//! `--stdio` to serve stdio).
 //!
 //! The fixture server of the official MCP conformance suite (`@modelcontextprotocol/conformance`): its tools
 //! are plain `#[tool]` functions served by toolgate, its prompts and resources come from a plain rmcp handler
@@ -12,9 +13,7 @@ use toolgate::mcp::McpServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let address = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:3001".to_owned());
+    let args: Vec<String> = std::env::args().skip(1).collect();
     // ANCHOR: compose
     let registry = Registry::builder()
         .tool(tools::json_schema_2020_12_tool())
@@ -25,7 +24,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .version(env!("CARGO_PKG_VERSION"))
         .with_handler(extras::Extras::default());
     // ANCHOR_END: compose
-    let listener = tokio::net::TcpListener::bind(&address).await?;
+    let address = match args.as_slice() {
+        [] => "127.0.0.1:3001",
+        [flag] if flag == "--stdio" => return Ok(server.serve_stdio().await?),
+        [flag, address] if flag == "--http" => address.as_str(),
+        _ => return Err("usage: example-conformance [--http ADDR | --stdio]".into()),
+    };
+    let listener = tokio::net::TcpListener::bind(address).await?;
     println!(
         "example-conformance serves MCP at http://{}/mcp",
         listener.local_addr()?

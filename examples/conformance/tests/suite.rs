@@ -41,7 +41,7 @@ impl Drop for Server {
 
 fn start() -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_example-conformance"))
-        .arg("127.0.0.1:0")
+        .args(["--http", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("the fixture server starts");
