@@ -3,8 +3,9 @@
 //! Write an `async fn`, put [`#[tool]`](tool) on it, and toolgate derives its JSON Schemas from the
 //! signature and doc comments, gates it behind the abilities you declare (a tool that declares nothing does
 //! not compile), previews writes for a person to approve, and registers it at link time. One [`Registry`]
-//! then lists and calls the tools for each [`Caller`], in-process from your own agent loop, with one policy
-//! and one call pipeline.
+//! then lists and calls the tools for each [`Caller`] with one policy and one call pipeline: in-process from
+//! your own agent loop, and over MCP ([`mcp`], stdio and Streamable HTTP, with the `mcp` feature, on by
+//! default).
 //!
 //! ```rust,standalone_crate
 //! use toolgate::prelude::*;
