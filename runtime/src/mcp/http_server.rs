@@ -1,6 +1,7 @@
 //! Streamable HTTP: rmcp's service behind authentication, with DNS-rebinding checks, a body limit, a bound
 //! on concurrent calls, `TCP_NODELAY`, and a graceful shutdown that lets in-flight calls finish.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -10,8 +11,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use bytes::Bytes;
@@ -202,29 +202,59 @@ struct Gate {
     responses: Arc<Responses>,
 }
 
-/// Authenticates the request (401 without valid credentials), then tracks its response until it is sent.
-async fn gate(State(gate): State<Gate>, request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let caller = match &gate.authenticator {
-        None => Some(gate.default_caller.clone()),
-        Some(authenticator) => authenticator.authenticate(&parts).await,
-    };
-    let Some(caller) = caller else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(http::header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or invalid credentials",
-        )
-            .into_response();
-    };
-    parts.extensions.insert(caller);
-    if parts.method != Method::POST {
-        return next.run(Request::from_parts(parts, body)).await;
+/// rmcp's service behind the gate: authenticates each request (401 without valid credentials, before
+/// anything runs), then tracks a POST's response until it is sent. A plain tower service, so a request
+/// costs one boxed future here and no per-request clone of a boxed inner service.
+#[derive(Clone)]
+struct Gated<S> {
+    inner: S,
+    gate: Arc<Gate>,
+}
+
+impl<S> tower_service::Service<Request> for Gated<S>
+where
+    S: tower_service::Service<Request, Error = Infallible> + Clone + Send + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
-    let open = Open::new(&gate.responses);
-    next.run(Request::from_parts(parts, body))
-        .await
-        .map(|body| Body::new(Tracked { body, _open: open }))
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let gate = Arc::clone(&self.gate);
+        Box::pin(async move {
+            let (mut parts, body) = request.into_parts();
+            let caller = match &gate.authenticator {
+                None => Some(gate.default_caller.clone()),
+                Some(authenticator) => authenticator.authenticate(&parts).await,
+            };
+            let Some(caller) = caller else {
+                let refusal = [(http::header::WWW_AUTHENTICATE, "Bearer")];
+                return Ok((
+                    StatusCode::UNAUTHORIZED,
+                    refusal,
+                    "missing or invalid credentials",
+                )
+                    .into_response());
+            };
+            parts.extensions.insert(caller);
+            let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
+            let response = inner
+                .call(Request::from_parts(parts, body))
+                .await?
+                .into_response();
+            Ok(match open {
+                Some(open) => response.map(|body| Body::new(Tracked { body, _open: open })),
+                None => response,
+            })
+        })
+    }
 }
 
 impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
@@ -243,27 +273,38 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         let config = self.http.rmcp_config(cancellation);
         let factory = move || Ok(handler.for_session());
         let path = self.http.path.as_str();
-        let router = if self.http.stateless {
+        let gate = Arc::new(Gate {
+            authenticator: self.authenticator.clone(),
+            default_caller: self.default_caller.clone(),
+            responses: Arc::clone(responses),
+        });
+        if self.http.stateless {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(NeverSessionManager::default()),
                 config,
             );
-            Router::new().route_service(path, service)
+            Router::new().route_service(
+                path,
+                Gated {
+                    inner: service,
+                    gate,
+                },
+            )
         } else {
             let service = StreamableHttpService::new(
                 factory,
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
-            Router::new().route_service(path, service)
-        };
-        let state = Gate {
-            authenticator: self.authenticator.clone(),
-            default_caller: self.default_caller.clone(),
-            responses: Arc::clone(responses),
-        };
-        router.layer(middleware::from_fn_with_state(state, gate))
+            Router::new().route_service(
+                path,
+                Gated {
+                    inner: service,
+                    gate,
+                },
+            )
+        }
     }
 
     /// Serves MCP over HTTP at `address` until Ctrl-C, then shuts down gracefully.
