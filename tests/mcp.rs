@@ -131,6 +131,7 @@ impl ClientHandler for Notes {
     }
 }
 
+// ANCHOR: in_memory
 /// A client talking to `server` over an in-memory pipe, as over stdio.
 async fn in_memory(server: McpServer) -> (RunningService<RoleClient, Notes>, Notes) {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
@@ -142,6 +143,7 @@ async fn in_memory(server: McpServer) -> (RunningService<RoleClient, Notes>, Not
     let notes = Notes::default();
     (notes.clone().serve(client_io).await.unwrap(), notes)
 }
+// ANCHOR_END: in_memory
 
 fn args(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().unwrap().clone()

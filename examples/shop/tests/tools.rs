@@ -5,6 +5,7 @@ use example_shop::{Db, manager, registry, viewer};
 use serde_json::json;
 use toolgate::{ErrorKind, Outcome, Registry};
 
+// ANCHOR: registry_test
 fn shop() -> (Db, Registry) {
     let db = Db::open(":memory:").expect("sqlite opens");
     let registry = registry(db.clone()).expect("the shop's tools are consistent");
@@ -91,6 +92,7 @@ async fn confirming_previews_first_and_writes_once_when_approved() {
         Some(ErrorKind::Failed)
     );
 }
+// ANCHOR_END: registry_test
 
 #[tokio::test]
 async fn writes_refuse_orders_in_the_wrong_state_with_a_sentence() {
