@@ -69,6 +69,12 @@ async fn nap(
     format!("slept {ms} ms")
 }
 
+/// Panics.
+#[tool(public)]
+async fn boom() -> String {
+    panic!("the tool's own bug")
+}
+
 fn viewer() -> Caller {
     Caller::new("vera")
         .with_role("Viewer")
@@ -167,7 +173,7 @@ async fn identity_tools_and_annotations_come_from_the_declarations() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["add", "count", "list_orders", "nap"],
+        ["add", "boom", "count", "list_orders", "nap"],
         "the viewer does not see delete_order"
     );
     let listing = tools.iter().find(|t| t.name == "list_orders").unwrap();
@@ -314,7 +320,7 @@ async fn pagination_follows_cursors() {
         (1, Some("1"))
     );
     let all = client.list_all_tools().await.unwrap();
-    assert_eq!(all.len(), 4);
+    assert_eq!(all.len(), 5);
     client.cancel().await.unwrap();
 }
 
@@ -486,4 +492,28 @@ async fn shutdown_lets_calls_in_flight_finish() {
         stopping.elapsed() < Duration::from_secs(60),
         "it stopped once the call was answered, not at the grace"
     );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_an_error_result_and_the_server_keeps_serving() {
+    let (client, _) = in_memory(server()).await;
+    let crashed = client
+        .call_tool(CallToolRequestParams::new("boom"))
+        .await
+        .unwrap();
+    assert_eq!(crashed.is_error, Some(true));
+    assert_eq!(
+        crashed.content[0].as_text().unwrap().text,
+        "[ERROR] The tool failed because of an internal error.",
+        "the panic's message is masked from the model"
+    );
+    let sum = client.call_tool(
+        CallToolRequestParams::new("add").with_arguments(args(json!({ "a": 1, "b": 1 }))),
+    );
+    assert_eq!(
+        sum.await.unwrap().content[0].as_text().unwrap().text,
+        "2",
+        "the same session still serves"
+    );
+    client.cancel().await.unwrap();
 }
