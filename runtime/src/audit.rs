@@ -25,6 +25,33 @@ pub struct AuditEvent<'a> {
 }
 
 /// Receives an [`AuditEvent`] for every call, after the hooks ran. Keep it fast: it runs on the call path.
+///
+/// ```rust,standalone_crate
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::{AuditEvent, AuditSink, Caller, Registry, tool};
+///
+/// /// Say hello.
+/// #[tool(public, read_only)]
+/// async fn hello() -> &'static str { "hello" }
+///
+/// /// Keeps one line per call.
+/// #[derive(Clone, Default)]
+/// struct Lines(Arc<Mutex<Vec<String>>>);
+///
+/// impl AuditSink for Lines {
+///     fn record(&self, event: &AuditEvent<'_>) {
+///         self.0.lock().unwrap().push(format!("{} {} {}", event.caller.id(), event.tool, event.outcome.label()));
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let lines = Lines::default();
+/// let registry = Registry::builder().audit(lines.clone()).build().unwrap();
+/// registry.call(&Caller::new("ada"), "hello", serde_json::json!({})).await;
+/// registry.call(&Caller::new("ada"), "nope", serde_json::json!({})).await;
+/// assert_eq!(*lines.0.lock().unwrap(), ["ada hello done", "ada nope unknown_tool"]);
+/// # });
+/// ```
 pub trait AuditSink: Send + Sync + 'static {
     /// Records one call.
     fn record(&self, event: &AuditEvent<'_>);

@@ -13,6 +13,28 @@ use crate::{CallParts, Caller, ErrorKind, Param, ParamKind, ParamSpec, ToolError
 /// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and cloned into each call that asks for it.
 ///
 /// The registry refuses to build when a tool asks for state it was not given, naming the tool and type.
+///
+/// ```rust,standalone_crate
+/// use std::sync::Arc;
+/// use toolgate::prelude::*;
+///
+/// #[derive(Clone)]
+/// struct Prices(Arc<Vec<(String, f64)>>);
+///
+/// /// The price of a product, in euros.
+/// #[tool(public, read_only)]
+/// async fn price(prices: State<Prices>, product: String) -> Result<f64, ToolError> {
+///     let found = prices.0.0.iter().find(|(name, _)| *name == product);
+///     found.map(|(_, price)| *price).ok_or_else(|| ToolError::new(format!("No product named {product}.")))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let prices = Prices(Arc::new(vec![("tea".into(), 3.5)]));
+/// let registry = Registry::builder().state(prices).build().unwrap();
+/// let outcome = registry.call(&Caller::anonymous(), "price", serde_json::json!({ "product": "tea" })).await;
+/// assert_eq!(outcome.into_result().structured, Some(serde_json::json!(3.5)));
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct State<T>(pub T);
 
@@ -74,6 +96,35 @@ impl Param for Invocation {
 }
 
 /// The tool's settings as set by the operator, deserialized into `T`. Missing settings read as `{}`.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+///
+/// #[derive(serde::Deserialize)]
+/// struct SearchSettings {
+///     #[serde(default = "default_engine")]
+///     engine: String,
+/// }
+///
+/// fn default_engine() -> String {
+///     "local".into()
+/// }
+///
+/// /// Search the web.
+/// #[tool(public, read_only)]
+/// async fn web_search(settings: Settings<SearchSettings>, query: String) -> String {
+///     format!("{} results for {query}", settings.0.engine)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder()
+///     .settings("web_search", serde_json::json!({ "engine": "brave" }))
+///     .build()
+///     .unwrap();
+/// let outcome = registry.call(&Caller::anonymous(), "web_search", serde_json::json!({ "query": "rust" })).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "brave results for rust");
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Settings<T>(pub T);
 
@@ -110,6 +161,32 @@ pub struct ProgressUpdate {
 type ProgressFn = dyn Fn(ProgressUpdate) + Send + Sync;
 
 /// Reports progress to whoever made the call (an MCP client, a host's UI). Does nothing when nobody listens.
+///
+/// ```rust,standalone_crate
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::prelude::*;
+///
+/// /// Import rows, reporting progress and logging each batch.
+/// #[tool(public)]
+/// async fn import(progress: Progress, log: Log) -> &'static str {
+///     for batch in 1..=2 {
+///         progress.report(f64::from(batch), Some(2.0), Some("importing"));
+///         log.info(format!("batch {batch} done"));
+///     }
+///     "imported"
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let (progress, logs) = (Arc::clone(&seen), Arc::clone(&seen));
+/// let call = Call::new("import", serde_json::json!({}))
+///     .on_progress(move |u| progress.lock().unwrap().push(format!("{}/{}", u.progress, u.total.unwrap())))
+///     .on_log(move |entry| logs.lock().unwrap().push(entry.message));
+/// let registry = Registry::builder().build().unwrap();
+/// assert!(registry.run(&Caller::anonymous(), call).await.is_done());
+/// assert_eq!(*seen.lock().unwrap(), ["1/2", "batch 1 done", "2/2", "batch 2 done"]);
+/// # });
+/// ```
 #[derive(Clone, Default)]
 pub struct Progress(Option<Arc<ProgressFn>>);
 
@@ -260,6 +337,28 @@ impl<T: Clone + Send + Sync + 'static> Param for Extension<T> {
 
 /// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
 /// Long-running tools check it (`token.is_cancelled()`) or select on `token.cancelled()`.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+///
+/// /// Crunch numbers until done or cancelled.
+/// #[tool(public, read_only, timeout = "50ms")]
+/// async fn crunch(cancellation: Cancellation) -> Result<u64, ToolError> {
+///     let mut rounds = 0;
+///     loop {
+///         tokio::select! {
+///             () = cancellation.cancelled() => return Err(ToolError::new("stopped")),
+///             () = tokio::time::sleep(std::time::Duration::from_millis(10)) => rounds += 1,
+///         }
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let outcome = registry.call(&Caller::anonymous(), "crunch", serde_json::json!({})).await;
+/// assert_eq!(outcome.error().unwrap().kind(), toolgate::ErrorKind::Timeout);
+/// # });
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Cancellation(pub CancellationToken);
 

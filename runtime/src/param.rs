@@ -212,6 +212,29 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
 /// The whole input of a tool as one struct: `async fn create(input: Input<NewOrder>)`.
 ///
 /// The input schema is `T`'s schema (its root must be an object); the tool takes no other arguments.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+///
+/// /// A new customer.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct NewCustomer {
+///     /// Full name.
+///     name: String,
+///     /// Contact address.
+///     email: String,
+/// }
+///
+/// /// Create a customer.
+/// #[tool(ability = "customers.manage")]
+/// async fn create_customer(Input(customer): Input<NewCustomer>) -> String {
+///     format!("created {} <{}>", customer.name, customer.email)
+/// }
+///
+/// let registry = Registry::builder().build().unwrap();
+/// let schema = registry.get("create_customer").unwrap().input_schema();
+/// assert_eq!(schema["required"], serde_json::json!(["name", "email"]));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Input<T>(pub T);
 
