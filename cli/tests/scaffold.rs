@@ -14,6 +14,16 @@ fn run(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("the scaffold runs")
 }
 
+/// Runs the scaffold and asserts it succeeded.
+fn generate(dir: &Path, args: &[&str]) {
+    let output = run(dir, args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 #[test]
 fn generated_tools_compile_and_their_tests_pass() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,7 +51,7 @@ fn generated_tools_compile_and_their_tests_pass() {
     fs::copy(workspace.join("Cargo.lock"), dir.join("Cargo.lock"))
         .expect("the workspace's versions");
 
-    let read = run(
+    generate(
         &dir,
         &[
             "toolgate",
@@ -51,12 +61,7 @@ fn generated_tools_compile_and_their_tests_pass() {
             "orders.view",
         ],
     );
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let write = run(
+    generate(
         &dir,
         &[
             "toolgate",
@@ -65,11 +70,6 @@ fn generated_tools_compile_and_their_tests_pass() {
             "--write",
             "--ability=orders.manage",
         ],
-    );
-    assert!(
-        write.status.success(),
-        "{}",
-        String::from_utf8_lossy(&write.stderr)
     );
     let again = run(
         &dir,
