@@ -4,7 +4,7 @@
 //! generated code only names the user's types, at their spans, so that errors land on the user's tokens.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ItemFn, Lit, LitStr};
 
@@ -91,21 +91,12 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let flag = |f: &Option<syn::Path>| f.is_some();
     let (read_only, system, defer) = (flag(&attr.read_only), flag(&attr.system), flag(&attr.defer));
     let (idempotent, open_world) = (flag(&attr.idempotent), flag(&attr.open_world));
-    let max_runs = match &attr.max_runs {
-        Some(m) => {
-            let m = &m.value;
-            quote!(#tg::Some(#m))
-        }
-        None => quote!(#tg::None),
-    };
-    let timeout_ms = match attr
+    let max_runs = option(&tg, attr.max_runs.as_ref().map(|m| &m.value));
+    let timeout = attr
         .timeout
         .as_ref()
-        .and_then(|t| valid::parse_duration_ms(&t.value.value()))
-    {
-        Some(ms) => quote!(#tg::Some(#ms)),
-        None => quote!(#tg::None),
-    };
+        .and_then(|t| valid::parse_duration_ms(&t.value.value()));
+    let timeout_ms = option(&tg, timeout);
 
     let params: Vec<TokenStream> = tool.params.iter().map(|p| param_spec(&tg, p)).collect();
     let count = params.len();
@@ -229,7 +220,8 @@ fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-fn option(tg: &TokenStream, value: Option<&LitStr>) -> TokenStream {
+/// `Some(value)` or `None`, spelled through `__private` so that the user's own `Option` cannot interfere.
+fn option(tg: &TokenStream, value: Option<impl ToTokens>) -> TokenStream {
     match value {
         Some(v) => quote!(#tg::Some(#v)),
         None => quote!(#tg::None),
@@ -239,10 +231,7 @@ fn option(tg: &TokenStream, value: Option<&LitStr>) -> TokenStream {
 /// The `ParamSpec` literal of one parameter; its kind and schema come from the type's `Param` impl.
 fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
     let ty = &param.ty;
-    let name = match &param.name {
-        Some(n) => quote!(#tg::Some(#n)),
-        None => quote!(#tg::None),
-    };
+    let name = option(tg, param.name.as_ref());
     let description = param.docs.text();
     let arg = &param.arg;
     let default = match &arg.default {

@@ -102,11 +102,9 @@ impl Registry {
 
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<&Tool> {
-        let held = self.held(caller);
-        let index = self.inner.slots.iter().position(|s| {
-            s.tool.capability.as_deref() == Some(capability)
-                && self.may_see(s, caller, held.as_deref())
-        })?;
+        let (index, _) = self
+            .visible_slots(caller)
+            .find(|(_, s)| s.tool.capability.as_deref() == Some(capability))?;
         let index = self.redirect(Lookup::Capability(capability), index);
         let slot = &self.inner.slots[index];
         self.may_see(slot, caller, None).then_some(&slot.tool)
@@ -152,10 +150,8 @@ impl Registry {
         &'a self,
         caller: &'a Caller,
     ) -> impl Iterator<Item = usize> + 'a {
-        let held = self.held(caller);
-        let slots = self.inner.slots.iter().enumerate();
-        slots
-            .filter(move |(_, s)| !s.tool.defer && self.may_see(s, caller, held.as_deref()))
+        self.visible_slots(caller)
+            .filter(|(_, s)| !s.tool.defer)
             .map(|(i, _)| i)
     }
 
@@ -175,12 +171,20 @@ impl Registry {
         &'a self,
         caller: &'c Caller,
     ) -> impl Iterator<Item = &'a Tool> + use<'a, 'c> {
+        self.visible_slots(caller).map(|(_, s)| &s.tool)
+    }
+
+    /// The slots `caller` may see, with their indices, in listing order: the one filter every listing uses.
+    fn visible_slots<'a, 'c>(
+        &'a self,
+        caller: &'c Caller,
+    ) -> impl Iterator<Item = (usize, &'a Slot)> + use<'a, 'c> {
         let held = self.held(caller);
         self.inner
             .slots
             .iter()
-            .filter(move |s| self.may_see(s, caller, held.as_deref()))
-            .map(|s| &s.tool)
+            .enumerate()
+            .filter(move |(_, s)| self.may_see(s, caller, held.as_deref()))
     }
 
     /// With the default authorizer: which of the registry's abilities `caller` holds, looked up once per listing.

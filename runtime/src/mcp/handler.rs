@@ -2,7 +2,7 @@
 //! handler for prompts, resources and completion.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -39,7 +39,9 @@ pub(crate) struct Shared {
     pub(crate) draining: AtomicBool,
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// `subscriptions/listen` streams of 2026-07-28 clients that asked for `toolsListChanged`.
-    pub(crate) listeners: Mutex<Vec<SubscriptionSink>>,
+    /// Each with a key of its own, so that a failed one can be removed after the lock was released.
+    pub(crate) listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
+    pub(crate) next_listener: AtomicU64,
 }
 
 /// Tells connected clients that the tool list changed: legacy sessions by `notifications/tools/list_changed`,
@@ -67,25 +69,21 @@ impl Notifier {
                 tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
             }
         }
-        let listeners: Vec<SubscriptionSink> = self
+        let listeners = self
             .0
             .listeners
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         let mut gone = Vec::new();
-        for (index, sink) in listeners.iter().enumerate() {
+        for (key, sink) in listeners {
             if sink.notify_tool_list_changed().await.is_err() {
-                gone.push(index);
+                gone.push(key);
             }
         }
         if !gone.is_empty() {
             let mut listeners = self.0.listeners.lock().unwrap_or_else(|e| e.into_inner());
-            let mut index = 0;
-            listeners.retain(|_| {
-                index += 1;
-                !gone.contains(&(index - 1))
-            });
+            listeners.retain(|(key, _)| !gone.contains(key));
         }
     }
 }
@@ -145,8 +143,8 @@ impl<H: Clone> McpHandler<H> {
 }
 
 /// Forwards a call's progress and log messages to the client, in order. The forwarding task starts with the
-/// first message, so a call that sends none costs nothing here.
-struct Relay(Arc<Mutex<RelayState>>);
+/// first message, and a request that can receive neither costs nothing here.
+struct Relay(Option<Arc<Mutex<RelayState>>>);
 
 struct RelayState {
     peer: Peer<RoleServer>,
@@ -170,23 +168,26 @@ impl Relay {
         let token = context.meta.get_progress_token();
         let min_level = logging::min_rank(context, session_level);
         let wants_progress = token.is_some();
+        if !wants_progress && min_level == u8::MAX {
+            return (call, Relay(None));
+        }
         let state = RelayState {
             peer: context.peer.clone(),
             token,
             min_level,
             running: None,
         };
-        let relay = Relay(Arc::new(Mutex::new(state)));
+        let state = Arc::new(Mutex::new(state));
         let mut call = call;
         if min_level != u8::MAX {
-            let logs = Arc::clone(&relay.0);
+            let logs = Arc::clone(&state);
             call = call.on_log(move |entry| Self::send(&logs, Note::Log(entry)));
         }
         if wants_progress {
-            let progress = Arc::clone(&relay.0);
+            let progress = Arc::clone(&state);
             call = call.on_progress(move |update| Self::send(&progress, Note::Progress(update)));
         }
-        (call, relay)
+        (call, Relay(Some(state)))
     }
 
     fn send(state: &Mutex<RelayState>, note: Note) {
@@ -238,8 +239,8 @@ impl Relay {
 
     /// Waits until every note sent during the call has reached the client, so none trails the result.
     async fn flush(self) {
-        let running = self
-            .0
+        let Some(state) = self.0 else { return };
+        let running = state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .running
@@ -435,7 +436,8 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 .listeners
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            listeners.push(context.sink().clone());
+            let key = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
+            listeners.push((key, context.sink().clone()));
         }
         self.extras.listen(context).await
     }

@@ -23,7 +23,7 @@ mod handler;
 mod http_server;
 mod logging;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{Implementation, ToolsCapability};
@@ -189,6 +189,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             draining: AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),
             listeners: Mutex::new(Vec::new()),
+            next_listener: AtomicU64::new(0),
         };
         McpHandler::new(Arc::new(shared), self.extras.clone())
     }
