@@ -1,10 +1,36 @@
 //! The audit step: every call's tool, caller, outcome and duration, handed to an [`AuditSink`].
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
 use crate::{Caller, Invocation, Outcome};
+
+/// What a call did about confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuditAction {
+    /// A call that needs no confirmation (or one the skip policy let through).
+    Call,
+    /// The preview of a write: nothing ran.
+    Preview,
+    /// A confirmation came back: the write ran, or the confirmation was refused.
+    Approve,
+    /// A write was declined.
+    Decline,
+}
+
+impl AuditAction {
+    /// `call`, `preview`, `approve` or `decline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Call => "call",
+            AuditAction::Preview => "preview",
+            AuditAction::Approve => "approve",
+            AuditAction::Decline => "decline",
+        }
+    }
+}
 
 /// One finished call, as recorded by the audit step.
 #[derive(Debug)]
@@ -20,8 +46,23 @@ pub struct AuditEvent<'a> {
     pub arguments: &'a Value,
     /// What came of it.
     pub outcome: &'a Outcome,
+    /// Plain call, preview, approval or decline.
+    pub action: AuditAction,
+    /// When it finished.
+    pub at: SystemTime,
     /// How long the pipeline took.
     pub elapsed: Duration,
+}
+
+impl AuditEvent<'_> {
+    /// The SHA-256 of the arguments' canonical JSON, in hex: the same arguments give the same digest, so
+    /// a preview and its approval can be matched without storing the arguments.
+    pub fn argument_digest(&self) -> String {
+        match self.arguments {
+            Value::Object(map) => crate::confirm::digest(map),
+            _ => crate::confirm::digest(&serde_json::Map::new()),
+        }
+    }
 }
 
 /// Receives an [`AuditEvent`] for every call, after the hooks ran. Keep it fast: it runs on the call path.
@@ -68,6 +109,7 @@ impl AuditSink for TracingAudit {
             tool = event.tool,
             caller = event.caller.id(),
             session = event.invocation.session_id.as_deref(),
+            action = event.action.as_str(),
             outcome = event.outcome.label(),
             elapsed_us = event.elapsed.as_micros() as u64,
             "tool call"

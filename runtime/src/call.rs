@@ -8,15 +8,19 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::AuditEvent;
+use serde_json::json;
+
+use crate::ask::{Answers, ClientSupport};
+use crate::audit::{AuditAction, AuditEvent};
+use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::entry::{PreviewFuture, ToolFuture};
 use crate::hooks::CallInfo;
-use crate::outcome::Pending;
+use crate::outcome::{APPROVAL_KEY, InputRequired, Pending};
 use crate::parts::StateMap;
 use crate::registry::{Handler, Slot};
 use crate::{
@@ -53,6 +57,24 @@ struct Meta {
     log: Log,
     extensions: StateMap,
     cancellation: Option<CancellationToken>,
+    /// A confirmation of a previewed write, sent back to run it.
+    confirmation: Option<String>,
+    /// Answers to a tool's questions, with the sealed state of the round that asked them.
+    resume: Option<Resume>,
+    support: Option<ClientSupport>,
+}
+
+#[derive(Debug)]
+struct Resume {
+    state: Option<String>,
+    answers: Map<String, Value>,
+}
+
+impl Meta {
+    /// Whether the call carries anything for the confirmation path.
+    fn gated(&self) -> bool {
+        self.confirmation.is_some() || self.resume.is_some()
+    }
 }
 
 impl Call {
@@ -115,6 +137,58 @@ impl Call {
         self.meta.cancellation = Some(token);
         self
     }
+
+    /// Sends back the confirmation of a previewed write ([`Pending::confirmation`]): the write runs once,
+    /// if this call has the same tool, arguments and caller as the preview and it has not expired.
+    #[must_use]
+    pub fn confirmation(mut self, token: impl Into<String>) -> Self {
+        self.meta.confirmation = Some(token.into());
+        self
+    }
+
+    /// Resumes a call that asked for input: `state` as given by [`InputRequired::state`] (or
+    /// [`Pending::confirmation`] for a write), and the answers by question key. A write's answer is under
+    /// [`APPROVAL_KEY`](crate::APPROVAL_KEY): `{"action": "accept", "content": {"approve": true}}`
+    /// runs it, anything else that is an answer declines it.
+    ///
+    /// [`InputRequired::state`]: crate::InputRequired::state
+    #[must_use]
+    pub fn resume(mut self, state: Option<impl Into<String>>, answers: Map<String, Value>) -> Self {
+        self.meta.resume = Some(Resume {
+            state: state.map(Into::into),
+            answers,
+        });
+        self
+    }
+
+    /// What the client can answer when the tool asks for input (default: [`ClientSupport::ALL`]).
+    #[must_use]
+    pub fn client_support(mut self, support: ClientSupport) -> Self {
+        self.meta.support = Some(support);
+        self
+    }
+}
+
+/// The call's sinks, moved into the tool's parts.
+struct Sinks {
+    progress: Progress,
+    log: Log,
+    extensions: StateMap,
+    cancellation: Option<CancellationToken>,
+    answers: Option<Arc<Answers>>,
+}
+
+impl Sinks {
+    fn of(meta: Meta) -> (Sinks, Option<String>, Option<Resume>, Option<ClientSupport>) {
+        let sinks = Sinks {
+            progress: meta.progress,
+            log: meta.log,
+            extensions: meta.extensions,
+            cancellation: meta.cancellation,
+            answers: None,
+        };
+        (sinks, meta.confirmation, meta.resume, meta.support)
+    }
 }
 
 /// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
@@ -127,6 +201,7 @@ struct Flight<'a> {
     seen: Option<Value>,
     audited: Option<Value>,
     started: Option<Instant>,
+    action: AuditAction,
 }
 
 /// The asynchronous part of a call: nothing, a preview, or the tool's future.
@@ -159,55 +234,80 @@ impl Registry {
 
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
     ///
-    /// Refused, with nothing run, when the token is unknown, already used, expired, or another caller's,
-    /// and when the caller has since lost the right to run the tool.
+    /// Refused, with nothing run, when the confirmation is forged, altered, expired, already used or
+    /// declined, or another caller's, and when the caller has since lost the right to run the tool.
+    /// Approving twice returns the first run's result.
     pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
-        let write = match self.inner.confirmations.take(confirmation, caller.id()) {
-            Ok(write) => write,
-            Err(error) if error.kind() == ErrorKind::Denied => return Outcome::Denied(error),
-            Err(error) => return Outcome::Failed(error),
-        };
-        let mut flight = Flight {
-            caller,
-            invocation: write.invocation,
-            slot: None,
-            seen: None,
-            audited: self
-                .inner
-                .audit
-                .as_ref()
-                .map(|_| Value::Object(write.arguments.clone())),
-            started: self.inner.audit.as_ref().map(|_| Instant::now()),
-        };
-        let slot = &self.inner.slots[write.slot];
-        let step = match self
-            .gate(slot, caller)
-            .and_then(|()| self.take_run(write.slot, caller, &flight.invocation))
+        match self
+            .confirmations()
+            .open_any(confirmation, GrantKind::Confirm)
         {
-            Ok(()) => self.launch(
-                &mut flight,
-                write.slot,
-                write.arguments,
-                Default::default(),
-                None,
-                true,
-            ),
-            Err(outcome) => Step::Done(outcome),
-        };
-        let mut outcome = self.drive(&flight, step).await;
-        self.finish(&flight, &mut outcome);
-        outcome
+            Ok(grant) => {
+                let arguments = Value::Object(grant.arguments.unwrap_or_default());
+                let call = Call::new(grant.tool, arguments).confirmation(confirmation);
+                self.run(caller, call).await
+            }
+            Err(error) => self.refuse_unbound(caller, error),
+        }
     }
 
     /// Declines a previewed write: it will never run.
     ///
     /// # Errors
-    /// When the token is unknown, used, expired or another caller's.
-    pub fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
-        self.inner
-            .confirmations
-            .take(confirmation, caller.id())
-            .map(drop)
+    /// When the confirmation is forged, altered, expired or another caller's, or was already approved.
+    pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
+        let grant = match self
+            .confirmations()
+            .open_any(confirmation, GrantKind::Confirm)
+        {
+            Ok(grant) => grant,
+            Err(error) => {
+                return Err(self
+                    .refuse_unbound(caller, error)
+                    .error()
+                    .cloned()
+                    .unwrap_or_else(|| unreachable!("a refusal is an error")));
+            }
+        };
+        let decline = json!({ "action": "decline" });
+        let call = Call::new(
+            grant.tool,
+            Value::Object(grant.arguments.unwrap_or_default()),
+        )
+        .resume(
+            Some(confirmation),
+            [(APPROVAL_KEY.to_owned(), decline)].into_iter().collect(),
+        );
+        match self.run(caller, call).await {
+            Outcome::Done(result) if !result.is_error => Ok(()),
+            outcome => Err(outcome
+                .error()
+                .cloned()
+                .unwrap_or_else(|| ToolError::new(outcome.into_result().text_for_model()))),
+        }
+    }
+
+    fn confirmations(&self) -> &Confirmations {
+        &self.inner.confirmations
+    }
+
+    /// A confirmation refused before its tool is known: audited under the tool name `-`.
+    fn refuse_unbound(&self, caller: &Caller, error: ToolError) -> Outcome {
+        let flight = Flight {
+            caller,
+            invocation: Invocation {
+                tool_name: Arc::from("-"),
+                ..Invocation::default()
+            },
+            slot: None,
+            seen: None,
+            audited: self.inner.audit.as_ref().map(|_| Value::Null),
+            started: self.inner.audit.as_ref().map(|_| Instant::now()),
+            action: AuditAction::Approve,
+        };
+        let mut outcome = Outcome::Failed(error);
+        self.finish(&flight, &mut outcome);
+        outcome
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
@@ -227,30 +327,191 @@ impl Registry {
                     || Arc::from(name),
                     |i| Arc::clone(&self.inner.slots[i].tool.name),
                 ),
-                tool_call_id: meta.tool_call_id,
-                session_id: meta.session_id,
-                traceparent: meta.traceparent,
-                tracestate: meta.tracestate,
+                tool_call_id: meta.tool_call_id.clone(),
+                session_id: meta.session_id.clone(),
+                traceparent: meta.traceparent.clone(),
+                tracestate: meta.tracestate.clone(),
             },
             slot: None,
             seen: None,
             audited: self.inner.audit.as_ref().map(|_| arguments.clone()),
             started: self.inner.audit.as_ref().map(|_| Instant::now()),
+            action: AuditAction::Call,
         };
         let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
-            Ok((index, arguments)) => self.launch(
-                &mut flight,
-                index,
-                arguments,
-                (meta.progress, meta.log, meta.extensions),
-                meta.cancellation,
-                false,
-            ),
+            Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
+                let mut outcome = Box::pin(self.gated(&mut flight, index, arguments, meta)).await;
+                self.finish(&flight, &mut outcome);
+                return outcome;
+            }
+            Ok((index, arguments)) => {
+                let (sinks, ..) = Sinks::of(meta);
+                self.launch(&mut flight, index, arguments, sinks, true)
+            }
             Err(outcome) => Step::Done(outcome),
         };
         let mut outcome = self.drive(&flight, step).await;
         self.finish(&flight, &mut outcome);
         outcome
+    }
+
+    /// The path of writes with a preview, of tools that ask for input, and of calls that carry a
+    /// confirmation or answers.
+    async fn gated(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        meta: Meta,
+    ) -> Outcome {
+        let slot = &self.inner.slots[index];
+        let (tool, caller) = (&*slot.tool.name, flight.caller);
+        let confirmations = self.confirmations();
+        let (mut sinks, mut confirmation, resume, support) = Sinks::of(meta);
+        let has_preview = slot.tool.has_preview;
+        let mut answers = Map::new();
+        let mut declined = None;
+        if let Some(Resume {
+            state,
+            answers: given,
+        }) = resume
+        {
+            match state {
+                // A write's request state is its confirmation, and its one answer the approval.
+                Some(state) if has_preview => match approval(&given) {
+                    Some(Decision::Approve) => confirmation = Some(state),
+                    Some(Decision::Decline) => declined = Some(state),
+                    None => {
+                        if let Err(error) =
+                            confirmations.open(&state, GrantKind::Confirm, tool, caller, &arguments)
+                        {
+                            return refusal(error);
+                        }
+                    }
+                },
+                Some(state) => {
+                    match confirmations.open(&state, GrantKind::Ask, tool, caller, &arguments) {
+                        Ok(grant) => answers = grant.answers,
+                        Err(error) => return refusal(error),
+                    }
+                    answers.extend(given);
+                }
+                None => answers = given,
+            }
+        }
+        if let Some(token) = confirmation.or(declined.clone()) {
+            if !has_preview {
+                return refusal(confirm::refused(format!(
+                    "`{tool}` has no preview and takes no confirmation; call it without one."
+                )));
+            }
+            let grant =
+                match confirmations.open(&token, GrantKind::Confirm, tool, caller, &arguments) {
+                    Ok(grant) => grant,
+                    Err(error) => return refusal(error),
+                };
+            if declined.is_some() {
+                flight.action = AuditAction::Decline;
+                return self.declined(&grant).await;
+            }
+            flight.action = AuditAction::Approve;
+            return self.approved(flight, index, arguments, &grant, sinks).await;
+        }
+        let skip = has_preview
+            && confirmations
+                .skip
+                .as_ref()
+                .is_some_and(|policy| policy(caller, &slot.tool));
+        if has_preview && !skip {
+            flight.action = AuditAction::Preview;
+            let step = self.launch(flight, index, arguments, sinks, false);
+            return self.drive(flight, step).await;
+        }
+        let kept = arguments.clone();
+        let answers = Arc::new(Answers {
+            given: answers,
+            support: support.unwrap_or(ClientSupport::ALL),
+        });
+        sinks.answers = Some(Arc::clone(&answers));
+        let step = self.launch(flight, index, arguments, sinks, true);
+        let outcome = self.drive(flight, step).await;
+        let requests = match &outcome {
+            Outcome::Failed(error) if error.kind() == ErrorKind::InputRequired => error
+                .data()
+                .and_then(|d| d.get("inputRequests"))
+                .and_then(Value::as_object),
+            _ => None,
+        };
+        match requests {
+            Some(requests) => Outcome::InputRequired(InputRequired {
+                tool: tool.to_owned(),
+                requests: requests.clone(),
+                state: confirmations.seal(
+                    GrantKind::Ask,
+                    tool,
+                    caller,
+                    &kept,
+                    answers.given.clone(),
+                ),
+            }),
+            None => outcome,
+        }
+    }
+
+    /// Runs an approved write once; a retry gets the first run's result.
+    async fn approved(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        grant: &Grant,
+        sinks: Sinks,
+    ) -> Outcome {
+        let store = &self.confirmations().store;
+        match store
+            .claim(&grant.id, Decision::Approve, grant.expires_at())
+            .await
+        {
+            Ok(Claimed::Fresh) => {
+                let step = self.launch(flight, index, arguments, sinks, true);
+                let mut outcome = self.drive(flight, step).await;
+                self.mask(&mut outcome);
+                let record =
+                    serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
+                if let Err(error) = store.finish(&grant.id, record).await {
+                    tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");
+                }
+                outcome
+            }
+            Ok(Claimed::Approved {
+                outcome: Some(record),
+            }) => match serde_json::from_str(&record) {
+                Ok(result) => Outcome::Done(result),
+                Err(_) => refusal(already_used()),
+            },
+            Ok(Claimed::Approved { outcome: None }) => refusal(already_used()),
+            Ok(Claimed::Declined) => refusal(confirm::refused(
+                "This write was declined and will never run; nothing was changed. Call the tool again for a new preview.",
+            )),
+            Err(error) => Outcome::Failed(error),
+        }
+    }
+
+    /// Records a decline; declining twice is the same decline.
+    async fn declined(&self, grant: &Grant) -> Outcome {
+        let store = &self.confirmations().store;
+        match store
+            .claim(&grant.id, Decision::Decline, grant.expires_at())
+            .await
+        {
+            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Done(ToolResult::text(
+                "The user declined this change; nothing was changed. Do not try it again unless the user asks.",
+            )),
+            Ok(Claimed::Approved { .. }) => refusal(confirm::refused(
+                "This write was already approved; it cannot be declined any more.",
+            )),
+            Err(error) => Outcome::Failed(error),
+        }
     }
 
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs.
@@ -374,10 +635,16 @@ impl Registry {
         flight: &mut Flight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        (progress, log, extensions): (Progress, Log, StateMap),
-        cancellation: Option<CancellationToken>,
+        sinks: Sinks,
         confirmed: bool,
     ) -> Step {
+        let Sinks {
+            progress,
+            log,
+            extensions,
+            cancellation,
+            answers,
+        } = sinks;
         let slot = &self.inner.slots[index];
         flight.slot = Some(index);
         if !self.inner.hooks.is_empty() {
@@ -411,6 +678,7 @@ impl Registry {
             log,
             extensions,
             cancellation: token.clone(),
+            answers,
         };
         match &slot.handler {
             Handler::Compiled {
@@ -471,21 +739,18 @@ impl Registry {
                     Ok(preview) => preview,
                     Err(error) => return Outcome::Failed(error),
                 };
-                let slot = flight.slot.unwrap_or_default();
-                let parked = self.inner.confirmations.park(
-                    slot,
-                    flight.caller.id(),
-                    arguments,
-                    flight.invocation.clone(),
+                let confirmation = self.confirmations().seal(
+                    GrantKind::Confirm,
+                    &flight.invocation.tool_name,
+                    flight.caller,
+                    &arguments,
+                    Map::new(),
                 );
-                return match parked {
-                    Ok(confirmation) => Outcome::NeedsConfirmation(Pending {
-                        tool: flight.invocation.tool_name.to_string(),
-                        preview,
-                        confirmation,
-                    }),
-                    Err(error) => Outcome::Failed(error),
-                };
+                return Outcome::NeedsConfirmation(Pending {
+                    tool: flight.invocation.tool_name.to_string(),
+                    preview,
+                    confirmation,
+                });
             }
         };
         match result {
@@ -518,6 +783,8 @@ impl Registry {
                 invocation: &flight.invocation,
                 arguments,
                 outcome,
+                action: flight.action,
+                at: SystemTime::now(),
                 elapsed: started.elapsed(),
             });
         }
@@ -566,6 +833,34 @@ async fn guard(
             result = timed => result,
         },
         _ => timed.await,
+    }
+}
+
+/// The answer to a write's approval question, if there is a well-formed one.
+fn approval(answers: &Map<String, Value>) -> Option<Decision> {
+    let answer = answers.get(APPROVAL_KEY)?;
+    match answer.get("action")?.as_str()? {
+        "accept" => match answer.get("content")?.get("approve")?.as_bool()? {
+            true => Some(Decision::Approve),
+            false => Some(Decision::Decline),
+        },
+        "decline" | "cancel" => Some(Decision::Decline),
+        _ => None,
+    }
+}
+
+fn already_used() -> ToolError {
+    confirm::refused(
+        "This confirmation was already used: the write ran, or is running. Nothing was changed by this call.",
+    )
+}
+
+/// A refused confirmation or request state, as an outcome: denied when it is another caller's.
+fn refusal(error: ToolError) -> Outcome {
+    if error.kind() == ErrorKind::Denied {
+        Outcome::Denied(error)
+    } else {
+        Outcome::Failed(error)
     }
 }
 

@@ -27,6 +27,13 @@ pub enum ErrorKind {
     Timeout,
     /// The call was cancelled before the tool finished.
     Cancelled,
+    /// A confirmation or request state was refused: forged, altered, expired, used, declined, or issued for
+    /// another tool or other arguments. Nothing ran.
+    Confirmation,
+    /// The tool needs an answer from the client first (see [`Ask`](crate::Ask)).
+    InputRequired,
+    /// The tool needs something the client did not declare it can do (elicitation, sampling, roots).
+    MissingCapability,
 }
 
 impl ErrorKind {
@@ -42,6 +49,9 @@ impl ErrorKind {
             ErrorKind::LimitReached => "limit_reached",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Confirmation => "confirmation_refused",
+            ErrorKind::InputRequired => "input_required",
+            ErrorKind::MissingCapability => "missing_capability",
         }
     }
 }

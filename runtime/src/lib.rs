@@ -42,10 +42,11 @@
 //!
 //! The book (in `book/` of the repository) is the guide; this reference documents every item.
 
+mod ask;
 mod audit;
 mod call;
 mod caller;
-mod confirm;
+pub mod confirm;
 mod content;
 mod dynamic;
 mod entry;
@@ -63,11 +64,15 @@ mod preview;
 mod registry;
 mod result;
 mod schema;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod tool;
 
-pub use audit::{AuditEvent, AuditSink, TracingAudit};
+pub use ask::{Ask, ClientSupport, Elicited, Root};
+pub use audit::{AuditAction, AuditEvent, AuditSink, TracingAudit};
 pub use call::Call;
 pub use caller::{Authorizer, Caller};
+pub use confirm::{KeyError, KeyRing};
 pub use content::{Content, EmbeddedResource};
 pub use dynamic::DynamicTool;
 pub use error::{ErrorKind, ToolError};
@@ -75,7 +80,7 @@ pub use inject::{
     Cancellation, Extension, Invocation, Log, LogEntry, LogLevel, Progress, ProgressUpdate,
     Settings, State,
 };
-pub use outcome::{Outcome, Pending};
+pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending};
 pub use output::{IntoOutput, Structured};
 pub use page::{Limit, Page, Row};
 pub use param::{ArgSchema, Input, Param, ParamKind, ParamSpec, Requirement};

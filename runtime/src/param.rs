@@ -86,17 +86,33 @@ pub struct ArgSchema {
 /// A dependency of an injected parameter, such as the state a [`State<T>`](crate::State) reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Requirement {
-    pub(crate) type_id: fn() -> TypeId,
-    pub(crate) type_name: &'static str,
+    pub(crate) need: Need,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Need {
+    State {
+        type_id: fn() -> TypeId,
+        type_name: &'static str,
+    },
+    /// The tool asks the client for input, so its calls keep their arguments to seal the request state.
+    Asks,
 }
 
 impl Requirement {
     /// The registry must hold state of type `T` (added with [`RegistryBuilder::state`](crate::RegistryBuilder::state)).
     pub fn state<T: 'static>() -> Self {
         Requirement {
-            type_id: TypeId::of::<T>,
-            type_name: std::any::type_name::<T>(),
+            need: Need::State {
+                type_id: TypeId::of::<T>,
+                type_name: std::any::type_name::<T>(),
+            },
         }
+    }
+
+    /// The tool takes an [`Ask`](crate::Ask).
+    pub(crate) fn asks() -> Self {
+        Requirement { need: Need::Asks }
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::ask::Answers;
 use crate::{Caller, Invocation, Log, Progress};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
@@ -26,6 +27,8 @@ pub struct CallParts<'a> {
     pub(crate) extensions: StateMap,
     /// `None` when nothing can cancel the call (no timeout, no caller's token).
     pub(crate) cancellation: Option<CancellationToken>,
+    /// The answers a resumed call carries, for [`Ask`](crate::Ask); `None` on a first call.
+    pub(crate) answers: Option<Arc<Answers>>,
 }
 
 impl CallParts<'_> {
@@ -41,6 +44,7 @@ impl CallParts<'_> {
             log: self.log,
             extensions: self.extensions,
             cancellation: self.cancellation,
+            answers: self.answers,
         }
     }
 

@@ -10,10 +10,11 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::audit::AuditSink;
-use crate::confirm::Confirmations;
+use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
 use crate::dynamic::{DynHandler, DynamicTool};
 use crate::entry::{Access, PreviewFuture, ToolEntry, ToolFuture};
 use crate::hooks::{Hook, Lookup};
+use crate::param::Need;
 use crate::parts::StateMap;
 use crate::tool::Source;
 use crate::{Authorizer, CallParts, Caller, Tool, schema};
@@ -65,6 +66,9 @@ pub(crate) struct Slot {
     pub(crate) validator: Validator,
     pub(crate) defaults: Vec<(String, Value)>,
     pub(crate) settings: Option<Arc<Value>>,
+    /// A write with a preview, or a tool that asks the client for input: its calls take the confirmation
+    /// path, which keeps the arguments to seal them.
+    pub(crate) gated: bool,
     enabled: bool,
     required: Box<[usize]>,
 }
@@ -294,6 +298,9 @@ pub struct RegistryBuilder {
     mask_internal_errors: bool,
     default_timeout: Option<Duration>,
     confirmation_ttl: Duration,
+    keys: Option<KeyRing>,
+    store: Option<Box<dyn ConfirmationStore>>,
+    skip_confirmation: Option<SkipPolicy>,
 }
 
 impl Default for RegistryBuilder {
@@ -312,6 +319,9 @@ impl Default for RegistryBuilder {
             mask_internal_errors: true,
             default_timeout: None,
             confirmation_ttl: Duration::from_secs(600),
+            keys: None,
+            store: None,
+            skip_confirmation: None,
         }
     }
 }
@@ -409,6 +419,34 @@ impl RegistryBuilder {
         self
     }
 
+    /// The keys that seal confirmations and request states. Give every replica the same ring (for
+    /// example from [`KeyRing::parse`] of a secret) so that each accepts the others' confirmations.
+    /// Default: a random key, so confirmations die with the process.
+    #[must_use]
+    pub fn keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Where used confirmations are recorded, so each acts once (default: this process's memory).
+    /// Share one store between replicas; see [`SqliteStore`](crate::sqlite::SqliteStore).
+    #[must_use]
+    pub fn confirmation_store(mut self, store: impl ConfirmationStore) -> Self {
+        self.store = Some(Box::new(store));
+        self
+    }
+
+    /// Runs writes without a preview when `policy` says so for the caller and tool (a trusted automation,
+    /// say). Off by default: every write with a preview waits for approval.
+    #[must_use]
+    pub fn skip_confirmation(
+        mut self,
+        policy: impl Fn(&Caller, &Tool) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.skip_confirmation = Some(Box::new(policy));
+        self
+    }
+
     /// Builds the registry: computes every schema, and checks names, state and configuration.
     ///
     /// # Errors
@@ -489,7 +527,12 @@ impl RegistryBuilder {
                 mask_internal_errors: self.mask_internal_errors,
                 default_timeout: self.default_timeout,
                 runs: Mutex::new(HashMap::new()),
-                confirmations: Confirmations::new(self.confirmation_ttl),
+                confirmations: Confirmations {
+                    keys: self.keys.unwrap_or_else(KeyRing::random),
+                    store: self.store.unwrap_or_else(|| Box::new(MemoryStore::new())),
+                    ttl: self.confirmation_ttl,
+                    skip: self.skip_confirmation,
+                },
             }),
         })
     }
@@ -513,14 +556,17 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
         tool: entry.name.to_owned(),
         reason,
     };
+    let mut asks = false;
     for spec in entry.params {
-        if let Some(requirement) = (spec.requirement)()
-            && !state.contains((requirement.type_id)())
-        {
-            return Err(BuildError::MissingState {
-                tool: entry.name.to_owned(),
-                type_name: requirement.type_name.to_owned(),
-            });
+        match (spec.requirement)().map(|r| r.need) {
+            Some(Need::State { type_id, type_name }) if !state.contains(type_id()) => {
+                return Err(BuildError::MissingState {
+                    tool: entry.name.to_owned(),
+                    type_name: type_name.to_owned(),
+                });
+            }
+            Some(Need::Asks) => asks = true,
+            _ => {}
         }
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
@@ -564,6 +610,7 @@ fn compiled_slot(entry: &'static ToolEntry, state: &StateMap) -> Result<Slot, Bu
         source,
     };
     Ok(Slot {
+        gated: asks || entry.preview.is_some(),
         tool,
         handler: Handler::Compiled {
             call: entry.call,
@@ -625,6 +672,7 @@ fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
         validator,
         defaults: Vec::new(),
         settings: None,
+        gated: false,
         enabled: true,
         required: Box::default(),
     })

@@ -1,6 +1,6 @@
 //! [`ToolResult`]: the full result of a call, as the model and the host see it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::{Content, ToolError};
@@ -20,7 +20,8 @@ use crate::{Content, ToolError};
 /// assert!(result.is_error);
 /// assert_eq!(result.text_for_model(), "No fact stored for Rust.");
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct ToolResult {
     /// Blocks for the model: text, images, audio, resources. Empty for a structured result, whose text form

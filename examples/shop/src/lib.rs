@@ -6,20 +6,32 @@ pub mod db;
 pub mod tools;
 
 use toolgate::mcp::{BearerTokens, McpServer};
-use toolgate::{BuildError, Caller, Registry};
+use toolgate::sqlite::SqliteStore;
+use toolgate::{Caller, KeyRing, Registry};
 
 pub use db::Db;
 
 // ANCHOR: registry
-/// The registry of the shop's tools, overview first, reading and writing `db`.
+/// The registry of the shop's tools, overview first, reading and writing `db`. Confirmations and the
+/// audit trail are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
+/// (`id:base64secret,...`, current first) when it is set, else with the key kept in `store`.
 ///
 /// # Errors
-/// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up.
-pub fn registry(db: Db) -> Result<Registry, BuildError> {
-    Registry::builder()
+/// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up; or when
+/// the keys cannot be read.
+pub fn registry(db: Db, store: &SqliteStore) -> Result<Registry, Box<dyn std::error::Error>> {
+    let keys = match std::env::var("TOOLGATE_KEYS") {
+        Ok(text) => KeyRing::parse(&text)?,
+        Err(_) => store.key_ring()?,
+    };
+    let registry = Registry::builder()
         .state(db)
         .first(["shop_overview"])
-        .build()
+        .keys(keys)
+        .confirmation_store(store.clone())
+        .audit(store.audit())
+        .build()?;
+    Ok(registry)
 }
 // ANCHOR_END: registry
 

@@ -6,6 +6,7 @@
 
 use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
+use toolgate::sqlite::SqliteStore;
 use toolgate::{Caller, Outcome, Registry};
 
 enum Mode {
@@ -17,7 +18,11 @@ enum Mode {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mode, db) = parse(std::env::args().skip(1))?;
-    let registry = registry(Db::open(&db)?)?;
+    let store = match db.as_str() {
+        ":memory:" => SqliteStore::in_memory()?,
+        path => SqliteStore::open(path)?,
+    };
+    let registry = registry(Db::open(&db)?, &store)?;
     match mode {
         Mode::Stdio => server(registry).serve_stdio().await?,
         Mode::Demo => demo(&registry).await,

@@ -6,6 +6,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, ToolAnnotations};
 use serde_json::{Value, json};
 
+use super::input::{META_CONFIRMATION, META_PREVIEW};
 use crate::{Content, ErrorKind, Outcome, Tool};
 
 /// The `_meta` keys under which a tool publishes what it needs, so clients know before a denial.
@@ -99,11 +100,19 @@ pub(crate) fn call_result(
                 .with_meta(Some(MetaObject(meta)))
         }
         Outcome::NeedsConfirmation(pending) => {
-            // Nothing ran, so there is no output to match the tool's output schema: for clients that
-            // cannot approve a preview this is an `isError` result saying so.
+            // For a client that can show no approval prompt. Nothing ran, so there is no output to match
+            // the tool's output schema: this is an `isError` result, with the preview and the sealed
+            // confirmation in `_meta` for the client application to show and send back.
+            let mut meta = JsonObject::new();
+            meta.insert(META_CONFIRMATION.into(), pending.confirmation().into());
+            meta.insert(META_PREVIEW.into(), json!(pending.preview()));
             let text = Outcome::NeedsConfirmation(pending)
                 .into_result()
                 .text_for_model();
+            CallToolResult::error(vec![ContentBlock::text(text)]).with_meta(Some(MetaObject(meta)))
+        }
+        Outcome::InputRequired(input) => {
+            let text = Outcome::InputRequired(input).into_result().text_for_model();
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
         Outcome::Done(result) => {

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
-    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig, Tool as McpTool,
 };
 use rmcp::model::{ProgressToken, SubscriptionFilter};
@@ -18,8 +18,14 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
+use super::input::{self, Channel, META_CONFIRMATION};
 use super::{convert, logging};
-use crate::{Call, Caller, LogEntry, ProgressUpdate, Registry};
+use crate::{
+    APPROVAL_KEY, Call, Caller, ErrorKind, LogEntry, Outcome, ProgressUpdate, Registry, ToolError,
+};
+
+/// MCP's `MissingRequiredClientCapabilityError`.
+const MISSING_CLIENT_CAPABILITY: i32 = -32021;
 
 /// A handler with nothing to add: the server offers tools only.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) calls: Semaphore,
     pub(crate) draining: AtomicBool,
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Refuse writes for clients that cannot show an approval prompt, instead of returning the preview.
+    pub(crate) refuse_unconfirmable_writes: bool,
     /// `subscriptions/listen` streams of 2026-07-28 clients that asked for `toolsListChanged`.
     /// Each with a key of its own, so that a failed one can be removed after the lock was released.
     pub(crate) listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
@@ -129,6 +137,47 @@ impl<H: Clone> McpHandler<H> {
     /// Tells every connected client that the tool list changed (see [`Notifier`]).
     pub async fn notify_tools_changed(&self) {
         self.notifier().tools_changed().await;
+    }
+
+    /// A call of tool `name` with what the request carries: its id, cancellation, session, trace context,
+    /// and the client's peer, the notifier and the HTTP request's parts as extensions.
+    fn call_for(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        context: &RequestContext<RoleServer>,
+        parts: Option<http::request::Parts>,
+    ) -> Call {
+        let mut call = Call::new(name, arguments)
+            .tool_call_id(context.id.to_string())
+            .cancellation(context.ct.clone());
+        if let Some(session) = parts.as_ref().and_then(session_id) {
+            call = call.session(session);
+        }
+        call = call
+            .extension(context.peer.clone())
+            .extension(self.notifier());
+        if let Some(parts) = parts {
+            call = call.extension(parts);
+        }
+        if let Some(traceparent) = context.meta.get_traceparent() {
+            call = call.trace(traceparent, context.meta.get_tracestate().map(Into::into));
+        }
+        call
+    }
+
+    /// Runs one round of a call, with its progress and log messages relayed to the client before the
+    /// result.
+    async fn round(
+        &self,
+        caller: &Caller,
+        call: Call,
+        context: &RequestContext<RoleServer>,
+    ) -> Outcome {
+        let (call, relay) = Relay::attach(call, context, self.log_level.load(Ordering::Relaxed));
+        let outcome = self.shared.registry.run(caller, call).await;
+        relay.flush().await;
+        outcome
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
@@ -326,34 +375,80 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             .await
             .map_err(|_| ErrorData::internal_error("the server is shutting down", None))?;
         let caller = self.caller(&context);
+        let (channel, support) = Channel::of(&context);
         let arguments = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let mut call = Call::new(request.name.as_ref(), arguments)
-            .tool_call_id(context.id.to_string())
-            .cancellation(context.ct.clone());
-        if let Some(session) = session_id(&context) {
-            call = call.session(session);
+        // Moved, not cloned, unless the client answers questions during the call and rounds follow.
+        let parts = context.extensions.remove::<http::request::Parts>();
+        let spare =
+            matches!(channel, Channel::During(_)).then(|| (arguments.clone(), parts.clone()));
+        let mut call = self
+            .call_for(&request.name, arguments, &context, parts)
+            .client_support(support);
+        if let Some(token) = context.meta.get(META_CONFIRMATION).and_then(|v| v.as_str()) {
+            call = call.confirmation(token);
         }
-        call = call
-            .extension(context.peer.clone())
-            .extension(self.notifier());
-        // Moved, not cloned: the request's parts are not needed after this point.
-        if let Some(parts) = context.extensions.remove::<http::request::Parts>() {
-            call = call.extension(parts);
+        let resumed = request.request_state.is_some();
+        if resumed || request.input_responses.is_some() {
+            let answers = request.input_responses.unwrap_or_default();
+            call = call.resume(request.request_state, answers.into_iter().collect());
         }
-        if let Some(traceparent) = context.meta.get_traceparent() {
-            call = call.trace(traceparent, context.meta.get_tracestate().map(Into::into));
+        let mut outcome = self.round(&caller, call, &context).await;
+        if let (Channel::During(peer), Some((arguments, parts))) = (&channel, spare) {
+            for _ in 0..input::MAX_ROUNDS {
+                let (state, questions) = match &outcome {
+                    Outcome::InputRequired(input) => {
+                        (input.state().to_owned(), input.requests().clone())
+                    }
+                    Outcome::NeedsConfirmation(pending) if support.elicitation => {
+                        let mut questions = serde_json::Map::new();
+                        questions.insert(APPROVAL_KEY.to_owned(), pending.approval_request());
+                        (pending.confirmation().to_owned(), questions)
+                    }
+                    _ => break,
+                };
+                let answers = input::ask_during(peer, &questions).await?;
+                let call = self
+                    .call_for(&request.name, arguments.clone(), &context, parts.clone())
+                    .client_support(support)
+                    .resume(Some(state), answers);
+                outcome = self.round(&caller, call, &context).await;
+            }
         }
-        let (call, relay) = Relay::attach(call, &context, self.log_level.load(Ordering::Relaxed));
-        let outcome = self.shared.registry.run(&caller, call).await;
-        relay.flush().await;
-        let structured = self
-            .shared
-            .registry
-            .index_of(&request.name)
-            .is_some_and(|i| self.shared.tools[i].output_schema.is_some());
-        convert::call_result(outcome, structured).map(Into::into)
+        let retry = matches!(channel, Channel::Retry);
+        match outcome {
+            Outcome::InputRequired(input) if retry => Ok(input::input_required(&input)?.into()),
+            Outcome::NeedsConfirmation(pending) if retry && support.elicitation => {
+                Ok(input::approval(&pending)?.into())
+            }
+            Outcome::NeedsConfirmation(_) if self.shared.refuse_unconfirmable_writes => {
+                let error = ToolError::with_kind(
+                    ErrorKind::Denied,
+                    "This client cannot show an approval prompt, and this server runs no write without \
+                     one. Nothing was changed; use a client that supports elicitation.",
+                );
+                convert::call_result(Outcome::Denied(error), false).map(Into::into)
+            }
+            Outcome::Failed(error) if error.kind() == ErrorKind::MissingCapability => {
+                Err(ErrorData::new(
+                    ErrorCode(MISSING_CLIENT_CAPABILITY),
+                    error.message().to_owned(),
+                    error.data().cloned(),
+                ))
+            }
+            Outcome::Failed(error) if resumed && error.kind() == ErrorKind::Confirmation => {
+                Err(ErrorData::invalid_params(error.message().to_owned(), None))
+            }
+            outcome => {
+                let structured = self
+                    .shared
+                    .registry
+                    .index_of(&request.name)
+                    .is_some_and(|i| self.shared.tools[i].output_schema.is_some());
+                convert::call_result(outcome, structured).map(Into::into)
+            }
+        }
     }
 
     #[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still part of the versions served
@@ -466,8 +561,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
 }
 
 /// The session a request belongs to: the Streamable HTTP session id, when the client has one.
-fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
-    let parts = context.extensions.get::<http::request::Parts>()?;
+fn session_id(parts: &http::request::Parts) -> Option<String> {
     Some(
         parts
             .headers

@@ -21,6 +21,7 @@ mod auth;
 mod convert;
 mod handler;
 mod http_server;
+mod input;
 mod logging;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -34,6 +35,7 @@ pub use auth::{AuthFuture, Authenticator, BearerTokens};
 pub use convert::{META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
 pub use handler::{McpHandler, Notifier, ToolsOnly};
 pub use http_server::HttpOptions;
+pub use input::{META_CONFIRMATION, META_PREVIEW};
 /// The rmcp release toolgate is built on, for prompts, resources, and the client `Peer` a tool can take as
 /// `Extension<rmcp::Peer<rmcp::RoleServer>>` (sampling, elicitation).
 pub use rmcp;
@@ -53,6 +55,7 @@ pub struct McpServer<H = ToolsOnly> {
     http: HttpOptions,
     page_size: usize,
     max_concurrent_calls: usize,
+    refuse_unconfirmable_writes: bool,
     extras: H,
 }
 
@@ -76,6 +79,7 @@ impl McpServer {
             http: HttpOptions::default(),
             page_size: 200,
             max_concurrent_calls: 64,
+            refuse_unconfirmable_writes: false,
             extras: ToolsOnly,
         }
     }
@@ -145,6 +149,18 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
+    /// What a write with a preview does for a client that can show no approval prompt (neither a
+    /// 2026-07-28 client declaring elicitation, nor an older one with elicitation on a session).
+    /// By default it gets the preview and the sealed confirmation (in `_meta` under
+    /// [`META_CONFIRMATION`]) to send back in the `_meta` of a retry; with `true` the write is refused.
+    /// The default trusts the client application to show the preview to a person before it sends the
+    /// confirmation back; refuse when that cannot be assumed.
+    #[must_use]
+    pub fn refuse_unconfirmable_writes(mut self, refuse: bool) -> Self {
+        self.refuse_unconfirmable_writes = refuse;
+        self
+    }
+
     /// Serves prompts, resources and completion from your own rmcp handler, beside the tools.
     pub fn with_handler<E: ServerHandler + Clone>(self, extras: E) -> McpServer<E> {
         McpServer {
@@ -158,6 +174,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             http: self.http,
             page_size: self.page_size,
             max_concurrent_calls: self.max_concurrent_calls,
+            refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
             extras,
         }
     }
@@ -188,6 +205,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             calls: Semaphore::new(self.max_concurrent_calls),
             draining: AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),
+            refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(0),
         };

@@ -1,0 +1,273 @@
+//! [`Ask`]: a tool asks the client for input (a form a person fills in, a model completion, the client's
+//! roots) and gets the answers when the call comes back.
+//!
+//! The call does not wait: a question without an answer ends this round with
+//! [`Outcome::InputRequired`](crate::Outcome::InputRequired), and the tool runs again from the start when
+//! the answers come back, with every answer given so far (they travel in a sealed request state). Over MCP,
+//! 2026-07-28 clients get an `InputRequiredResult`, and older clients with a session get the questions as
+//! requests during the call.
+
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::param::Requirement;
+use crate::{CallParts, ErrorKind, Param, ParamKind, ParamSpec, ToolError};
+
+/// What the client of a call can answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSupport {
+    /// Forms a person fills in (`elicitation/create`).
+    pub elicitation: bool,
+    /// Completions from the client's model (`sampling/createMessage`).
+    pub sampling: bool,
+    /// The client's roots (`roots/list`).
+    pub roots: bool,
+}
+
+impl ClientSupport {
+    /// Everything: the default of in-process calls, whose host answers what it can.
+    pub const ALL: ClientSupport = ClientSupport {
+        elicitation: true,
+        sampling: true,
+        roots: true,
+    };
+    /// Nothing.
+    pub const NONE: ClientSupport = ClientSupport {
+        elicitation: false,
+        sampling: false,
+        roots: false,
+    };
+}
+
+/// The answers a resumed call carries, and what its client supports.
+#[derive(Debug)]
+pub(crate) struct Answers {
+    pub(crate) given: Map<String, Value>,
+    pub(crate) support: ClientSupport,
+}
+
+/// A person's answer to a form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited<T> {
+    /// Filled in and sent.
+    Accepted(T),
+    /// Refused.
+    Declined,
+    /// Dismissed without a choice.
+    Cancelled,
+}
+
+/// A directory or file the client exposes (`roots/list`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A name for people.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Asks the client of a call for input; take it as a tool parameter.
+///
+/// Each question has a key. A question without an answer is recorded and returns an error of kind
+/// [`ErrorKind::InputRequired`]: return it (with `?`) and the call ends with the questions asked so far.
+/// To ask several questions in one round, ask them all, then call [`ready`](Self::ready).
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{Ask, Elicited, Outcome};
+///
+/// /// Your name, for the greeting.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Name { name: String }
+///
+/// /// Greets the user by name.
+/// #[tool(public, read_only)]
+/// async fn greet(ask: Ask) -> Result<String, ToolError> {
+///     match ask.elicit::<Name>("user_name", "What is your name?")? {
+///         Elicited::Accepted(Name { name }) => Ok(format!("Hello, {name}!")),
+///         _ => Ok("Hello, stranger!".into()),
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let ada = Caller::new("ada");
+/// let Outcome::InputRequired(input) = registry.call(&ada, "greet", serde_json::json!({})).await else {
+///     panic!("expected a question")
+/// };
+/// assert_eq!(input.requests()["user_name"]["params"]["message"], "What is your name?");
+///
+/// // The host shows the form, then resumes the call with the answer.
+/// let answer = serde_json::json!({ "action": "accept", "content": { "name": "Ada" } });
+/// let call = Call::new("greet", serde_json::json!({}))
+///     .resume(Some(input.state()), [("user_name".to_owned(), answer)].into_iter().collect());
+/// let outcome = registry.run(&ada, call).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "Hello, Ada!");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct Ask {
+    answers: Option<Arc<Answers>>,
+    asked: Mutex<Asked>,
+}
+
+/// The questions of this round without an answer, and the first one the client cannot answer.
+#[derive(Debug, Default)]
+struct Asked {
+    questions: Map<String, Value>,
+    unsupported: Option<ToolError>,
+}
+
+impl Ask {
+    /// What the client can answer. Ask only what it supports; asking for more is refused with
+    /// [`ErrorKind::MissingCapability`].
+    pub fn supports(&self) -> ClientSupport {
+        self.answers
+            .as_ref()
+            .map_or(ClientSupport::ALL, |a| a.support)
+    }
+
+    /// The raw answer to question `key`, if one came back.
+    pub fn answer(&self, key: &str) -> Option<&Value> {
+        self.answers.as_ref()?.given.get(key)
+    }
+
+    /// Asks a person to fill in a form with the fields of `T` (flat: strings, numbers, booleans, enums).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InputRequired`] until the answer comes back; [`ErrorKind::MissingCapability`] when the
+    /// client cannot show forms.
+    pub fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        key: &str,
+        message: &str,
+    ) -> Result<Elicited<T>, ToolError> {
+        let answer = self
+            .answer(key)
+            .and_then(|answer| match answer.get("action")?.as_str()? {
+                "accept" => serde_json::from_value(answer.get("content")?.clone())
+                    .ok()
+                    .map(Elicited::Accepted),
+                "decline" => Some(Elicited::Declined),
+                "cancel" => Some(Elicited::Cancelled),
+                _ => None,
+            });
+        if let Some(answer) = answer {
+            return Ok(answer);
+        }
+        self.require(self.supports().elicitation, "elicitation")?;
+        Err(self.record(key, elicitation(message, form_schema::<T>())))
+    }
+
+    /// Asks the client's model for a completion of `prompt`, at most `max_tokens` long. The answer is the
+    /// client's `CreateMessageResult`; its text is at `["content"]["text"]`.
+    ///
+    /// # Errors
+    /// As for [`elicit`](Self::elicit), with sampling.
+    pub fn sample(&self, key: &str, prompt: &str, max_tokens: u32) -> Result<Value, ToolError> {
+        if let Some(answer) = self.answer(key).filter(|a| a.get("content").is_some()) {
+            return Ok(answer.clone());
+        }
+        self.require(self.supports().sampling, "sampling")?;
+        let request = json!({
+            "method": "sampling/createMessage",
+            "params": {
+                "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                "maxTokens": max_tokens,
+            },
+        });
+        Err(self.record(key, request))
+    }
+
+    /// Asks for the client's roots.
+    ///
+    /// # Errors
+    /// As for [`elicit`](Self::elicit), with roots.
+    pub fn roots(&self, key: &str) -> Result<Vec<Root>, ToolError> {
+        let answer = self
+            .answer(key)
+            .and_then(|a| serde_json::from_value(a.get("roots")?.clone()).ok());
+        if let Some(roots) = answer {
+            return Ok(roots);
+        }
+        self.require(self.supports().roots, "roots")?;
+        Err(self.record(key, json!({ "method": "roots/list", "params": {} })))
+    }
+
+    /// `Ok` when every question asked so far has its answer; otherwise the error that asks them all.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InputRequired`] with every unanswered question.
+    pub fn ready(&self) -> Result<(), ToolError> {
+        let asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        match &asked.unsupported {
+            Some(error) => Err(error.clone()),
+            None if asked.questions.is_empty() => Ok(()),
+            None => Err(input_required(&asked.questions)),
+        }
+    }
+
+    fn require(&self, supported: bool, capability: &str) -> Result<(), ToolError> {
+        if supported {
+            return Ok(());
+        }
+        let error = ToolError::with_kind(
+            ErrorKind::MissingCapability,
+            format!("This tool needs the client capability `{capability}`, which the client did not declare."),
+        )
+        .with_data(json!({ "requiredCapabilities": { capability: {} } }));
+        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        asked.unsupported.get_or_insert_with(|| error.clone());
+        Err(error)
+    }
+
+    fn record(&self, key: &str, request: Value) -> ToolError {
+        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        asked.questions.insert(key.to_owned(), request);
+        input_required(&asked.questions)
+    }
+}
+
+fn input_required(asked: &Map<String, Value>) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::InputRequired,
+        "This tool needs input from the user or the client before it can go on.",
+    )
+    .with_data(json!({ "inputRequests": asked }))
+}
+
+/// An `elicitation/create` request for a form.
+pub(crate) fn elicitation(message: &str, schema: Value) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": { "mode": "form", "message": message, "requestedSchema": schema },
+    })
+}
+
+/// The form schema of `T`: its object schema without the meta keys clients do not expect.
+fn form_schema<T: JsonSchema>() -> Value {
+    let mut schema = schemars::schema_for!(T).to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.retain(|key, _| matches!(key.as_str(), "type" | "properties" | "required"));
+    }
+    schema
+}
+
+impl Param for Ask {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(Ask {
+            answers: parts.answers.clone(),
+            asked: Mutex::default(),
+        })
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::asks())
+    }
+}

@@ -1,0 +1,197 @@
+//! Sealed confirmations and request states.
+//!
+//! A previewed write gets a confirmation: a token sealed under the [`KeyRing`] that binds the tool, the
+//! caller, the arguments (their canonical digest, and the arguments themselves so any replica can run
+//! them) and an expiry. A tool that asks the client for input gets a request state sealed the same way,
+//! carrying the answers given so far. The [`ConfirmationStore`] makes each confirmation act once.
+
+mod canonical;
+mod keys;
+mod store;
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub(crate) use canonical::digest;
+pub use keys::{KeyError, KeyRing};
+pub use store::{Claimed, ConfirmationStore, Decision, MemoryStore, StoreFuture};
+
+use crate::{Caller, ErrorKind, Tool, ToolError};
+
+/// What a sealed token is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum GrantKind {
+    /// Approves one previewed write.
+    Confirm,
+    /// Carries the answers a tool has been given so far.
+    Ask,
+}
+
+/// The sealed payload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Grant {
+    pub(crate) kind: GrantKind,
+    /// Random; names the confirmation in the store.
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) caller: String,
+    /// The digest of the canonical arguments.
+    pub(crate) digest: String,
+    /// The arguments themselves (confirmations only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arguments: Option<Map<String, Value>>,
+    /// The answers given so far (request states only).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub(crate) answers: Map<String, Value>,
+    /// Unix milliseconds.
+    pub(crate) expires: u64,
+}
+
+impl Grant {
+    pub(crate) fn expires_at(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.expires)
+    }
+}
+
+/// Decides whether a caller's write runs without a preview; see
+/// [`RegistryBuilder::skip_confirmation`](crate::RegistryBuilder::skip_confirmation).
+pub(crate) type SkipPolicy = Box<dyn Fn(&Caller, &Tool) -> bool + Send + Sync>;
+
+/// The confirmation machinery of one registry.
+pub(crate) struct Confirmations {
+    pub(crate) keys: KeyRing,
+    pub(crate) store: Box<dyn ConfirmationStore>,
+    pub(crate) ttl: Duration,
+    pub(crate) skip: Option<SkipPolicy>,
+}
+
+impl Confirmations {
+    /// Seals a new grant for `tool`, `caller` and `arguments`.
+    pub(crate) fn seal(
+        &self,
+        kind: GrantKind,
+        tool: &str,
+        caller: &Caller,
+        arguments: &Map<String, Value>,
+        answers: Map<String, Value>,
+    ) -> String {
+        let grant = Grant {
+            kind,
+            id: hex(&random_bytes::<16>()),
+            tool: tool.to_owned(),
+            caller: caller.id().to_owned(),
+            digest: digest(arguments),
+            arguments: (kind == GrantKind::Confirm).then(|| arguments.clone()),
+            answers,
+            expires: unix_ms() + (self.ttl.as_millis() as u64).max(1),
+        };
+        let payload = serde_json::to_vec(&grant).unwrap_or_default();
+        self.keys.seal(&payload)
+    }
+
+    /// Opens a token whatever it binds: checks only the seal and the kind.
+    pub(crate) fn open_any(&self, token: &str, kind: GrantKind) -> Result<Grant, ToolError> {
+        let grant: Grant = self
+            .keys
+            .open(token)
+            .and_then(|payload| serde_json::from_slice(&payload).ok())
+            .filter(|grant: &Grant| grant.kind == kind)
+            .ok_or_else(|| refused(forged(kind)))?;
+        Ok(grant)
+    }
+
+    /// Opens a token and checks that it binds this tool, caller and arguments and has not expired.
+    pub(crate) fn open(
+        &self,
+        token: &str,
+        kind: GrantKind,
+        tool: &str,
+        caller: &Caller,
+        arguments: &Map<String, Value>,
+    ) -> Result<Grant, ToolError> {
+        let grant = self.open_any(token, kind)?;
+        let what = match kind {
+            GrantKind::Confirm => "confirmation",
+            GrantKind::Ask => "request state",
+        };
+        if grant.expires <= unix_ms() {
+            return Err(refused(format!(
+                "This {what} has expired; nothing was changed. Call the tool again{}.",
+                again(kind)
+            )));
+        }
+        if grant.tool != tool {
+            return Err(refused(format!(
+                "This {what} is for `{}`, not `{tool}`; nothing was changed.",
+                grant.tool
+            )));
+        }
+        if grant.caller != caller.id() {
+            return Err(ToolError::with_kind(
+                ErrorKind::Denied,
+                format!("This {what} belongs to another caller; nothing was changed."),
+            ));
+        }
+        if grant.digest != digest(arguments) {
+            return Err(refused(format!(
+                "The arguments differ from the ones this {what} was issued for; nothing was changed. \
+                 Call the tool again{}.",
+                again(kind)
+            )));
+        }
+        Ok(grant)
+    }
+}
+
+fn forged(kind: GrantKind) -> String {
+    let what = match kind {
+        GrantKind::Confirm => "confirmation",
+        GrantKind::Ask => "request state",
+    };
+    format!(
+        "This {what} is not valid: it was altered, forged, or sealed with a key this server does not \
+         have. Nothing was changed; call the tool again{}.",
+        again(kind)
+    )
+}
+
+fn again(kind: GrantKind) -> &'static str {
+    match kind {
+        GrantKind::Confirm => " for a new preview",
+        GrantKind::Ask => " without it",
+    }
+}
+
+/// A refusal of a confirmation or request state.
+pub(crate) fn refused(message: impl Into<String>) -> ToolError {
+    ToolError::with_kind(ErrorKind::Confirmation, message)
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `N` bytes from the operating system's generator.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        // Without randomness no token can be trusted; there is no safe way to go on.
+        panic!("the operating system gave no random bytes: {error}");
+    }
+    bytes
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}

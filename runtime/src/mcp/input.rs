@@ -1,0 +1,122 @@
+//! Questions during a call over MCP: write approvals and [`Ask`](crate::Ask) requests.
+//!
+//! 2026-07-28 clients get an `InputRequiredResult` and retry with the answers and the sealed
+//! `requestState`. Older clients on a session (stdio, stateful HTTP) get each question as a request during
+//! the call. A client with neither gets a write's preview and confirmation to send back in `_meta`.
+
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
+    ServerRequest,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::{Map, Value};
+
+use crate::{APPROVAL_KEY, ClientSupport, InputRequired, Pending};
+
+/// The `_meta` key of a write's sealed confirmation, on the preview result and on the retry that sends
+/// it back.
+pub const META_CONFIRMATION: &str = "io.toolgate/confirmation";
+/// The `_meta` key of a write's preview (text and data) on the preview result.
+pub const META_PREVIEW: &str = "io.toolgate/preview";
+
+/// The most rounds of questions one call may take with a client that answers during the call.
+pub(crate) const MAX_ROUNDS: usize = 10;
+
+/// How the client of a request can answer questions.
+#[derive(Clone)]
+pub(crate) enum Channel {
+    /// In the retry of the request (2026-07-28).
+    Retry,
+    /// As requests during the call (an older client on a session).
+    During(Peer<RoleServer>),
+    /// Not at all.
+    None,
+}
+
+impl Channel {
+    /// The channel of a request, and what the client declared it can answer.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> (Channel, ClientSupport) {
+        let declared = context
+            .client_capabilities()
+            .map_or(ClientSupport::NONE, |c| support(&c));
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let parts = context.extensions.get::<http::request::Parts>();
+        let session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
+        if modern {
+            (Channel::Retry, declared)
+        } else if session {
+            (Channel::During(context.peer.clone()), declared)
+        } else {
+            (Channel::None, ClientSupport::NONE)
+        }
+    }
+}
+
+fn support(capabilities: &ClientCapabilities) -> ClientSupport {
+    ClientSupport {
+        elicitation: capabilities.elicitation.is_some(),
+        sampling: capabilities.sampling.is_some(),
+        roots: capabilities.roots.is_some(),
+    }
+}
+
+/// The questions of a call as an `InputRequiredResult`.
+pub(crate) fn input_required(input: &InputRequired) -> Result<InputRequiredResult, ErrorData> {
+    Ok(InputRequiredResult::new(
+        Some(requests(input.requests())?),
+        Some(input.state().to_owned()),
+    ))
+}
+
+/// A write's approval question as an `InputRequiredResult`, its confirmation as the request state.
+pub(crate) fn approval(pending: &Pending) -> Result<InputRequiredResult, ErrorData> {
+    let mut questions = Map::new();
+    questions.insert(APPROVAL_KEY.to_owned(), pending.approval_request());
+    Ok(InputRequiredResult::new(
+        Some(requests(&questions)?),
+        Some(pending.confirmation().to_owned()),
+    ))
+}
+
+fn requests(questions: &Map<String, Value>) -> Result<InputRequests, ErrorData> {
+    questions
+        .iter()
+        .map(|(key, request)| {
+            let request: InputRequest = serde_json::from_value(request.clone()).map_err(|e| {
+                ErrorData::internal_error(
+                    format!("question `{key}` is not an MCP request: {e}"),
+                    None,
+                )
+            })?;
+            Ok((key.clone(), request))
+        })
+        .collect()
+}
+
+/// Sends each question to the client as a request and collects the answers by key.
+pub(crate) async fn ask_during(
+    peer: &Peer<RoleServer>,
+    questions: &Map<String, Value>,
+) -> Result<Map<String, Value>, ErrorData> {
+    let mut answers = Map::new();
+    for (key, request) in requests(questions)? {
+        let request = match request {
+            InputRequest::Elicitation(r) => ServerRequest::from(r),
+            InputRequest::CreateMessage(r) => ServerRequest::from(r),
+            #[allow(deprecated)]
+            // roots/list: still served to the clients of the versions that have it
+            InputRequest::ListRoots(r) => ServerRequest::from(r),
+            _ => continue,
+        };
+        let answer = peer.send_request(request).await.map_err(|e| {
+            ErrorData::internal_error(format!("the client did not answer `{key}`: {e}"), None)
+        })?;
+        let answer = serde_json::to_value(answer)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        answers.insert(key, answer);
+    }
+    Ok(answers)
+}

@@ -1,0 +1,289 @@
+//! The embedded database: used confirmations, the audit trail and a sealing key, in one SQLite file.
+//!
+//! Several processes may open the same file: claims are atomic across them, so a confirmation acts once
+//! however many replicas see it.
+//!
+//! ```
+//! use toolgate::sqlite::SqliteStore;
+//! use toolgate::Registry;
+//!
+//! let db = SqliteStore::in_memory()?;
+//! let registry = Registry::builder()
+//!     .keys(db.key_ring()?)
+//!     .confirmation_store(db.clone())
+//!     .audit(db.audit())
+//!     .build()
+//!     .unwrap();
+//! # let _ = registry;
+//! # Ok::<(), rusqlite::Error>(())
+//! ```
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use rusqlite;
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use crate::confirm::{Claimed, ConfirmationStore, Decision, StoreFuture, hex, random_bytes};
+use crate::{AuditEvent, AuditSink, ErrorKind, KeyRing, ToolError};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS toolgate_confirmations (
+    id TEXT PRIMARY KEY,
+    decision TEXT NOT NULL,
+    outcome TEXT,
+    expires INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS toolgate_confirmations_expires ON toolgate_confirmations (expires);
+CREATE TABLE IF NOT EXISTS toolgate_audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at_ms INTEGER NOT NULL,
+    caller TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    action TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    session TEXT,
+    elapsed_us INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS toolgate_keys (
+    id TEXT PRIMARY KEY,
+    secret BLOB NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+";
+
+/// Used confirmations (a [`ConfirmationStore`]), the audit trail ([`audit`](Self::audit)) and a sealing
+/// key ([`key_ring`](Self::key_ring)) in one SQLite database. Clones share the connection.
+#[derive(Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path`, in WAL mode so that other processes can share it.
+    ///
+    /// # Errors
+    /// When the file cannot be opened or its tables cannot be created.
+    pub fn open(path: impl AsRef<Path>) -> rusqlite::Result<Self> {
+        let connection = Connection::open(path)?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        Self::with_connection(connection)
+    }
+
+    /// A private database in memory, for tests.
+    ///
+    /// # Errors
+    /// When SQLite cannot create it.
+    pub fn in_memory() -> rusqlite::Result<Self> {
+        Self::with_connection(Connection::open_in_memory()?)
+    }
+
+    fn with_connection(connection: Connection) -> rusqlite::Result<Self> {
+        connection.busy_timeout(Duration::from_secs(5))?;
+        connection.execute_batch(SCHEMA)?;
+        Ok(SqliteStore {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sealing keys kept in this database, newest first; creates a random one the first time. Every
+    /// process that opens the same file gets the same ring, and pending confirmations survive a restart.
+    ///
+    /// Anyone who can read the file can forge confirmations: keep it as private as the data the tools
+    /// change, or give the registry a ring from a secret manager instead.
+    ///
+    /// # Errors
+    /// When the database cannot be read or written.
+    pub fn key_ring(&self) -> rusqlite::Result<KeyRing> {
+        let mut connection = self.lock();
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let count: i64 =
+            transaction.query_row("SELECT count(*) FROM toolgate_keys", [], |r| r.get(0))?;
+        if count == 0 {
+            let secret = random_bytes::<32>();
+            transaction.execute(
+                "INSERT INTO toolgate_keys (id, secret, created_ms) VALUES (?1, ?2, ?3)",
+                params![format!("db-{}", hex(&secret[..4])), &secret[..], unix_ms()],
+            )?;
+        }
+        let keys = {
+            let mut statement = transaction.prepare(
+                "SELECT id, secret FROM toolgate_keys ORDER BY created_ms DESC, id DESC",
+            )?;
+            let rows = statement.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        transaction.commit()?;
+        let mut ring: Option<KeyRing> = None;
+        for (id, secret) in keys {
+            let added = match ring {
+                None => KeyRing::new(id, secret),
+                Some(ring) => ring.with_previous(id, secret),
+            };
+            ring = Some(added.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?);
+        }
+        ring.ok_or(rusqlite::Error::QueryReturnedNoRows)
+    }
+
+    /// An audit sink that appends every call to the `toolgate_audit` table.
+    pub fn audit(&self) -> SqliteAudit {
+        SqliteAudit(self.clone())
+    }
+
+    fn claim_now(
+        &self,
+        id: &str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> rusqlite::Result<Claimed> {
+        let connection = self.lock();
+        let now = unix_ms();
+        connection
+            .prepare_cached("DELETE FROM toolgate_confirmations WHERE expires < ?1")?
+            .execute(params![now])?;
+        let inserted = connection
+            .prepare_cached(
+                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires) VALUES (?1, ?2, NULL, ?3) \
+                 ON CONFLICT (id) DO NOTHING",
+            )?
+            .execute(params![id, decision.as_str(), ms(expires)])?;
+        if inserted == 1 {
+            return Ok(Claimed::Fresh);
+        }
+        let (before, outcome): (String, Option<String>) = connection
+            .prepare_cached("SELECT decision, outcome FROM toolgate_confirmations WHERE id = ?1")?
+            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(if before == Decision::Decline.as_str() {
+            Claimed::Declined
+        } else {
+            Claimed::Approved { outcome }
+        })
+    }
+
+    /// The newest `limit` audit records, newest first.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub fn audit_records(&self, limit: usize) -> rusqlite::Result<Vec<AuditRecord>> {
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT at_ms, caller, tool, action, digest, outcome, session FROM toolgate_audit \
+             ORDER BY seq DESC LIMIT ?1",
+        )?;
+        let rows = statement.query_map(params![limit as i64], |r| {
+            Ok(AuditRecord {
+                at: UNIX_EPOCH + Duration::from_millis(r.get::<_, i64>(0)?.max(0) as u64),
+                caller: r.get(1)?,
+                tool: r.get(2)?,
+                action: r.get(3)?,
+                digest: r.get(4)?,
+                outcome: r.get(5)?,
+                session: r.get(6)?,
+            })
+        })?;
+        rows.collect()
+    }
+}
+
+impl ConfirmationStore for SqliteStore {
+    fn claim<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> StoreFuture<'a, Claimed> {
+        Box::pin(async move { self.claim_now(id, decision, expires).map_err(store_error) })
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.lock()
+                .prepare_cached("UPDATE toolgate_confirmations SET outcome = ?2 WHERE id = ?1")
+                .and_then(|mut s| s.execute(params![id, outcome]))
+                .map(drop)
+                .map_err(store_error)
+        })
+    }
+}
+
+/// One row of the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditRecord {
+    /// When the call finished.
+    pub at: SystemTime,
+    /// The caller's id.
+    pub caller: String,
+    /// The tool, or `-` for a confirmation refused before its tool was known.
+    pub tool: String,
+    /// `call`, `preview`, `approve` or `decline`.
+    pub action: String,
+    /// The SHA-256 of the canonical arguments.
+    pub digest: String,
+    /// The outcome's label: `done`, `needs_confirmation`, `denied`, `confirmation_refused`, ...
+    pub outcome: String,
+    /// The session, when there is one.
+    pub session: Option<String>,
+}
+
+/// The audit sink of a [`SqliteStore`]: one row per call in `toolgate_audit`.
+#[derive(Debug, Clone)]
+pub struct SqliteAudit(SqliteStore);
+
+impl AuditSink for SqliteAudit {
+    fn record(&self, event: &AuditEvent<'_>) {
+        let written = self
+            .0
+            .lock()
+            .prepare_cached(
+                "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    ms(event.at),
+                    event.caller.id(),
+                    event.tool,
+                    event.action.as_str(),
+                    event.argument_digest(),
+                    event.outcome.label(),
+                    event.invocation.session_id.as_deref(),
+                    event.elapsed.as_micros() as i64,
+                ])
+            });
+        if let Err(error) = written {
+            tracing::error!(target: "toolgate::audit", %error, "could not write the audit record");
+        }
+    }
+}
+
+fn store_error(error: rusqlite::Error) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::Internal,
+        format!("the confirmation store failed: {error}"),
+    )
+}
+
+fn ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn unix_ms() -> i64 {
+    ms(SystemTime::now())
+}
