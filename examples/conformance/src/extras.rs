@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use toolgate::mcp::rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use toolgate::mcp::rmcp::service::RequestContext;
 use toolgate::mcp::rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -26,6 +26,27 @@ pub(crate) struct Extras {
 /// A typed rmcp value from its JSON form.
 fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// A prompt that needs an answer from the user first: an `InputRequiredResult` until the answer comes.
+fn context_prompt(answers: InputResponses) -> Result<GetPromptResponse, ErrorData> {
+    let context = answers
+        .get("user_context")
+        .and_then(|a| a["content"]["context"].as_str());
+    let Some(context) = context else {
+        let question = json!({ "user_context": {
+            "method": "elicitation/create",
+            "params": { "mode": "form", "message": "What context should the prompt use?", "requestedSchema": {
+                "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"]
+            }}
+        }});
+        return Ok(InputRequiredResult::from_input_requests(typed(question)?).into());
+    };
+    let result: toolgate::mcp::rmcp::model::GetPromptResult = typed(json!({
+        "resultType": "complete",
+        "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Use this context: {context}") } }]
+    }))?;
+    Ok(result.into())
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -156,7 +177,8 @@ impl ServerHandler for Extras {
               "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")] },
             { "name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
               "arguments": [argument("resourceUri", "URI of the resource to embed")] },
-            { "name": "test_prompt_with_image", "description": "A prompt with an image" }
+            { "name": "test_prompt_with_image", "description": "A prompt with an image" },
+            { "name": "test_input_required_result_prompt", "description": "A prompt that asks the user for context first" }
         ]}))
     }
 
@@ -165,6 +187,9 @@ impl ServerHandler for Extras {
         request: GetPromptRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            return context_prompt(request.input_responses.unwrap_or_default());
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |name: &str| {
             args.get(name)

@@ -6,6 +6,7 @@
 //! composed with them. It serves Streamable HTTP at `/mcp`, as anyone on loopback (no authentication).
 
 mod extras;
+mod questions;
 mod tools;
 
 use toolgate::Registry;
