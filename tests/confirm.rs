@@ -331,7 +331,7 @@ async fn an_approval_answer_runs_the_write_and_a_decline_answer_does_not() {
             ),
         )
         .await;
-    assert!(said_no.into_result().text_for_model().contains("declined"));
+    assert_eq!(refusal(&said_no).0, ErrorKind::Declined);
     let second = preview(&registry, &payer(), args.clone()).await;
     let yes = registry
         .run(
@@ -499,7 +499,7 @@ async fn previews_approvals_declines_and_refusals_are_audited_to_the_database() 
             "ada approve transfer done",
             "ada approve - confirmation_refused",
             "ada preview transfer needs_confirmation",
-            "ada decline transfer done",
+            "ada decline transfer declined",
         ]
     );
     assert_eq!(

@@ -279,7 +279,7 @@ impl Registry {
             [(APPROVAL_KEY.to_owned(), decline)].into_iter().collect(),
         );
         match self.run(caller, call).await {
-            Outcome::Done(result) if !result.is_error => Ok(()),
+            Outcome::Failed(error) if error.kind() == ErrorKind::Declined => Ok(()),
             outcome => Err(outcome
                 .error()
                 .cloned()
@@ -504,7 +504,8 @@ impl Registry {
             .claim(&grant.id, Decision::Decline, grant.expires_at())
             .await
         {
-            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Done(ToolResult::text(
+            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Failed(ToolError::with_kind(
+                ErrorKind::Declined,
                 "The user declined this change; nothing was changed. Do not try it again unless the user asks.",
             )),
             Ok(Claimed::Approved { .. }) => refusal(confirm::refused(

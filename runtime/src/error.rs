@@ -30,6 +30,8 @@ pub enum ErrorKind {
     /// A confirmation or request state was refused: forged, altered, expired, used, declined, or issued for
     /// another tool or other arguments. Nothing ran.
     Confirmation,
+    /// A person declined the write; it will never run.
+    Declined,
     /// The tool needs an answer from the client first (see [`Ask`](crate::Ask)).
     InputRequired,
     /// The tool needs something the client did not declare it can do (elicitation, sampling, roots).
@@ -50,6 +52,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Confirmation => "confirmation_refused",
+            ErrorKind::Declined => "declined",
             ErrorKind::InputRequired => "input_required",
             ErrorKind::MissingCapability => "missing_capability",
         }

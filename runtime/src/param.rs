@@ -50,7 +50,7 @@ pub enum ParamKind {
     label = "not an argument and not injectable",
     note = "an argument's type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both)",
     note = "shared application data is injected as `State<T>`; other injectables: `Caller`, `Invocation`, \
-            `Settings<T>`, `Progress`, `Log`, `Cancellation`, or your own type implementing `toolgate::Param`"
+            `Settings<T>`, `Progress`, `Log`, `Cancellation`, `Ask`, or your own type implementing `toolgate::Param`"
 )]
 pub trait Param: Sized + Send + 'static {
     /// The parameter's role.

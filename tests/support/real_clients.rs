@@ -45,8 +45,14 @@ pub(crate) struct Served {
 impl Served {
     /// Starts `binary --http 127.0.0.1:0` and reads the URL from the end of the first line it prints.
     pub(crate) fn start(binary: &str) -> Served {
+        Self::start_with(binary, &[])
+    }
+
+    /// As [`start`](Self::start), with more arguments.
+    pub(crate) fn start_with(binary: &str, args: &[&str]) -> Served {
         let mut child = Command::new(binary)
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("the server starts");

@@ -30,10 +30,13 @@ fn report(what: &str, output: &Output) -> String {
 }
 
 fn python(dir: &Path, args: &[&str]) -> Output {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/python_client.py"
-    );
+    python_script(dir, "python_client.py", args)
+}
+
+fn python_script(dir: &Path, script: &str, args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(script);
     Command::new(dir.join("py/bin/python"))
         .arg(script)
         .args(args)
@@ -64,6 +67,33 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
             "{}",
             report(&what, &output)
         );
+    }
+}
+
+#[test]
+fn the_python_sdk_approves_declines_and_confirms_writes_across_two_processes() {
+    let Some(dir) = clients() else { return };
+    let db = std::env::temp_dir().join(format!("toolgate-shop-writes-{}.db", std::process::id()));
+    let db = db.to_str().expect("a UTF-8 temp path");
+    // Started one after the other: the first seeds the shared database.
+    let a = Served::start_with(SHOP, &["--db", db]);
+    let b = Served::start_with(SHOP, &["--db", db]);
+    for (mode, expected) in [
+        ("auto", "15 passed, 0 failed"),
+        ("legacy", "9 passed, 0 failed"),
+    ] {
+        let output = python_script(&dir, "python_writes.py", &[mode, &a.url, &b.url]);
+        let what = format!("python writes {mode}");
+        assert!(output.status.success(), "{}", report(&what, &output));
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains(expected),
+            "{}",
+            report(&what, &output)
+        );
+    }
+    drop((a, b));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{db}{suffix}"));
     }
 }
 
