@@ -15,7 +15,7 @@
 //!     .build()
 //!     .unwrap();
 //! # let _ = registry;
-//! # Ok::<(), rusqlite::Error>(())
+//! # Ok::<(), toolgate::sqlite::rusqlite::Error>(())
 //! ```
 
 use std::path::Path;
