@@ -317,7 +317,7 @@ impl Registry {
         caller: &Caller,
         name: &str,
         arguments: Value,
-        meta: Meta,
+        mut meta: Meta,
     ) -> Outcome {
         let resolved = self.resolve(name);
         let mut flight = Flight {
@@ -327,10 +327,10 @@ impl Registry {
                     || Arc::from(name),
                     |i| Arc::clone(&self.inner.slots[i].tool.name),
                 ),
-                tool_call_id: meta.tool_call_id.clone(),
-                session_id: meta.session_id.clone(),
-                traceparent: meta.traceparent.clone(),
-                tracestate: meta.tracestate.clone(),
+                tool_call_id: meta.tool_call_id.take(),
+                session_id: meta.session_id.take(),
+                traceparent: meta.traceparent.take(),
+                tracestate: meta.tracestate.take(),
             },
             slot: None,
             seen: None,
