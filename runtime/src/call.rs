@@ -57,11 +57,17 @@ struct Meta {
     log: Log,
     extensions: StateMap,
     cancellation: Option<CancellationToken>,
+    /// What a call brings back to a write or a question; boxed, as most calls bring nothing.
+    reply: Option<Box<Reply>>,
+    support: Option<ClientSupport>,
+}
+
+#[derive(Debug, Default)]
+struct Reply {
     /// A confirmation of a previewed write, sent back to run it.
     confirmation: Option<String>,
     /// Answers to a tool's questions, with the sealed state of the round that asked them.
     resume: Option<Resume>,
-    support: Option<ClientSupport>,
 }
 
 #[derive(Debug)]
@@ -73,7 +79,11 @@ struct Resume {
 impl Meta {
     /// Whether the call carries anything for the confirmation path.
     fn gated(&self) -> bool {
-        self.confirmation.is_some() || self.resume.is_some()
+        self.reply.is_some()
+    }
+
+    fn reply(&mut self) -> &mut Reply {
+        self.reply.get_or_insert_with(Box::default)
     }
 }
 
@@ -142,7 +152,7 @@ impl Call {
     /// if this call has the same tool, arguments and caller as the preview and it has not expired.
     #[must_use]
     pub fn confirmation(mut self, token: impl Into<String>) -> Self {
-        self.meta.confirmation = Some(token.into());
+        self.meta.reply().confirmation = Some(token.into());
         self
     }
 
@@ -154,7 +164,7 @@ impl Call {
     /// [`InputRequired::state`]: crate::InputRequired::state
     #[must_use]
     pub fn resume(mut self, state: Option<impl Into<String>>, answers: Map<String, Value>) -> Self {
-        self.meta.resume = Some(Resume {
+        self.meta.reply().resume = Some(Resume {
             state: state.map(Into::into),
             answers,
         });
@@ -187,7 +197,8 @@ impl Sinks {
             cancellation: meta.cancellation,
             answers: None,
         };
-        (sinks, meta.confirmation, meta.resume, meta.support)
+        let reply = *meta.reply.unwrap_or_default();
+        (sinks, reply.confirmation, reply.resume, meta.support)
     }
 }
 
