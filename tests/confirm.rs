@@ -393,13 +393,13 @@ async fn keys_rotate_without_breaking_pending_confirmations() {
     let bank = Bank::default();
     let store = Arc::new(MemoryStore::new());
     let old = KeyRing::new("k1", [1u8; 32]).unwrap();
-    let before = build(&bank, old, Shared(Arc::clone(&store)));
+    let before = build(&bank, old, Arc::clone(&store));
     let pending = preview(&before, &payer(), json!({ "to": "NL01", "amount": 3 })).await;
     let rotated = KeyRing::new("k2", [2u8; 32])
         .unwrap()
         .with_previous("k1", [1u8; 32])
         .unwrap();
-    let after = build(&bank, rotated, Shared(Arc::clone(&store)));
+    let after = build(&bank, rotated, Arc::clone(&store));
     assert!(
         after
             .confirm(&payer(), pending.confirmation())
@@ -414,7 +414,7 @@ async fn keys_rotate_without_breaking_pending_confirmations() {
     let retired = build(
         &bank,
         KeyRing::new("k2", [2u8; 32]).unwrap(),
-        Shared(Arc::clone(&store)),
+        Arc::clone(&store),
     );
     let pending = preview(&before, &payer(), json!({ "to": "NL03", "amount": 5 })).await;
     assert_eq!(
@@ -422,28 +422,6 @@ async fn keys_rotate_without_breaking_pending_confirmations() {
         ErrorKind::Confirmation
     );
     assert_eq!(bank.transfers(), ["3.00 EUR to NL01"]);
-}
-
-/// One store shared by two registries in a test.
-struct Shared(Arc<MemoryStore>);
-
-impl ConfirmationStore for Shared {
-    fn claim<'a>(
-        &'a self,
-        id: &'a str,
-        decision: toolgate::confirm::Decision,
-        expires: std::time::SystemTime,
-    ) -> toolgate::confirm::StoreFuture<'a, toolgate::confirm::Claimed> {
-        self.0.claim(id, decision, expires)
-    }
-
-    fn finish<'a>(
-        &'a self,
-        id: &'a str,
-        outcome: String,
-    ) -> toolgate::confirm::StoreFuture<'a, ()> {
-        self.0.finish(id, outcome)
-    }
 }
 
 #[tokio::test]

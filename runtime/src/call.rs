@@ -249,16 +249,9 @@ impl Registry {
     /// declined, or another caller's, and when the caller has since lost the right to run the tool.
     /// Approving twice returns the first run's result.
     pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
-        match self
-            .confirmations()
-            .open_any(confirmation, GrantKind::Confirm)
-        {
-            Ok(grant) => {
-                let arguments = Value::Object(grant.arguments.unwrap_or_default());
-                let call = Call::new(grant.tool, arguments).confirmation(confirmation);
-                self.run(caller, call).await
-            }
-            Err(error) => self.refuse_unbound(caller, error),
+        match self.bound_call(caller, confirmation) {
+            Ok(call) => self.run(caller, call.confirmation(confirmation)).await,
+            Err(error) => Outcome::Failed(error),
         }
     }
 
@@ -267,25 +260,8 @@ impl Registry {
     /// # Errors
     /// When the confirmation is forged, altered, expired or another caller's, or was already approved.
     pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
-        let grant = match self
-            .confirmations()
-            .open_any(confirmation, GrantKind::Confirm)
-        {
-            Ok(grant) => grant,
-            Err(error) => {
-                return Err(self
-                    .refuse_unbound(caller, error)
-                    .error()
-                    .cloned()
-                    .unwrap_or_else(|| unreachable!("a refusal is an error")));
-            }
-        };
         let decline = json!({ "action": "decline" });
-        let call = Call::new(
-            grant.tool,
-            Value::Object(grant.arguments.unwrap_or_default()),
-        )
-        .resume(
+        let call = self.bound_call(caller, confirmation)?.resume(
             Some(confirmation),
             [(APPROVAL_KEY.to_owned(), decline)].into_iter().collect(),
         );
@@ -302,23 +278,38 @@ impl Registry {
         &self.inner.confirmations
     }
 
-    /// A confirmation refused before its tool is known: audited under the tool name `-`.
-    fn refuse_unbound(&self, caller: &Caller, error: ToolError) -> Outcome {
-        let flight = Flight {
-            caller,
-            invocation: Invocation {
-                tool_name: Arc::from("-"),
-                ..Invocation::default()
-            },
-            slot: None,
-            seen: None,
-            audited: self.inner.audit.as_ref().map(|_| Value::Null),
-            started: self.inner.audit.as_ref().map(|_| Instant::now()),
-            action: AuditAction::Approve,
-        };
-        let mut outcome = Outcome::Failed(error);
-        self.finish(&flight, &mut outcome);
-        outcome
+    /// The call a confirmation was issued for. One that does not open is refused here, and audited under
+    /// the tool name `-`, since its tool is not known.
+    fn bound_call(&self, caller: &Caller, confirmation: &str) -> Result<Call, ToolError> {
+        match self
+            .confirmations()
+            .open_any(confirmation, GrantKind::Confirm)
+        {
+            Ok(grant) => {
+                let arguments = Value::Object(grant.arguments.unwrap_or_default());
+                Ok(Call::new(grant.tool, arguments))
+            }
+            Err(error) => {
+                let flight = Flight {
+                    caller,
+                    invocation: Invocation {
+                        tool_name: Arc::from("-"),
+                        ..Invocation::default()
+                    },
+                    slot: None,
+                    seen: None,
+                    audited: self.inner.audit.as_ref().map(|_| Value::Null),
+                    started: self.inner.audit.as_ref().map(|_| Instant::now()),
+                    action: AuditAction::Approve,
+                };
+                let mut outcome = Outcome::Failed(error);
+                self.finish(&flight, &mut outcome);
+                Err(outcome
+                    .error()
+                    .cloned()
+                    .unwrap_or_else(|| unreachable!("finishing keeps a refusal a failure")))
+            }
+        }
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
@@ -351,8 +342,12 @@ impl Registry {
         };
         let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
             Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
-                let mut outcome = Box::pin(self.gated(&mut flight, index, arguments, meta)).await;
+                let (mut outcome, claimed) =
+                    Box::pin(self.gated(&mut flight, index, arguments, meta)).await;
                 self.finish(&flight, &mut outcome);
+                if let Some(id) = claimed {
+                    self.record(&id, &outcome).await;
+                }
                 return outcome;
             }
             Ok((index, arguments)) => {
@@ -367,21 +362,22 @@ impl Registry {
     }
 
     /// The path of writes with a preview, of tools that ask for input, and of calls that carry a
-    /// confirmation or answers.
+    /// confirmation or answers. Returns, with the outcome, the id of a confirmation whose write ran, for
+    /// [`record`](Self::record) once the outcome is final.
     async fn gated(
         &self,
         flight: &mut Flight<'_>,
         index: usize,
         arguments: Map<String, Value>,
         meta: Meta,
-    ) -> Outcome {
+    ) -> (Outcome, Option<String>) {
         let slot = &self.inner.slots[index];
         let (tool, caller) = (&*slot.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let (mut sinks, mut confirmation, resume, support) = Sinks::of(meta);
+        let (mut sinks, confirmation, resume, support) = Sinks::of(meta);
         let has_preview = slot.tool.has_preview;
         let mut answers = Map::new();
-        let mut declined = None;
+        let mut decided = confirmation.map(|token| (token, Decision::Approve));
         if let Some(Resume {
             state,
             answers: given,
@@ -390,43 +386,47 @@ impl Registry {
             match state {
                 // A write's request state is its confirmation, and its one answer the approval.
                 Some(state) if has_preview => match approval(&given) {
-                    Some(Decision::Approve) => confirmation = Some(state),
-                    Some(Decision::Decline) => declined = Some(state),
+                    Some(decision) => decided = Some((state, decision)),
                     None => {
                         if let Err(error) =
                             confirmations.open(&state, GrantKind::Confirm, tool, caller, &arguments)
                         {
-                            return refusal(error);
+                            return (refusal(error), None);
                         }
                     }
                 },
                 Some(state) => {
                     match confirmations.open(&state, GrantKind::Ask, tool, caller, &arguments) {
                         Ok(grant) => answers = grant.answers,
-                        Err(error) => return refusal(error),
+                        Err(error) => return (refusal(error), None),
                     }
                     answers.extend(given);
                 }
                 None => answers = given,
             }
         }
-        if let Some(token) = confirmation.or(declined.clone()) {
+        if let Some((token, decision)) = decided {
             if !has_preview {
-                return refusal(confirm::refused(format!(
+                let error = confirm::refused(format!(
                     "`{tool}` has no preview and takes no confirmation; call it without one."
-                )));
+                ));
+                return (refusal(error), None);
             }
             let grant =
                 match confirmations.open(&token, GrantKind::Confirm, tool, caller, &arguments) {
                     Ok(grant) => grant,
-                    Err(error) => return refusal(error),
+                    Err(error) => return (refusal(error), None),
                 };
-            if declined.is_some() {
-                flight.action = AuditAction::Decline;
-                return self.declined(&grant).await;
-            }
-            flight.action = AuditAction::Approve;
-            return self.approved(flight, index, arguments, &grant, sinks).await;
+            return match decision {
+                Decision::Decline => {
+                    flight.action = AuditAction::Decline;
+                    (self.declined(&grant).await, None)
+                }
+                Decision::Approve => {
+                    flight.action = AuditAction::Approve;
+                    self.approved(flight, index, arguments, grant, sinks).await
+                }
+            };
         }
         let skip = has_preview
             && confirmations
@@ -436,7 +436,7 @@ impl Registry {
         if has_preview && !skip {
             flight.action = AuditAction::Preview;
             let step = self.launch(flight, index, arguments, sinks, false);
-            return self.drive(flight, step).await;
+            return (self.drive(flight, step).await, None);
         }
         let kept = arguments.clone();
         let answers = Arc::new(Answers {
@@ -453,7 +453,7 @@ impl Registry {
                 .and_then(Value::as_object),
             _ => None,
         };
-        match requests {
+        let outcome = match requests {
             Some(requests) => Outcome::InputRequired(InputRequired {
                 tool: tool.to_owned(),
                 requests: requests.clone(),
@@ -466,7 +466,8 @@ impl Registry {
                 ),
             }),
             None => outcome,
-        }
+        };
+        (outcome, None)
     }
 
     /// Runs an approved write once; a retry gets the first run's result.
@@ -475,24 +476,18 @@ impl Registry {
         flight: &mut Flight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        grant: &Grant,
+        grant: Grant,
         sinks: Sinks,
-    ) -> Outcome {
-        let store = &self.confirmations().store;
-        match store
+    ) -> (Outcome, Option<String>) {
+        let claimed = self
+            .confirmations()
+            .store
             .claim(&grant.id, Decision::Approve, grant.expires_at())
-            .await
-        {
+            .await;
+        let outcome = match claimed {
             Ok(Claimed::Fresh) => {
                 let step = self.launch(flight, index, arguments, sinks, true);
-                let mut outcome = self.drive(flight, step).await;
-                self.mask(&mut outcome);
-                let record =
-                    serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
-                if let Err(error) = store.finish(&grant.id, record).await {
-                    tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");
-                }
-                outcome
+                return (self.drive(flight, step).await, Some(grant.id));
             }
             Ok(Claimed::Approved {
                 outcome: Some(record),
@@ -505,6 +500,15 @@ impl Registry {
                 "This write was declined and will never run; nothing was changed. Call the tool again for a new preview.",
             )),
             Err(error) => Outcome::Failed(error),
+        };
+        (outcome, None)
+    }
+
+    /// Records the final outcome of an approved write (after hooks and masking), returned to retries.
+    async fn record(&self, id: &str, outcome: &Outcome) {
+        let record = serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
+        if let Err(error) = self.confirmations().store.finish(id, record).await {
+            tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");
         }
     }
 

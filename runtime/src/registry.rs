@@ -165,6 +165,15 @@ impl Registry {
         self.inner.by_name.get(name).copied()
     }
 
+    /// Whether a call of `name` may end with a question for the client (a write's approval, an `Ask`):
+    /// its tool takes the confirmation path, or hooks may resolve the name to one that does.
+    pub(crate) fn may_ask(&self, name: &str) -> bool {
+        !self.inner.hooks.is_empty()
+            || self
+                .index_of(name)
+                .is_some_and(|i| self.inner.slots[i].gated)
+    }
+
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends.
     pub fn end_session(&self, session_id: &str) {
         let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());

@@ -31,6 +31,24 @@ pub(crate) enum GrantKind {
     Ask,
 }
 
+impl GrantKind {
+    /// What a person calls it, in messages.
+    fn noun(self) -> &'static str {
+        match self {
+            GrantKind::Confirm => "confirmation",
+            GrantKind::Ask => "request state",
+        }
+    }
+
+    /// What to do instead, ending a message.
+    fn again(self) -> &'static str {
+        match self {
+            GrantKind::Confirm => " for a new preview",
+            GrantKind::Ask => " without it",
+        }
+    }
+}
+
 /// The sealed payload.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Grant {
@@ -114,14 +132,10 @@ impl Confirmations {
         arguments: &Map<String, Value>,
     ) -> Result<Grant, ToolError> {
         let grant = self.open_any(token, kind)?;
-        let what = match kind {
-            GrantKind::Confirm => "confirmation",
-            GrantKind::Ask => "request state",
-        };
+        let (what, again) = (kind.noun(), kind.again());
         if grant.expires <= unix_ms() {
             return Err(refused(format!(
-                "This {what} has expired; nothing was changed. Call the tool again{}.",
-                again(kind)
+                "This {what} has expired; nothing was changed. Call the tool again{again}."
             )));
         }
         if grant.tool != tool {
@@ -139,8 +153,7 @@ impl Confirmations {
         if grant.digest != digest(arguments) {
             return Err(refused(format!(
                 "The arguments differ from the ones this {what} was issued for; nothing was changed. \
-                 Call the tool again{}.",
-                again(kind)
+                 Call the tool again{again}."
             )));
         }
         Ok(grant)
@@ -148,22 +161,12 @@ impl Confirmations {
 }
 
 fn forged(kind: GrantKind) -> String {
-    let what = match kind {
-        GrantKind::Confirm => "confirmation",
-        GrantKind::Ask => "request state",
-    };
     format!(
-        "This {what} is not valid: it was altered, forged, or sealed with a key this server does not \
+        "This {} is not valid: it was altered, forged, or sealed with a key this server does not \
          have. Nothing was changed; call the tool again{}.",
-        again(kind)
+        kind.noun(),
+        kind.again()
     )
-}
-
-fn again(kind: GrantKind) -> &'static str {
-    match kind {
-        GrantKind::Confirm => " for a new preview",
-        GrantKind::Ask => " without it",
-    }
 }
 
 /// A refusal of a confirmation or request state.

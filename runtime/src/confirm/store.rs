@@ -63,6 +63,22 @@ pub trait ConfirmationStore: Send + Sync + 'static {
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()>;
 }
 
+/// A store shared by several registries (replicas in one process, or a test).
+impl<S: ConfirmationStore> ConfirmationStore for std::sync::Arc<S> {
+    fn claim<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> StoreFuture<'a, Claimed> {
+        (**self).claim(id, decision, expires)
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
+        (**self).finish(id, outcome)
+    }
+}
+
 /// A store in this process's memory: confirmations act once per process and are forgotten on restart.
 /// Use [`SqliteStore`](crate::sqlite::SqliteStore) or your own store to keep them.
 #[derive(Debug, Default)]

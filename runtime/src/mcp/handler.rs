@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::input::{self, Channel, META_CONFIRMATION};
 use super::{convert, logging};
 use crate::{
-    APPROVAL_KEY, Call, Caller, ErrorKind, LogEntry, Outcome, ProgressUpdate, Registry, ToolError,
+    Call, Caller, ClientSupport, ErrorKind, LogEntry, Outcome, ProgressUpdate, Registry, ToolError,
 };
 
 /// MCP's `MissingRequiredClientCapabilityError`.
@@ -375,11 +375,16 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             .await
             .map_err(|_| ErrorData::internal_error("the server is shutting down", None))?;
         let caller = self.caller(&context);
-        let (channel, support) = Channel::of(&context);
+        // Only a tool that may ask needs to know how the client answers.
+        let (channel, support) = if self.shared.registry.may_ask(&request.name) {
+            Channel::of(&context)
+        } else {
+            (Channel::None, ClientSupport::NONE)
+        };
         let arguments = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        // Moved, not cloned, unless the client answers questions during the call and rounds follow.
+        // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
         let parts = context.extensions.remove::<http::request::Parts>();
         let spare =
             matches!(channel, Channel::During(_)).then(|| (arguments.clone(), parts.clone()));
@@ -401,11 +406,10 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                     Outcome::InputRequired(input) => {
                         (input.state().to_owned(), input.requests().clone())
                     }
-                    Outcome::NeedsConfirmation(pending) if support.elicitation => {
-                        let mut questions = serde_json::Map::new();
-                        questions.insert(APPROVAL_KEY.to_owned(), pending.approval_request());
-                        (pending.confirmation().to_owned(), questions)
-                    }
+                    Outcome::NeedsConfirmation(pending) if support.elicitation => (
+                        pending.confirmation().to_owned(),
+                        input::approval_question(pending),
+                    ),
                     _ => break,
                 };
                 let answers = input::ask_during(peer, &questions).await?;

@@ -73,12 +73,17 @@ pub(crate) fn input_required(input: &InputRequired) -> Result<InputRequiredResul
 
 /// A write's approval question as an `InputRequiredResult`, its confirmation as the request state.
 pub(crate) fn approval(pending: &Pending) -> Result<InputRequiredResult, ErrorData> {
-    let mut questions = Map::new();
-    questions.insert(APPROVAL_KEY.to_owned(), pending.approval_request());
     Ok(InputRequiredResult::new(
-        Some(requests(&questions)?),
+        Some(requests(&approval_question(pending))?),
         Some(pending.confirmation().to_owned()),
     ))
+}
+
+/// A write's one question, under [`APPROVAL_KEY`].
+pub(crate) fn approval_question(pending: &Pending) -> Map<String, Value> {
+    let mut questions = Map::new();
+    questions.insert(APPROVAL_KEY.to_owned(), pending.approval_request());
+    questions
 }
 
 fn requests(questions: &Map<String, Value>) -> Result<InputRequests, ErrorData> {
