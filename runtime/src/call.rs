@@ -197,7 +197,7 @@ impl Sinks {
             cancellation: meta.cancellation,
             answers: None,
         };
-        let reply = *meta.reply.unwrap_or_default();
+        let reply = meta.reply.map_or_else(Reply::default, |reply| *reply);
         (sinks, reply.confirmation, reply.resume, meta.support)
     }
 }
@@ -342,13 +342,8 @@ impl Registry {
         };
         let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
             Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
-                let (mut outcome, claimed) =
-                    Box::pin(self.gated(&mut flight, index, arguments, meta)).await;
-                self.finish(&flight, &mut outcome);
-                if let Some(id) = claimed {
-                    self.record(&id, &outcome).await;
-                }
-                return outcome;
+                // Boxed whole, so that the common path's state machine holds one pointer for it.
+                return Box::pin(self.gated_call(flight, index, arguments, meta)).await;
             }
             Ok((index, arguments)) => {
                 let (sinks, ..) = Sinks::of(meta);
@@ -358,6 +353,23 @@ impl Registry {
         };
         let mut outcome = self.drive(&flight, step).await;
         self.finish(&flight, &mut outcome);
+        outcome
+    }
+
+    /// [`gated`](Self::gated), then the synchronous steps after the call, then the record of an approved
+    /// write's final outcome.
+    async fn gated_call(
+        &self,
+        mut flight: Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        meta: Meta,
+    ) -> Outcome {
+        let (mut outcome, claimed) = self.gated(&mut flight, index, arguments, meta).await;
+        self.finish(&flight, &mut outcome);
+        if let Some(id) = claimed {
+            self.record(&id, &outcome).await;
+        }
         outcome
     }
 
