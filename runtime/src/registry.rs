@@ -167,6 +167,7 @@ impl Registry {
 
     /// Whether a call of `name` may end with a question for the client (a write's approval, an `Ask`):
     /// its tool takes the confirmation path, or hooks may resolve the name to one that does.
+    #[cfg(feature = "mcp")]
     pub(crate) fn may_ask(&self, name: &str) -> bool {
         !self.inner.hooks.is_empty()
             || self
