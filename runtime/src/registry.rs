@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::audit::AuditSink;
+use crate::config::{Config, merge_settings};
 use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
 use crate::dynamic::{DynHandler, DynamicTool};
 use crate::entry::{Access, PreviewFuture, ToolEntry, ToolFuture};
@@ -311,6 +312,7 @@ pub struct RegistryBuilder {
     keys: Option<KeyRing>,
     store: Option<Box<dyn ConfirmationStore>>,
     skip_confirmation: Option<SkipPolicy>,
+    configured: Vec<String>,
 }
 
 impl Default for RegistryBuilder {
@@ -332,6 +334,7 @@ impl Default for RegistryBuilder {
             keys: None,
             store: None,
             skip_confirmation: None,
+            configured: Vec::new(),
         }
     }
 }
@@ -457,6 +460,71 @@ impl RegistryBuilder {
         self
     }
 
+    /// Applies an operator's [`Config`]: what it sets overrides what the code set before this call. A tool
+    /// name the registry does not have fails [`build`](Self::build).
+    ///
+    /// ```rust,standalone_crate
+    /// use toolgate::prelude::*;
+    /// use toolgate::Config;
+    ///
+    /// /// Say hello.
+    /// #[tool(public, read_only)]
+    /// async fn hello(settings: Settings<serde_json::Value>) -> String {
+    ///     format!("{}, world", settings.0["greeting"].as_str().unwrap_or("Hello"))
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let config = Config::from_toml("[tools.hello.settings]\ngreeting = \"Hi\"")?;
+    /// let registry = Registry::builder().config(config).build()?;
+    /// let outcome = registry.call(&Caller::anonymous(), "hello", serde_json::json!({})).await;
+    /// assert_eq!(outcome.into_result().text_for_model(), "Hi, world");
+    ///
+    /// let typo = Config::from_toml("[tools.helo]\nenabled = false")?;
+    /// let error = Registry::builder().config(typo).build().unwrap_err();
+    /// assert_eq!(error.to_string(), "`the configuration's [tools]` names `helo`, but no tool has that name");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn config(mut self, config: Config) -> Self {
+        let Config {
+            read_only,
+            default_timeout_secs,
+            confirmation_ttl_secs,
+            mask_internal_errors,
+            first,
+            allow_only,
+            tools,
+        } = config;
+        self.read_only = read_only.unwrap_or(self.read_only);
+        self.mask_internal_errors = mask_internal_errors.unwrap_or(self.mask_internal_errors);
+        if let Some(secs) = default_timeout_secs {
+            self.default_timeout = Duration::try_from_secs_f64(secs).ok();
+        }
+        if let Some(secs) = confirmation_ttl_secs {
+            self.confirmation_ttl = Duration::from_secs(secs);
+        }
+        self.first = first.unwrap_or(self.first);
+        if let Some(names) = allow_only {
+            self.allow_only = Some(names.into_iter().collect());
+        }
+        for (name, tool) in tools {
+            match tool.enabled {
+                Some(false) => _ = self.disabled.insert(name.clone()),
+                Some(true) => _ = self.disabled.remove(&name),
+                None => {}
+            }
+            if let Some(over) = tool.settings {
+                match self.settings.get_mut(&name) {
+                    Some(base) => merge_settings(base, over),
+                    None => _ = self.settings.insert(name.clone(), over),
+                }
+            }
+            self.configured.push(name);
+        }
+        self
+    }
+
     /// Builds the registry: computes every schema, and checks names, state and configuration.
     ///
     /// # Errors
@@ -484,7 +552,9 @@ impl RegistryBuilder {
             .map(|n| ("first", n))
             .chain(self.disabled.iter().map(|n| ("disable", n)));
         let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
-        for (setting, name) in named.chain(self.settings.keys().map(|n| ("settings", n))) {
+        let named = named.chain(self.settings.keys().map(|n| ("settings", n)));
+        let configured = self.configured.iter();
+        for (setting, name) in named.chain(configured.map(|n| ("the configuration's [tools]", n))) {
             if !known.contains(name.as_str()) {
                 return Err(BuildError::UnknownTool {
                     setting,

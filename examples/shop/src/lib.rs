@@ -7,19 +7,23 @@ pub mod tools;
 
 use toolgate::mcp::{BearerTokens, McpServer};
 use toolgate::sqlite::SqliteStore;
-use toolgate::{Caller, KeyRing, Registry};
+use toolgate::{Caller, Config, KeyRing, Registry};
 
 pub use db::Db;
 
 // ANCHOR: registry
-/// The registry of the shop's tools, overview first, reading and writing `db`. Confirmations and the
-/// audit trail are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
+/// The registry of the shop's tools, overview first, reading and writing `db`, with the operator's
+/// `config` applied over the code's choices. Confirmations and the audit trail are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
 /// (`id:base64secret,...`, current first) when it is set, else with the key kept in `store`.
 ///
 /// # Errors
 /// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up; or when
-/// the keys cannot be read.
-pub fn registry(db: Db, store: &SqliteStore) -> Result<Registry, Box<dyn std::error::Error>> {
+/// the keys cannot be read; or when `config` names a tool the shop does not have.
+pub fn registry(
+    db: Db,
+    store: &SqliteStore,
+    config: Config,
+) -> Result<Registry, Box<dyn std::error::Error>> {
     let keys = match std::env::var("TOOLGATE_KEYS") {
         Ok(text) => KeyRing::parse(&text)?,
         Err(_) => store.key_ring()?,
@@ -30,6 +34,7 @@ pub fn registry(db: Db, store: &SqliteStore) -> Result<Registry, Box<dyn std::er
         .keys(keys)
         .confirmation_store(store.clone())
         .audit(store.audit())
+        .config(config)
         .build()?;
     Ok(registry)
 }

@@ -2,12 +2,13 @@
 //!
 //! Serves the shop's tools over MCP: Streamable HTTP on 127.0.0.1:8080 by default, `--http ADDR` for another
 //! address, `--stdio` for a desktop client, `--demo` to call them in-process instead. `--db PATH` keeps the
-//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders).
+//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--config PATH` applies
+//! an operator's TOML or JSON file (see `deploy/shop.toml`).
 
 use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
 use toolgate::sqlite::SqliteStore;
-use toolgate::{Caller, Outcome, Registry};
+use toolgate::{Caller, Config, Outcome, Registry};
 
 enum Mode {
     Http(String),
@@ -17,12 +18,16 @@ enum Mode {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (mode, db) = parse(std::env::args().skip(1))?;
+    let Options { mode, db, config } = parse(std::env::args().skip(1))?;
+    let config = match config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
     let store = match db.as_str() {
         ":memory:" => SqliteStore::in_memory()?,
         path => SqliteStore::open(path)?,
     };
-    let registry = registry(Db::open(&db)?, &store)?;
+    let registry = registry(Db::open(&db)?, &store, config)?;
     match mode {
         Mode::Stdio => server(registry).serve_stdio().await?,
         Mode::Demo => demo(&registry).await,
@@ -49,30 +54,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<(Mode, String), String> {
-    let (mut mode, mut db) = (
-        Mode::Http("127.0.0.1:8080".to_owned()),
-        ":memory:".to_owned(),
-    );
+struct Options {
+    mode: Mode,
+    db: String,
+    config: Option<String>,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        mode: Mode::Http("127.0.0.1:8080".to_owned()),
+        db: ":memory:".to_owned(),
+        config: None,
+    };
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--stdio" => mode = Mode::Stdio,
-            "--demo" => mode = Mode::Demo,
+            "--stdio" => options.mode = Mode::Stdio,
+            "--demo" => options.mode = Mode::Demo,
             "--http" => {
-                mode = Mode::Http(
+                options.mode = Mode::Http(
                     args.next()
                         .ok_or("--http needs an address, e.g. 127.0.0.1:8080")?,
                 )
             }
-            "--db" => db = args.next().ok_or("--db needs a path")?,
+            "--db" => options.db = args.next().ok_or("--db needs a path")?,
+            "--config" => options.config = Some(args.next().ok_or("--config needs a path")?),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --db PATH"
+                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --db PATH, --config PATH"
                 ));
             }
         }
     }
-    Ok((mode, db))
+    Ok(options)
 }
 
 /// The tools called in-process, as an app's own agent loop would.

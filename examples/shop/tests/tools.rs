@@ -3,13 +3,14 @@
 use example_shop::db::Status;
 use example_shop::{Db, manager, registry, viewer};
 use serde_json::json;
-use toolgate::{Outcome, Registry};
+use toolgate::{Config, Outcome, Registry};
 
 // ANCHOR: registry_test
 fn shop() -> (Db, Registry) {
     let db = Db::open(":memory:").expect("sqlite opens");
     let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
-    let registry = registry(db.clone(), &store).expect("the shop's tools are consistent");
+    let registry =
+        registry(db.clone(), &store, Config::default()).expect("the shop's tools are consistent");
     (db, registry)
 }
 
@@ -147,5 +148,31 @@ async fn viewers_cannot_write() {
     assert_eq!(
         db.order("RO-00003").unwrap().unwrap().status,
         Status::Pending
+    );
+}
+
+#[tokio::test]
+async fn the_operators_file_pauses_shipping_without_recompiling() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/shop.toml");
+    let config = Config::load(path).expect("deploy/shop.toml parses");
+    let db = Db::open(":memory:").expect("sqlite opens");
+    let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
+    let registry = registry(db, &store, config).expect("deploy/shop.toml names real tools");
+    let names: Vec<&str> = registry.list(&manager()).iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "shop_overview",
+            "confirm_order",
+            "order_details",
+            "search_orders"
+        ]
+    );
+    let refused = registry
+        .call(&manager(), "ship_order", json!({ "number": "RO-00011" }))
+        .await;
+    assert_eq!(
+        refused.error().map(|e| e.message()),
+        Some("This tool is switched off.")
     );
 }

@@ -1,0 +1,157 @@
+//! [`Config`]: what an operator sets in a file, without recompiling: which tools are on, their settings, and
+//! the registry's policy.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// An operator's configuration, read from TOML or JSON and applied with
+/// [`RegistryBuilder::config`](crate::RegistryBuilder::config). Every key is optional; what the file leaves
+/// out keeps the value the code set. Unknown keys are refused, and so are tool names no tool has (when the
+/// registry is built), so a typo never passes silently.
+///
+/// ```toml
+/// read_only = false                 # true: only read-only tools are listed and run
+/// default_timeout_secs = 30         # for tools that declare no timeout
+/// confirmation_ttl_secs = 600       # how long a write preview can be approved
+/// mask_internal_errors = true
+/// first = ["shop_overview"]         # listed first, in this order
+/// # allow_only = ["search_orders"]  # switch off every other tool (system tools stay on)
+///
+/// [tools.ship_order]
+/// enabled = false                   # listed to nobody, calls refused
+///
+/// [tools.search_orders.settings]    # merged over the settings the code gives, key by key
+/// max_rows = 50
+/// ```
+///
+/// ```rust
+/// use toolgate::Config;
+///
+/// let config = Config::from_toml(
+///     "read_only = true\n[tools.ship_order]\nenabled = false\n[tools.search_orders.settings]\nmax_rows = 50\n",
+/// )?;
+/// assert_eq!(config.read_only, Some(true));
+/// assert_eq!(config.tools["ship_order"].enabled, Some(false));
+/// assert_eq!(config.tools["search_orders"].settings, Some(serde_json::json!({ "max_rows": 50 })));
+///
+/// let typo = Config::from_toml("read_olny = true").unwrap_err();
+/// assert!(typo.to_string().contains("unknown field `read_olny`"));
+/// # Ok::<(), toolgate::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Config {
+    /// Only read-only tools are listed and run.
+    pub read_only: Option<bool>,
+    /// A timeout, in seconds, for tools that declare none.
+    pub default_timeout_secs: Option<f64>,
+    /// How long, in seconds, a write preview can be approved.
+    pub confirmation_ttl_secs: Option<u64>,
+    /// Whether internal errors reach the model as a generic message.
+    pub mask_internal_errors: Option<bool>,
+    /// Tools listed first, in this order.
+    pub first: Option<Vec<String>>,
+    /// Switches off every tool not named here, except `system` tools.
+    pub allow_only: Option<Vec<String>>,
+    /// Per tool, by name.
+    pub tools: BTreeMap<String, ToolConfig>,
+}
+
+/// One tool's entry in a [`Config`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ToolConfig {
+    /// `false` switches the tool off; `true` switches on a tool the code disabled.
+    pub enabled: Option<bool>,
+    /// Settings injected as [`Settings<T>`](crate::Settings). An object is merged over the code's settings
+    /// key by key; any other value replaces them.
+    pub settings: Option<Value>,
+}
+
+impl Config {
+    /// Parses TOML.
+    ///
+    /// # Errors
+    /// The parser's message, with line and column, or an unknown key.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text)
+            .map_err(|e| ConfigError::new(None, e.to_string()))
+            .and_then(Config::checked)
+    }
+
+    /// Parses JSON, with the same keys as TOML.
+    ///
+    /// # Errors
+    /// The parser's message, with line and column, or an unknown key.
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        serde_json::from_str(text)
+            .map_err(|e| ConfigError::new(None, e.to_string()))
+            .and_then(Config::checked)
+    }
+
+    fn checked(self) -> Result<Config, ConfigError> {
+        match self.default_timeout_secs {
+            Some(secs) if !(secs.is_finite() && secs > 0.0 && secs < 1e9) => Err(ConfigError::new(
+                None,
+                format!("`default_timeout_secs` must be a positive number of seconds, not {secs}"),
+            )),
+            _ => Ok(self),
+        }
+    }
+
+    /// Reads a file: JSON if its name ends in `.json`, TOML otherwise.
+    ///
+    /// # Errors
+    /// The file cannot be read or parsed; the error names the file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let at = |reason: String| ConfigError::new(Some(path), reason);
+        let text = std::fs::read_to_string(path).map_err(|e| at(e.to_string()))?;
+        let parsed = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => Config::from_json(&text),
+            _ => Config::from_toml(&text),
+        };
+        parsed.map_err(|e| at(e.reason))
+    }
+}
+
+/// A configuration that could not be read or parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    path: Option<String>,
+    reason: String,
+}
+
+impl ConfigError {
+    fn new(path: Option<&Path>, reason: String) -> ConfigError {
+        ConfigError {
+            path: path.map(|p| p.display().to_string()),
+            reason: reason.trim_end().to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "configuration {path}: {}", self.reason),
+            None => write!(f, "configuration: {}", self.reason),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Merges `over` into `base`: objects key by key, anything else replaced.
+pub(crate) fn merge_settings(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => base.extend(over),
+        (base, over) => *base = over,
+    }
+}
