@@ -481,7 +481,7 @@ impl RegistryBuilder {
     ///
     /// let typo = Config::from_toml("[tools.helo]\nenabled = false")?;
     /// let error = Registry::builder().config(typo).build().unwrap_err();
-    /// assert_eq!(error.to_string(), "`the configuration's [tools]` names `helo`, but no tool has that name");
+    /// assert_eq!(error.to_string(), "`config` names `helo`, but no tool has that name");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
@@ -546,15 +546,13 @@ impl RegistryBuilder {
             });
         }
         let known: HashSet<&str> = slots.iter().map(|s| &*s.tool.name).collect();
-        let named = self
-            .first
-            .iter()
-            .map(|n| ("first", n))
-            .chain(self.disabled.iter().map(|n| ("disable", n)));
-        let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
-        let named = named.chain(self.settings.keys().map(|n| ("settings", n)));
+        // The configuration's names first: a misspelt tool there is reported as the file's mistake.
         let configured = self.configured.iter();
-        for (setting, name) in named.chain(configured.map(|n| ("the configuration's [tools]", n))) {
+        let named = configured.map(|n| ("config", n));
+        let named = named.chain(self.first.iter().map(|n| ("first", n)));
+        let named = named.chain(self.disabled.iter().map(|n| ("disable", n)));
+        let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
+        for (setting, name) in named.chain(self.settings.keys().map(|n| ("settings", n))) {
             if !known.contains(name.as_str()) {
                 return Err(BuildError::UnknownTool {
                     setting,

@@ -17,7 +17,27 @@ enum Mode {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    // ANCHOR: logs
+    // Logs go to standard error (standard output carries the protocol over stdio); `RUST_LOG` filters them.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,toolgate=info".into()),
+        )
+        .init();
+    // ANCHOR_END: logs
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("example-shop: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let Options { mode, db, config } = parse(std::env::args().skip(1))?;
     let config = match config {
         Some(path) => Config::load(path)?,
