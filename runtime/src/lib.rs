@@ -49,6 +49,7 @@ mod caller;
 mod config;
 pub mod confirm;
 mod content;
+mod dialect;
 mod dynamic;
 mod entry;
 mod error;
@@ -76,6 +77,7 @@ pub use caller::{Authorizer, Caller};
 pub use config::{Config, ConfigError, ToolConfig};
 pub use confirm::{KeyError, KeyRing};
 pub use content::{Content, EmbeddedResource};
+pub use dialect::{Dialect, ModelCall};
 pub use dynamic::DynamicTool;
 pub use error::{ErrorKind, ToolError};
 pub use inject::{

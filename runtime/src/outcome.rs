@@ -103,7 +103,7 @@ impl Outcome {
             Outcome::Done(result) => result,
             Outcome::NeedsConfirmation(pending) => ToolResult::text(format!(
                 "Waiting for approval: {}. Nothing has changed yet; tell the user what will happen.",
-                pending.preview.text()
+                pending.preview.text().trim_end_matches('.')
             )),
             Outcome::InputRequired(input) => ToolResult::text(format!(
                 "`{}` needs input this host did not provide: {}.",

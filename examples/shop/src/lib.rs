@@ -2,6 +2,7 @@
 //!
 //! The tools live in [`tools`]; [`registry`] builds the registry the binary serves and the tests call.
 
+pub mod agent;
 pub mod db;
 pub mod tools;
 

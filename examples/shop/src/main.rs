@@ -5,15 +5,17 @@
 //! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--config PATH` applies
 //! an operator's TOML or JSON file (see `deploy/shop.toml`).
 
+use example_shop::agent::{self, Scripted};
 use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
 use toolgate::sqlite::SqliteStore;
-use toolgate::{Caller, Config, Outcome, Registry};
+use toolgate::{Caller, Config, Outcome, Pending, Registry};
 
 enum Mode {
     Http(String),
     Stdio,
     Demo,
+    Agent,
 }
 
 #[tokio::main]
@@ -51,6 +53,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     match mode {
         Mode::Stdio => server(registry).serve_stdio().await?,
         Mode::Demo => demo(&registry).await,
+        Mode::Agent => agent(&registry).await.map_err(|e| e.to_string())?,
         // ANCHOR: serve
         Mode::Http(address) => {
             let listener = tokio::net::TcpListener::bind(&address).await?;
@@ -90,6 +93,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         match arg.as_str() {
             "--stdio" => options.mode = Mode::Stdio,
             "--demo" => options.mode = Mode::Demo,
+            "--agent" => options.mode = Mode::Agent,
             "--http" => {
                 options.mode = Mode::Http(
                     args.next()
@@ -100,7 +104,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--config" => options.config = Some(args.next().ok_or("--config needs a path")?),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --db PATH, --config PATH"
+                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --config PATH"
                 ));
             }
         }
@@ -168,5 +172,57 @@ async fn show(registry: &Registry, caller: &Caller, tool: &str, arguments: serde
             println!("< needs approval: {}", pending.preview().text())
         }
         outcome => println!("< {}", outcome.into_result().text_for_model()),
+    }
+}
+
+/// The agent loop with a scripted model: what a model API would reply, one turn at a time.
+async fn agent(registry: &Registry) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // ANCHOR: agent
+    let mut model = Scripted::new([
+        Scripted::call(
+            "call_1",
+            "search_orders",
+            json!({ "query": "Katherine Johnson", "status": "pending" }),
+        ),
+        Scripted::call("call_2", "confirm_order", json!({ "number": "RO-00003" })),
+        Scripted::answer("Order RO-00003 for Katherine Johnson (56.57 EUR) is confirmed."),
+    ]);
+    // The app's approval dialog; here the person says yes to every preview.
+    let mut approved = Vec::new();
+    let approve = |pending: &Pending| {
+        approved.push(pending.preview().text().to_owned());
+        true
+    };
+    let task = "Confirm Katherine Johnson's oldest pending order.";
+    let finished = agent::run(registry, &manager(), &mut model, approve, task, 8).await?;
+    // ANCHOR_END: agent
+    for message in &finished.messages {
+        let role = message["role"].as_str().unwrap_or("-");
+        match message["tool_calls"].as_array() {
+            Some(calls) => {
+                for call in calls {
+                    let function = &call["function"];
+                    let name = function["name"].as_str().unwrap_or("-");
+                    let arguments = function["arguments"].as_str().unwrap_or("-");
+                    println!("{role}: calls {name} {arguments}");
+                }
+            }
+            None => println!(
+                "{role}: {}",
+                clip(message["content"].as_str().unwrap_or(""))
+            ),
+        }
+    }
+    for preview in approved {
+        println!("(a person approved: {preview})");
+    }
+    Ok(())
+}
+
+/// The first 110 characters of `text`, for a transcript that fits a terminal.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(110) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
     }
 }
