@@ -6,6 +6,26 @@ use serde_json::{Value, json};
 
 /// Why a call did not succeed. The pipeline sets the kinds below [`ErrorKind::Failed`]; tools mostly use
 /// [`ToolError::new`] (a message for the model) or `?` on any error type ([`ErrorKind::Internal`]).
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::{Caller, DynamicTool, ErrorKind, Registry};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let refund = DynamicTool::new("kinds_refund", "Refund.", json!({ "type": "object", "properties": { "cents": { "type": "integer" } } }), |_, _| async { "ok" })
+///     .ability("payments.refund");
+/// let registry = Registry::builder().tool(refund).build()?;
+/// let kind = |outcome: toolgate::Outcome| outcome.error().map(|e| e.kind());
+/// let nobody = Caller::anonymous();
+/// let clerk = Caller::new("clerk").with_abilities(["payments.refund"]);
+///
+/// assert_eq!(kind(registry.call(&nobody, "kinds_refund", json!({})).await), Some(ErrorKind::Denied));
+/// assert_eq!(kind(registry.call(&clerk, "kinds_refund", json!({ "cents": "ten" })).await), Some(ErrorKind::InvalidArguments));
+/// assert_eq!(kind(registry.call(&clerk, "kinds_nothing", json!({})).await), Some(ErrorKind::UnknownTool));
+/// assert_eq!(ErrorKind::Confirmation.as_str(), "confirmation_refused");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {

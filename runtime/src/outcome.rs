@@ -8,6 +8,40 @@ use crate::{Preview, ToolError, ToolResult};
 pub const APPROVAL_KEY: &str = "approval";
 
 /// The outcome of an in-process call.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+///
+/// /// Delete a note. Changes data: a person approves first.
+/// #[tool(ability = "notes.delete", preview = preview_delete)]
+/// async fn delete_note(id: u32) -> String {
+///     format!("Note {id} deleted.")
+/// }
+///
+/// async fn preview_delete(id: u32) -> Preview {
+///     Preview::new(format!("Delete note {id}."))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let editor = Caller::new("ed@example.com").with_abilities(["notes.delete"]);
+/// match registry.call(&editor, "delete_note", json!({ "id": 7 })).await {
+///     Outcome::NeedsConfirmation(pending) => {
+///         assert_eq!(pending.preview().text(), "Delete note 7.");
+///         let done = registry.confirm(&editor, pending.confirmation()).await;
+///         assert_eq!(done.into_result().text_for_model(), "Note 7 deleted.");
+///     }
+///     other => panic!("a write waits for approval, not {}", other.label()),
+/// }
+///
+/// let stranger = Caller::new("eve@example.com");
+/// let denied = registry.call(&stranger, "delete_note", json!({ "id": 7 })).await;
+/// assert!(matches!(denied, Outcome::Denied(_)));
+/// assert_eq!(denied.label(), "denied");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Outcome {
@@ -23,7 +57,36 @@ pub enum Outcome {
     Failed(ToolError),
 }
 
-/// A write waiting for a person's approval.
+/// A write waiting for a person's approval: show [`preview`](Self::preview), then pass
+/// [`confirmation`](Self::confirmation) to [`Registry::confirm`](crate::Registry::confirm) or
+/// [`Registry::decline`](crate::Registry::decline).
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+///
+/// /// Archive a project. Changes data.
+/// #[tool(public, preview = preview_archive)]
+/// async fn archive(project: String) -> String {
+///     format!("{project} archived.")
+/// }
+///
+/// async fn preview_archive(project: String) -> Preview {
+///     Preview::new(format!("Archive {project} and its 12 tasks."))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let caller = Caller::new("ada@example.com");
+/// let Outcome::NeedsConfirmation(pending) = registry.call(&caller, "archive", json!({ "project": "Apollo" })).await
+/// else { unreachable!() };
+/// assert_eq!(pending.tool(), "archive");
+/// registry.decline(&caller, pending.confirmation()).await.unwrap();
+/// let again = registry.confirm(&caller, pending.confirmation()).await;
+/// assert_eq!(again.error().unwrap().kind(), toolgate::ErrorKind::Confirmation, "a declined write never runs");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub(crate) tool: String,
@@ -70,7 +133,72 @@ impl Pending {
     }
 }
 
-/// A call waiting for input from the client.
+/// A call waiting for input from the client: answer each of [`requests`](Self::requests) under its key and
+/// resume with [`Call::resume`](crate::Call::resume) and [`state`](Self::state).
+///
+/// ```rust,standalone_crate
+/// use serde_json::{Map, json};
+/// use toolgate::prelude::*;
+/// use toolgate::{Ask, Elicited};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct City {
+///     city: String,
+/// }
+///
+/// /// Plan a trip.
+/// #[tool(public, read_only)]
+/// async fn plan(ask: Ask) -> Result<String, ToolError> {
+///     let from = ask.elicit::<City>("from", "Leaving from?");
+///     let to = ask.elicit::<City>("to", "Going to?");
+///     ask.ready()?; // both questions in one round
+///     match (from?, to?) {
+///         (Elicited::Accepted(a), Elicited::Accepted(b)) => Ok(format!("{} to {}", a.city, b.city)),
+///         _ => Ok("No trip.".into()),
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let caller = Caller::anonymous();
+/// let Outcome::InputRequired(input) = registry.call(&caller, "plan", json!({})).await else { unreachable!() };
+/// assert_eq!(input.tool(), "plan");
+/// assert_eq!(input.requests().keys().collect::<Vec<_>>(), ["from", "to"]);
+///
+/// let answer = |city: &str| json!({ "action": "accept", "content": { "city": city } });
+/// let answers: Map<_, _> = [("from".to_owned(), answer("Oslo")), ("to".to_owned(), answer("Rome"))].into_iter().collect();
+/// let resumed = Call::new("plan", json!({})).resume(Some(input.state()), answers);
+/// assert_eq!(registry.run(&caller, resumed).await.into_result().text_for_model(), "Oslo to Rome");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Size {
+///     /// Seats to book.
+///     seats: u32,
+/// }
+///
+/// /// Book a table.
+/// #[tool(public, read_only)]
+/// async fn book(ask: Ask) -> Result<String, ToolError> {
+///     let size: Size = ask.elicit("party", "How many people?").await?.accepted()?;
+///     Ok(format!("Booked for {}.", size.seats))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let caller = Caller::anonymous();
+/// let first = Call::new("book", json!({})).client_support(ClientSupport::ALL);
+/// let Outcome::InputRequired(input) = registry.run(&caller, first).await else { unreachable!() };
+/// assert_eq!(input.tool(), "book");
+/// assert_eq!(input.requests()["party"]["method"], "elicitation/create");
+///
+/// let answers: Map<_, _> = [("party".to_owned(), json!({ "action": "accept", "content": { "seats": 4 } }))].into_iter().collect();
+/// let resumed = Call::new("book", json!({})).client_support(ClientSupport::ALL).resume(Some(input.state()), answers);
+/// assert_eq!(registry.run(&caller, resumed).await.into_result().text_for_model(), "Booked for 4.");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct InputRequired {
     pub(crate) tool: String,

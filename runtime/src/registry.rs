@@ -295,6 +295,49 @@ impl fmt::Debug for Registry {
 }
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
+///
+/// ```rust,standalone_crate
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::{DynamicTool, KeyRing};
+///
+/// #[derive(Clone)]
+/// struct Db(&'static str);
+///
+/// /// What is in stock.
+/// #[tool(public, read_only)]
+/// async fn stock(db: State<Db>) -> String {
+///     format!("{}: 12 items", db.0 .0)
+/// }
+///
+/// /// Delete everything.
+/// #[tool(ability = "admin")]
+/// async fn wipe() -> &'static str {
+///     "wiped"
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder()
+///     .state(Db("main"))                                   // injected as State<Db>
+///     .tool(DynamicTool::new("help", "How to use this.", json!({ "type": "object" }), |_, _| async { "Ask me." })
+///         .public()
+///         .read_only()
+///         .system())                                       // stays on whatever is switched off
+///     .first(["help"])                                     // listed first
+///     .disable("wipe")                                     // listed to nobody, calls refused
+///     .default_timeout(Duration::from_secs(30))
+///     .keys(KeyRing::random())                             // seals write confirmations
+///     .build()?;
+///
+/// let admin = Caller::new("root").with_abilities(["admin"]);
+/// let names: Vec<&str> = registry.list(&admin).iter().map(|t| t.name()).collect();
+/// assert_eq!(names, ["help", "stock"]);
+/// let stock = registry.call(&admin, "stock", json!({})).await;
+/// assert_eq!(stock.into_result().text_for_model(), "main: 12 items");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 pub struct RegistryBuilder {
     dynamic: Vec<DynamicTool>,
     first: Vec<String>,
@@ -765,6 +808,27 @@ fn is_tool_name(name: &str) -> bool {
 }
 
 /// Why a registry could not be built. Each message names the tool and what to change.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::BuildError;
+///
+/// #[derive(Clone)]
+/// struct Db;
+///
+/// /// Count the rows.
+/// #[tool(public, read_only)]
+/// async fn count(_db: State<Db>) -> u64 {
+///     3
+/// }
+///
+/// let error = Registry::builder().build().unwrap_err();
+/// assert!(matches!(&error, BuildError::MissingState { tool, .. } if tool == "count"));
+/// assert!(error.to_string().ends_with(
+///     "Db>`, but the registry has no such state; add it with `Registry::builder().state(value)`"
+/// ));
+/// assert!(Registry::builder().state(Db).build().is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BuildError {

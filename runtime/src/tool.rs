@@ -9,6 +9,32 @@ use serde_json::Value;
 use crate::Caller;
 
 /// A tool as the registry knows it: what it is called, what it does, who may run it, its schemas.
+///
+/// ```rust,standalone_crate
+/// use std::time::Duration;
+/// use toolgate::prelude::*;
+///
+/// /// Look up the weather in a city.
+/// #[tool(ability = "weather.read", read_only, capability = "weather", timeout = "5s")]
+/// async fn weather(
+///     /// The city's name.
+///     city: String,
+/// ) -> String {
+///     format!("Sunny in {city}")
+/// }
+///
+/// let registry = Registry::builder().build()?;
+/// let tool = registry.get("weather").unwrap();
+/// assert_eq!(tool.description(), "Look up the weather in a city.");
+/// assert_eq!(tool.abilities(), ["weather.read"]);
+/// assert!(tool.is_read_only() && !tool.has_preview());
+/// assert_eq!(tool.capability(), Some("weather"));
+/// assert_eq!(tool.timeout(), Some(Duration::from_secs(5)));
+/// assert_eq!(tool.input_schema()["properties"]["city"]["description"], "The city's name.");
+/// assert!(tool.allows(&Caller::new("ada").with_abilities(["weather.read"])));
+/// assert!(!tool.allows(&Caller::anonymous()));
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub(crate) name: Arc<str>,
@@ -128,7 +154,27 @@ impl Tool {
     }
 }
 
-/// Where a tool comes from.
+/// Where a tool comes from; its `Display` is `file:line`, as build errors print it.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{DynamicTool, Source};
+///
+/// /// Ping.
+/// #[tool(public, read_only)]
+/// async fn ping() -> &'static str {
+///     "pong"
+/// }
+///
+/// let registry = Registry::builder()
+///     .tool(DynamicTool::new("echo", "Echo.", serde_json::json!({ "type": "object" }), |args, _| async move { args }).public())
+///     .build()?;
+/// let source = registry.get("ping").unwrap().source();
+/// assert!(matches!(source, Source::Compiled { .. }));
+/// assert!(source.to_string().contains(".rs:"), "file:line, not {source}");
+/// assert_eq!(registry.get("echo").unwrap().source(), &Source::Dynamic);
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Source {
