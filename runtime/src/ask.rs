@@ -17,6 +17,32 @@ use crate::param::Requirement;
 use crate::{CallParts, ErrorKind, Param, ParamKind, ParamSpec, ToolError};
 
 /// What the client of a call can answer.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{Ask, ClientSupport, ErrorKind};
+///
+/// /// Summarize with the client's model when it has one.
+/// #[tool(public, read_only)]
+/// async fn summarize(ask: Ask, text: String) -> Result<String, ToolError> {
+///     if !ask.supports().sampling {
+///         return Ok(text.chars().take(20).collect());
+///     }
+///     let reply = ask.sample("summary", &format!("Summarize: {text}"), 100)?;
+///     Ok(reply["content"]["text"].as_str().unwrap_or_default().to_owned())
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let args = serde_json::json!({ "text": "A long story about a short trip." });
+/// let plain = Call::new("summarize", args.clone()).client_support(ClientSupport::NONE);
+/// let outcome = registry.run(&Caller::anonymous(), plain).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "A long story about a");
+///
+/// let rich = Call::new("summarize", args).client_support(ClientSupport { sampling: true, ..ClientSupport::NONE });
+/// assert!(matches!(registry.run(&Caller::anonymous(), rich).await, Outcome::InputRequired(_)));
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientSupport {
     /// Forms a person fills in (`elicitation/create`).
@@ -50,6 +76,17 @@ pub(crate) struct Answers {
 }
 
 /// A person's answer to a form.
+///
+/// ```
+/// use toolgate::Elicited;
+///
+/// let answer: Elicited<u32> = Elicited::Declined;
+/// let seats = match answer {
+///     Elicited::Accepted(n) => n,
+///     Elicited::Declined | Elicited::Cancelled => 1,
+/// };
+/// assert_eq!(seats, 1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Elicited<T> {
     /// Filled in and sent.
@@ -61,6 +98,30 @@ pub enum Elicited<T> {
 }
 
 /// A directory or file the client exposes (`roots/list`).
+///
+/// ```rust,standalone_crate
+/// use serde_json::{Map, json};
+/// use toolgate::prelude::*;
+/// use toolgate::Ask;
+///
+/// /// List the client's project folders.
+/// #[tool(public, read_only)]
+/// async fn projects(ask: Ask) -> Result<String, ToolError> {
+///     let roots = ask.roots("roots")?;
+///     Ok(roots.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>().join(", "))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let Outcome::InputRequired(input) = registry.call(&Caller::anonymous(), "projects", json!({})).await else { unreachable!() };
+/// assert_eq!(input.requests()["roots"]["method"], "roots/list");
+/// let answer = json!({ "roots": [{ "uri": "file:///home/ada/app", "name": "app" }] });
+/// let answers: Map<_, _> = [("roots".to_owned(), answer)].into_iter().collect();
+/// let resumed = Call::new("projects", json!({})).resume(Some(input.state()), answers);
+/// let outcome = registry.run(&Caller::anonymous(), resumed).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "file:///home/ada/app");
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct Root {
     /// A `file://` URI.

@@ -7,6 +7,42 @@ use serde_json::Value;
 use crate::{Caller, Invocation, Outcome};
 
 /// What a call did about confirmation.
+///
+/// ```rust,standalone_crate
+/// use std::sync::{Arc, Mutex};
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::{AuditAction, AuditEvent, AuditSink};
+///
+/// /// Close an account. Changes data.
+/// #[tool(public, preview = preview_close)]
+/// async fn close_account(id: u32) -> String {
+///     format!("Account {id} closed.")
+/// }
+///
+/// async fn preview_close(id: u32) -> Preview {
+///     Preview::new(format!("Close account {id}"))
+/// }
+///
+/// #[derive(Clone, Default)]
+/// struct Actions(Arc<Mutex<Vec<AuditAction>>>);
+///
+/// impl AuditSink for Actions {
+///     fn record(&self, event: &AuditEvent<'_>) {
+///         self.0.lock().unwrap().push(event.action);
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let actions = Actions::default();
+/// let registry = Registry::builder().audit(actions.clone()).build().unwrap();
+/// let ada = Caller::new("ada");
+/// let Outcome::NeedsConfirmation(pending) = registry.call(&ada, "close_account", json!({ "id": 4 })).await else { unreachable!() };
+/// registry.confirm(&ada, pending.confirmation()).await;
+/// assert_eq!(*actions.0.lock().unwrap(), [AuditAction::Preview, AuditAction::Approve]);
+/// assert_eq!(AuditAction::Approve.as_str(), "approve");
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AuditAction {
@@ -33,6 +69,39 @@ impl AuditAction {
 }
 
 /// One finished call, as recorded by the audit step.
+///
+/// ```rust,standalone_crate
+/// use std::sync::{Arc, Mutex};
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::{AuditEvent, AuditSink};
+///
+/// /// Look up a customer.
+/// #[tool(public, read_only)]
+/// async fn customer(email: String) -> String {
+///     format!("{email}: gold tier")
+/// }
+///
+/// /// Keeps the digest of the arguments, never the arguments (they may hold personal data).
+/// #[derive(Clone, Default)]
+/// struct Digests(Arc<Mutex<Vec<String>>>);
+///
+/// impl AuditSink for Digests {
+///     fn record(&self, event: &AuditEvent<'_>) {
+///         let line = format!("{} {} {}", event.tool, event.outcome.label(), event.argument_digest());
+///         self.0.lock().unwrap().push(line);
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let digests = Digests::default();
+/// let registry = Registry::builder().audit(digests.clone()).build().unwrap();
+/// registry.call(&Caller::anonymous(), "customer", json!({ "email": "ada@example.com" })).await;
+/// let lines = digests.0.lock().unwrap();
+/// assert!(lines[0].starts_with("customer done ") && !lines[0].contains("ada@"));
+/// assert_eq!(lines[0].len(), "customer done ".len() + 64, "a hex SHA-256");
+/// # });
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct AuditEvent<'a> {
@@ -99,6 +168,14 @@ pub trait AuditSink: Send + Sync + 'static {
 }
 
 /// Writes each call as a `tracing` event with target `toolgate::audit`.
+///
+/// ```
+/// use toolgate::{Registry, TracingAudit};
+///
+/// // Install a `tracing` subscriber in `main`; each call is then one `toolgate::audit` event.
+/// let registry = Registry::builder().audit(TracingAudit).build()?;
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingAudit;
 

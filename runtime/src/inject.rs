@@ -72,6 +72,23 @@ impl Param for Caller {
 
 /// Metadata of one call: the tool's name, the model's tool call id, the session, and W3C trace context.
 /// Cloning is cheap (shared strings).
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+///
+/// /// Which call is this?
+/// #[tool(public, read_only)]
+/// async fn which(invocation: Invocation) -> String {
+///     format!("{} {:?} in {:?}", invocation.tool_name, invocation.tool_call_id, invocation.session_id)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let call = Call::new("which", serde_json::json!({})).tool_call_id("call_7").session("chat-1");
+/// let text = registry.run(&Caller::anonymous(), call).await.into_result().text_for_model();
+/// assert_eq!(text, r#"which Some("call_7") in Some("chat-1")"#);
+/// # });
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Invocation {
@@ -147,6 +164,18 @@ impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
 }
 
 /// One progress update.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::{Progress, ProgressUpdate};
+///
+/// let updates = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&updates);
+/// let progress = Progress::new(move |update: ProgressUpdate| sink.lock().unwrap().push(update));
+/// progress.report(3.0, Some(10.0), Some("3 of 10 files"));
+/// let update = &updates.lock().unwrap()[0];
+/// assert_eq!((update.progress, update.total, update.message.as_deref()), (3.0, Some(10.0), Some("3 of 10 files")));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ProgressUpdate {
@@ -230,6 +259,12 @@ impl Param for Progress {
 }
 
 /// How important a log message is, in MCP's (syslog's) order.
+///
+/// ```
+/// use toolgate::LogLevel;
+///
+/// assert!(LogLevel::Debug < LogLevel::Info && LogLevel::Warning < LogLevel::Error);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum LogLevel {
@@ -246,6 +281,17 @@ pub enum LogLevel {
 }
 
 /// One log message from a tool.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::{Log, LogEntry, LogLevel};
+///
+/// let last = Arc::new(Mutex::new(None));
+/// let sink = Arc::clone(&last);
+/// let log = Log::new(move |entry: LogEntry| *sink.lock().unwrap() = Some((entry.level, entry.message)));
+/// log.log(LogLevel::Notice, "Rate limit at 80%.");
+/// assert_eq!(*last.lock().unwrap(), Some((LogLevel::Notice, "Rate limit at 80%.".to_owned())));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LogEntry {
@@ -259,6 +305,20 @@ type LogFn = dyn Fn(LogEntry) + Send + Sync;
 
 /// Sends log messages to whoever made the call (an MCP client's `notifications/message`, honouring its
 /// `logging/setLevel`; a host's sink in-process). Does nothing when nobody listens.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::{Log, LogLevel};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&seen);
+/// let log = Log::new(move |entry| sink.lock().unwrap().push((entry.level, entry.message)));
+/// log.info("Fetched 3 pages.");
+/// log.warning("Page 4 timed out; skipped.");
+/// assert_eq!(seen.lock().unwrap()[1], (LogLevel::Warning, "Page 4 timed out; skipped.".to_owned()));
+///
+/// Log::default().info("nobody listens, nothing happens");
+/// ```
 #[derive(Clone, Default)]
 pub struct Log(Option<Arc<LogFn>>);
 
@@ -308,6 +368,31 @@ impl Param for Log {
 /// elicitation, and over HTTP the request's `http::request::Parts`.
 ///
 /// A call without one fails with a tool error naming the type, and the tool does not run.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::Extension;
+///
+/// /// The tenant the host resolved for this request.
+/// #[derive(Clone)]
+/// struct Tenant(&'static str);
+///
+/// /// Name this workspace.
+/// #[tool(public, read_only)]
+/// async fn workspace(tenant: Extension<Tenant>) -> String {
+///     format!("Workspace of {}", tenant.0 .0)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let call = Call::new("workspace", serde_json::json!({})).extension(Tenant("acme"));
+/// let outcome = registry.run(&Caller::anonymous(), call).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "Workspace of acme");
+///
+/// let without = registry.call(&Caller::anonymous(), "workspace", serde_json::json!({})).await;
+/// assert!(without.error().unwrap().message().contains("Tenant"));
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extension<T>(pub T);
 
