@@ -38,6 +38,14 @@ pub struct KeyRing {
 }
 
 /// A key that cannot be used: too short, a bad id, or bad base64.
+///
+/// ```
+/// use toolgate::KeyRing;
+///
+/// let short = KeyRing::new("k1", b"hunter2").unwrap_err();
+/// assert_eq!(short.to_string(), "the secret of key `k1` has 7 bytes; use at least 32 random bytes");
+/// assert!(KeyRing::parse("k1=secret").is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyError(String);
 

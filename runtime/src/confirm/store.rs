@@ -9,6 +9,12 @@ use std::time::SystemTime;
 use crate::ToolError;
 
 /// What a person decided about a previewed write.
+///
+/// ```
+/// use toolgate::confirm::Decision;
+///
+/// assert_eq!(Decision::Decline.as_str(), "decline");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     /// Run it.
@@ -28,6 +34,19 @@ impl Decision {
 }
 
 /// What the store knew about a confirmation when it was claimed.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use toolgate::confirm::{Claimed, ConfirmationStore, Decision, MemoryStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = MemoryStore::new();
+/// let until = SystemTime::now() + Duration::from_secs(600);
+/// assert_eq!(store.claim("c2", Decision::Decline, until).await?, Claimed::Fresh);
+/// assert_eq!(store.claim("c2", Decision::Approve, until).await?, Claimed::Declined);
+/// # Ok::<(), toolgate::ToolError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claimed {
     /// First use: the decision is recorded now and the caller acts on it.
@@ -43,12 +62,69 @@ pub enum Claimed {
 }
 
 /// A boxed future of a store operation.
+///
+/// ```
+/// use toolgate::confirm::StoreFuture;
+///
+/// fn nothing_to_do<'a>() -> StoreFuture<'a, ()> {
+///     Box::pin(async { Ok(()) })
+/// }
+/// ```
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'a>>;
 
 /// Records used confirmations. Share one store between replicas (with a shared [`KeyRing`](crate::KeyRing))
 /// and a confirmation acts once across all of them.
 ///
 /// `claim` must be atomic: of two concurrent claims of one id, exactly one sees [`Claimed::Fresh`].
+///
+/// A store that counts claims, in front of another:
+///
+/// ```rust,standalone_crate
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::time::SystemTime;
+/// use serde_json::json;
+/// use toolgate::confirm::{Claimed, ConfirmationStore, Decision, MemoryStore, StoreFuture};
+/// use toolgate::prelude::*;
+///
+/// #[derive(Default)]
+/// struct Counted {
+///     inner: MemoryStore,
+///     claims: AtomicUsize,
+/// }
+///
+/// impl ConfirmationStore for Counted {
+///     fn claim<'a>(&'a self, id: &'a str, decision: Decision, expires: SystemTime) -> StoreFuture<'a, Claimed> {
+///         self.claims.fetch_add(1, Ordering::Relaxed);
+///         self.inner.claim(id, decision, expires)
+///     }
+///
+///     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
+///         self.inner.finish(id, outcome)
+///     }
+/// }
+///
+/// /// Send an invoice. Changes data.
+/// #[tool(public, preview = preview_send)]
+/// async fn send_invoice(number: u32) -> String {
+///     format!("Invoice {number} sent.")
+/// }
+///
+/// async fn preview_send(number: u32) -> Preview {
+///     Preview::new(format!("Send invoice {number}"))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = Arc::new(Counted::default());
+/// let registry = Registry::builder().confirmation_store(Arc::clone(&store)).build().unwrap();
+/// let ada = Caller::new("ada");
+/// let Outcome::NeedsConfirmation(pending) = registry.call(&ada, "send_invoice", json!({ "number": 12 })).await else { unreachable!() };
+/// let first = registry.confirm(&ada, pending.confirmation()).await.into_result().text_for_model();
+/// let retry = registry.confirm(&ada, pending.confirmation()).await.into_result().text_for_model();
+/// assert_eq!((first.as_str(), retry.as_str()), ("Invoice 12 sent.", "Invoice 12 sent."));
+/// assert_eq!(store.claims.load(Ordering::Relaxed), 2, "the retry was answered from the store");
+/// # });
+/// ```
 pub trait ConfirmationStore: Send + Sync + 'static {
     /// Records `decision` for confirmation `id` unless one is recorded already, and says which.
     /// Records may be forgotten after `expires`, when the confirmation is refused anyway.
@@ -81,6 +157,21 @@ impl<S: ConfirmationStore> ConfirmationStore for std::sync::Arc<S> {
 
 /// A store in this process's memory: confirmations act once per process and are forgotten on restart.
 /// Use [`SqliteStore`](crate::sqlite::SqliteStore) or your own store to keep them.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use toolgate::confirm::{Claimed, ConfirmationStore, Decision, MemoryStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = MemoryStore::new();
+/// let until = SystemTime::now() + Duration::from_secs(600);
+/// assert_eq!(store.claim("c1", Decision::Approve, until).await?, Claimed::Fresh);
+/// store.finish("c1", r#"{"sent":true}"#.to_owned()).await?;
+/// let again = store.claim("c1", Decision::Approve, until).await?;
+/// assert_eq!(again, Claimed::Approved { outcome: Some(r#"{"sent":true}"#.to_owned()) });
+/// # Ok::<(), toolgate::ToolError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     used: Mutex<HashMap<String, (Claimed, SystemTime)>>,
