@@ -5,6 +5,34 @@ use serde_json::Value;
 use crate::{Caller, Invocation, Outcome, Tool, ToolResult};
 
 /// How a tool was looked up.
+///
+/// A hook that sends every lookup of the capability `search` to a newer tool:
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::hooks::{Hook, Lookup};
+/// use toolgate::{Caller, DynamicTool, Registry, Tool};
+///
+/// struct PreferV2;
+///
+/// impl Hook for PreferV2 {
+///     fn on_resolve(&self, lookup: Lookup<'_>, _found: &Tool) -> Option<String> {
+///         matches!(lookup, Lookup::Capability("search")).then(|| "lookup_search_v2".to_owned())
+///     }
+/// }
+///
+/// let tool = |name: &str| DynamicTool::new(name, "Search.", json!({ "type": "object" }), |_, _| async { "" })
+///     .public()
+///     .read_only()
+///     .capability("search");
+/// let registry = Registry::builder()
+///     .tool(tool("lookup_search_v1"))
+///     .tool(tool("lookup_search_v2"))
+///     .hook(PreferV2)
+///     .build()?;
+/// assert_eq!(registry.for_capability(&Caller::anonymous(), "search").unwrap().name(), "lookup_search_v2");
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup<'a> {
     /// By its name, for a call.
@@ -14,6 +42,32 @@ pub enum Lookup<'a> {
 }
 
 /// A call as hooks see it.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::hooks::{CallInfo, Hook};
+/// use toolgate::{Caller, DynamicTool, Registry, ToolError, ToolResult};
+///
+/// /// Refuses refunds above 500 for anyone without the `payments.large` ability.
+/// struct RefundCeiling;
+///
+/// impl Hook for RefundCeiling {
+///     fn before_call(&self, call: &CallInfo<'_>) -> Option<ToolResult> {
+///         let large = call.arguments["amount"].as_u64().unwrap_or(0) > 500;
+///         (call.tool.name() == "info_refund" && large && !call.caller.has("payments.large"))
+///             .then(|| ToolResult::error(&ToolError::new("Refunds above 500 need a supervisor.")))
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let refund = DynamicTool::new("info_refund", "Refund.", json!({ "type": "object" }), |_, _| async { "refunded" })
+///     .public();
+/// let registry = Registry::builder().tool(refund).hook(RefundCeiling).build()?;
+/// let outcome = registry.call(&Caller::new("clerk"), "info_refund", json!({ "amount": 900 })).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "[ERROR] Refunds above 500 need a supervisor.");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CallInfo<'a> {

@@ -15,6 +15,14 @@ use serde_json::Value;
 use crate::{CallParts, ErrorKind, ToolError};
 
 /// What role a parameter plays: an argument, the whole input, or an injected value (see [`Param`]).
+///
+/// ```
+/// use toolgate::{Caller, Input, Param, ParamKind};
+///
+/// assert_eq!(<String as Param>::KIND, ParamKind::Argument);
+/// assert_eq!(<Input<String> as Param>::KIND, ParamKind::Input);
+/// assert_eq!(<Caller as Param>::KIND, ParamKind::Injected);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     /// A property of the input schema.
@@ -75,6 +83,17 @@ pub trait Param: Sized + Send + 'static {
 }
 
 /// The schema of an argument, and whether the caller may leave it out.
+///
+/// ```
+/// use schemars::SchemaGenerator;
+/// use toolgate::Param;
+///
+/// let mut generator = SchemaGenerator::default();
+/// let required = <u32 as Param>::schema(&mut generator).unwrap();
+/// let optional = <Option<u32> as Param>::schema(&mut generator).unwrap();
+/// assert!(!required.optional && optional.optional);
+/// assert_eq!(required.schema.get("type").unwrap(), "integer");
+/// ```
 #[derive(Debug, Clone)]
 pub struct ArgSchema {
     /// The JSON Schema.
@@ -84,6 +103,42 @@ pub struct ArgSchema {
 }
 
 /// A dependency of an injected parameter, such as the state a [`State<T>`](crate::State) reads.
+///
+/// An injectable of your own that reads state declares it, so a registry without that state fails to build
+/// instead of failing calls:
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{CallParts, Param, ParamKind, ParamSpec, Requirement};
+///
+/// #[derive(Clone)]
+/// struct Pool(&'static str);
+///
+/// /// A connection from the pool in the registry's state.
+/// struct Conn(&'static str);
+///
+/// impl Param for Conn {
+///     const KIND: ParamKind = ParamKind::Injected;
+///
+///     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+///         let pool = parts.state::<Pool>().ok_or_else(|| ToolError::new("no pool"))?;
+///         Ok(Conn(pool.0))
+///     }
+///
+///     fn requirement() -> Option<Requirement> {
+///         Some(Requirement::state::<Pool>())
+///     }
+/// }
+///
+/// /// Which database?
+/// #[tool(public, read_only)]
+/// async fn database(conn: Conn) -> &'static str {
+///     conn.0
+/// }
+///
+/// assert!(Registry::builder().build().is_err(), "no Pool: refused at build time");
+/// assert!(Registry::builder().state(Pool("orders")).build().is_ok());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Requirement {
     pub(crate) need: Need,

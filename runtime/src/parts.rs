@@ -15,6 +15,25 @@ use crate::{Caller, Invocation, Log, Progress};
 ///
 /// It borrows what the registry holds while parameters are extracted, so extraction costs no reference
 /// counting; [`into_owned`](Self::into_owned) gives a `'static` copy to keep in a future.
+///
+/// A [`DynamicTool`](crate::DynamicTool)'s handler receives it whole:
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::{Caller, DynamicTool, Registry};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let whoami = DynamicTool::new("parts_whoami", "Who is calling?", json!({ "type": "object" }), |_, parts| async move {
+///     format!("{} via {}", parts.caller().id(), parts.invocation().tool_name)
+/// })
+/// .public()
+/// .read_only();
+/// let registry = Registry::builder().tool(whoami).build()?;
+/// let outcome = registry.call(&Caller::new("ada"), "parts_whoami", json!({})).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "ada via parts_whoami");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug)]
 pub struct CallParts<'a> {
     pub(crate) arguments: Map<String, Value>,
