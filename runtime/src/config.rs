@@ -63,6 +63,15 @@ pub struct Config {
 }
 
 /// One tool's entry in a [`Config`].
+///
+/// ```
+/// use toolgate::Config;
+///
+/// let config = Config::from_json(r#"{ "tools": { "web_search": { "settings": { "engine": "brave" } } } }"#)?;
+/// let tool = &config.tools["web_search"];
+/// assert_eq!((tool.enabled, tool.settings.as_ref().unwrap()["engine"].as_str()), (None, Some("brave")));
+/// # Ok::<(), toolgate::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
@@ -122,6 +131,13 @@ impl Config {
 }
 
 /// A configuration that could not be read or parsed.
+///
+/// ```
+/// use toolgate::Config;
+///
+/// let error = Config::from_toml("read_only = \"yes\"").unwrap_err();
+/// assert!(error.to_string().starts_with("configuration: TOML parse error at line 1, column 13"), "{error}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     path: Option<String>,

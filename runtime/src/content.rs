@@ -45,6 +45,19 @@ pub enum Content {
 }
 
 /// A resource embedded in a result: a URI with text or a base64 blob.
+///
+/// ```
+/// use toolgate::Content;
+///
+/// let csv = Content::resource_text("file:///reports/q3.csv", "text/csv", "month,revenue\nJul,120\n");
+/// let Content::Resource { resource } = &csv else { unreachable!() };
+/// assert_eq!((resource.uri.as_str(), resource.mime_type.as_deref()), ("file:///reports/q3.csv", Some("text/csv")));
+/// assert_eq!(serde_json::to_value(resource).unwrap()["mimeType"], "text/csv");
+///
+/// let logo = Content::resource_blob("shop://logo.png", "image/png", [0x89, b'P', b'N', b'G']);
+/// let Content::Resource { resource } = &logo else { unreachable!() };
+/// assert_eq!(resource.blob.as_deref(), Some("iVBORw=="));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct EmbeddedResource {

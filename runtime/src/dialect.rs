@@ -52,6 +52,16 @@ pub enum Dialect {
 }
 
 /// A tool call a model asked for, read from its reply by [`Dialect::calls`].
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate::Dialect;
+///
+/// let reply = json!({ "content": [{ "type": "tool_use", "id": "toolu_1", "name": "weather", "input": { "city": "Oslo" } }] });
+/// let call = &Dialect::Anthropic.calls(&reply)[0];
+/// assert_eq!((call.id.as_deref(), call.name.as_str()), (Some("toolu_1"), "weather"));
+/// assert_eq!(call.arguments["city"], "Oslo");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelCall {
     /// The model's id for the call, which its result must carry back (Gemini may send none).

@@ -97,6 +97,31 @@ impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T
 }
 
 /// A value returned as structured content: any `Serialize + JsonSchema` type.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Forecast {
+///     /// Degrees Celsius.
+///     high: i32,
+///     sky: String,
+/// }
+///
+/// /// Tomorrow's forecast.
+/// #[tool(public, read_only)]
+/// async fn forecast() -> Forecast {
+///     Forecast { high: 21, sky: "clear".into() }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let schema = registry.get("forecast").unwrap().output_schema().unwrap();
+/// assert_eq!(schema["properties"]["high"]["description"], "Degrees Celsius.");
+/// let result = registry.call(&Caller::anonymous(), "forecast", serde_json::json!({})).await.into_result();
+/// assert_eq!(result.structured, Some(serde_json::json!({ "high": 21, "sky": "clear" })));
+/// # });
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a `#[tool]`",
     label = "not a tool result",

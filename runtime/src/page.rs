@@ -91,6 +91,14 @@ pub struct Page<T> {
 }
 
 /// A row of a [`Page`]: the record's fields and its `url`.
+///
+/// ```
+/// use toolgate::Page;
+///
+/// let page = Page::new(7, ["RO-1", "RO-2"], |n| format!("https://shop.example/orders/{n}"));
+/// assert_eq!(page.rows[1].item, "RO-2");
+/// assert_eq!(page.rows[1].url, "https://shop.example/orders/RO-2");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Row<T> {
     /// Where a person can open the record; include it in answers.

@@ -52,6 +52,31 @@ impl Preview {
 }
 
 /// What a preview hook may return: a [`Preview`], or a `Result` of one.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+///
+/// /// Cancel a booking. Changes data.
+/// #[tool(public, preview = preview_cancel)]
+/// async fn cancel(booking: u32) -> String {
+///     format!("Booking {booking} cancelled.")
+/// }
+///
+/// /// A preview can refuse: there is nothing to cancel.
+/// async fn preview_cancel(booking: u32) -> Result<Preview, ToolError> {
+///     match booking {
+///         1..=99 => Ok(Preview::new(format!("Cancel booking {booking} (refund 40 EUR)"))),
+///         _ => Err(ToolError::new(format!("There is no booking {booking}."))),
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let missing = registry.call(&Caller::new("ada"), "cancel", json!({ "booking": 500 })).await;
+/// assert_eq!(missing.into_result().text_for_model(), "[ERROR] There is no booking 500.");
+/// # });
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a preview hook must return `Preview` or `Result<Preview, E>`, not `{Self}`",
     label = "returns `{Self}`",

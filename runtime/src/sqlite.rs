@@ -56,6 +56,40 @@ CREATE TABLE IF NOT EXISTS toolgate_keys (
 
 /// Used confirmations (a [`ConfirmationStore`]), the audit trail ([`audit`](Self::audit)) and a sealing
 /// key ([`key_ring`](Self::key_ring)) in one SQLite database. Clones share the connection.
+///
+/// Two replicas on one file: a confirmation issued by one is approved on the other, and acts once.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::sqlite::SqliteStore;
+///
+/// /// Pay a supplier. Changes data.
+/// #[tool(public, preview = preview_pay)]
+/// async fn pay(supplier: String) -> String {
+///     format!("Paid {supplier}.")
+/// }
+///
+/// async fn preview_pay(supplier: String) -> Preview {
+///     Preview::new(format!("Pay {supplier} 1,200 EUR"))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let path = std::env::temp_dir().join(format!("toolgate-doc-{}.db", std::process::id()));
+/// let replica = || -> Result<Registry, Box<dyn std::error::Error>> {
+///     let db = SqliteStore::open(&path)?;
+///     Ok(Registry::builder().keys(db.key_ring()?).confirmation_store(db).build()?)
+/// };
+/// let (a, b) = (replica().unwrap(), replica().unwrap());
+/// let ada = Caller::new("ada");
+/// let Outcome::NeedsConfirmation(pending) = a.call(&ada, "pay", json!({ "supplier": "Acme" })).await else { unreachable!() };
+/// let paid = b.confirm(&ada, pending.confirmation()).await;
+/// assert_eq!(paid.into_result().text_for_model(), "Paid Acme.");
+/// let again = a.confirm(&ada, pending.confirmation()).await;
+/// assert_eq!(again.into_result().text_for_model(), "Paid Acme.", "the first result, not a second payment");
+/// # for suffix in ["", "-wal", "-shm"] { let _ = std::fs::remove_file(format!("{}{suffix}", path.display())); }
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
@@ -222,6 +256,27 @@ impl ConfirmationStore for SqliteStore {
 }
 
 /// One row of the audit trail.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::sqlite::SqliteStore;
+///
+/// /// Read a file.
+/// #[tool(ability = "files.read", read_only)]
+/// async fn read_file(path: String) -> String {
+///     format!("contents of {path}")
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let db = SqliteStore::in_memory().unwrap();
+/// let registry = Registry::builder().audit(db.audit()).build().unwrap();
+/// registry.call(&Caller::new("eve"), "read_file", json!({ "path": "/etc/passwd" })).await;
+/// let record = &db.audit_records(10).unwrap()[0];
+/// assert_eq!((record.caller.as_str(), record.tool.as_str(), record.outcome.as_str()), ("eve", "read_file", "denied"));
+/// assert_eq!(record.action, "call");
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AuditRecord {
@@ -242,6 +297,17 @@ pub struct AuditRecord {
 }
 
 /// The audit sink of a [`SqliteStore`]: one row per call in `toolgate_audit`.
+///
+/// ```
+/// use toolgate::sqlite::SqliteStore;
+/// use toolgate::Registry;
+///
+/// let db = SqliteStore::in_memory()?;
+/// let registry = Registry::builder().audit(db.audit()).build();
+/// assert!(registry.is_ok());
+/// assert!(db.audit_records(10)?.is_empty(), "nothing called yet");
+/// # Ok::<(), toolgate::sqlite::rusqlite::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SqliteAudit(SqliteStore);
 
