@@ -1,5 +1,6 @@
 //! The book cannot drift: every `{{#include}}` names a file and anchor that exist, every relative link and
-//! its `#fragment` resolve, and every compile-fail case of the trybuild suite is explained.
+//! its `#fragment` resolve, and every compile-fail case of the trybuild suite is explained. The reference
+//! cannot either: every public item of the runtime carries an example that runs.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -147,8 +148,97 @@ fn every_compile_error_is_explained() {
     );
 }
 
+/// The `.rs` files under `dir`, recursively.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).expect("the directory exists") {
+        let path = entry.expect("readable").path();
+        if path.is_dir() {
+            files.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The public items in `source` (`pub struct`, `enum`, `trait`, `fn`, `type`, `const` at the start of a line)
+/// whose doc comment has no code block, unless they are `#[doc(hidden)]`.
+fn items_without_examples(source: &str) -> Vec<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let kinds = [
+        "struct ",
+        "enum ",
+        "trait ",
+        "fn ",
+        "async fn ",
+        "type ",
+        "const ",
+    ];
+    let mut missing = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("pub ") else {
+            continue;
+        };
+        if !kinds.iter().any(|k| rest.starts_with(k)) {
+            continue;
+        }
+        // The doc comment and attributes right above the item.
+        let mut above = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| !l.trim().is_empty() && !l.starts_with('}') && !l.starts_with("pub "));
+        if !above.any(|l| l.contains("doc(hidden)") || l.contains("```")) {
+            let name = rest.split(['(', '<', ':', '{', '=', ';']).next();
+            missing.push(name.unwrap_or(rest).trim().to_owned());
+        }
+    }
+    missing
+}
+
+/// The code fences in `text` (doc comments, or the markdown they include) that do not run.
+fn fences_that_do_not_run(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|l| {
+            l.trim_start()
+                .trim_start_matches("//!")
+                .trim_start_matches("///")
+                .trim()
+        })
+        .filter(|l| l.starts_with("```") && (l.contains("ignore") || l.contains("no_run")))
+        .collect()
+}
+
+#[test]
+fn every_public_item_has_an_example_that_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
+    let mut missing = Vec::new();
+    let files = sources(&root.join("src"))
+        .into_iter()
+        .chain([root.join("docs/tool.md")]);
+    for path in files {
+        let text = fs::read_to_string(&path).expect("readable");
+        for item in items_without_examples(&text) {
+            missing.push(format!("{}: no example on `{item}`", path.display()));
+        }
+        for fence in fences_that_do_not_run(&text) {
+            missing.push(format!(
+                "{}: an example that does not run: {fence}",
+                path.display()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
 #[test]
 fn the_parsers_of_this_test_work() {
+    let source = "/// Has one.\n/// ```\n/// x\n/// ```\npub fn a() {}\n\n/// None.\n#[derive(Debug)]\npub struct B;\n\n#[doc(hidden)]\npub fn c() {}\n";
+    assert_eq!(items_without_examples(source), ["struct B"]);
+    assert_eq!(
+        fences_that_do_not_run("/// ```rust,ignore\n/// ```\n//! ```no_run\n```rust\n"),
+        ["```rust,ignore", "```no_run"]
+    );
     assert_eq!(
         includes("a {{#include ../x.rs:tool}} b {{#include y.md}}"),
         [

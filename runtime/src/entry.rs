@@ -11,9 +11,11 @@ use schemars::{Schema, SchemaGenerator};
 use crate::{CallParts, ParamSpec, Preview, ToolError, ToolResult};
 
 /// The future of one tool call.
+#[doc(hidden)]
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>> + Send + 'static>>;
 
 /// The future of one preview.
+#[doc(hidden)]
 pub type PreviewFuture = Pin<Box<dyn Future<Output = Result<Preview, ToolError>> + Send + 'static>>;
 
 /// Who may run a compiled-in tool, as declared in `#[tool(...)]`.

@@ -5,6 +5,36 @@ use serde_json::{Map, Value, json};
 use crate::{Preview, ToolError, ToolResult};
 
 /// The key of the approval question in the answers of a resumed write (see [`Pending::approval_request`]).
+///
+/// ```rust,standalone_crate
+/// use serde_json::{Map, json};
+/// use toolgate::prelude::*;
+/// use toolgate::APPROVAL_KEY;
+///
+/// /// Publish a post. Changes data.
+/// #[tool(public, preview = preview_publish)]
+/// async fn publish(title: String) -> String {
+///     format!("Published {title}.")
+/// }
+///
+/// async fn preview_publish(title: String) -> Preview {
+///     Preview::new(format!("Publish {title} to 3,000 subscribers"))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let ada = Caller::new("ada");
+/// let args = json!({ "title": "Hello" });
+/// let Outcome::NeedsConfirmation(pending) = registry.call(&ada, "publish", args.clone()).await else { unreachable!() };
+/// assert_eq!(pending.approval_request()["params"]["message"], "Publish Hello to 3,000 subscribers");
+///
+/// // The person's answer to the approval form, under APPROVAL_KEY:
+/// let answer = json!({ "action": "accept", "content": { "approve": true } });
+/// let answers: Map<_, _> = [(APPROVAL_KEY.to_owned(), answer)].into_iter().collect();
+/// let resumed = Call::new("publish", args).resume(Some(pending.confirmation()), answers);
+/// assert_eq!(registry.run(&ada, resumed).await.into_result().text_for_model(), "Published Hello.");
+/// # });
+/// ```
 pub const APPROVAL_KEY: &str = "approval";
 
 /// The outcome of an in-process call.
@@ -169,33 +199,6 @@ impl Pending {
 /// let answers: Map<_, _> = [("from".to_owned(), answer("Oslo")), ("to".to_owned(), answer("Rome"))].into_iter().collect();
 /// let resumed = Call::new("plan", json!({})).resume(Some(input.state()), answers);
 /// assert_eq!(registry.run(&caller, resumed).await.into_result().text_for_model(), "Oslo to Rome");
-/// # Ok::<(), toolgate::BuildError>(())
-/// # }).unwrap();
-/// ```
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-/// struct Size {
-///     /// Seats to book.
-///     seats: u32,
-/// }
-///
-/// /// Book a table.
-/// #[tool(public, read_only)]
-/// async fn book(ask: Ask) -> Result<String, ToolError> {
-///     let size: Size = ask.elicit("party", "How many people?").await?.accepted()?;
-///     Ok(format!("Booked for {}.", size.seats))
-/// }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let registry = Registry::builder().build()?;
-/// let caller = Caller::anonymous();
-/// let first = Call::new("book", json!({})).client_support(ClientSupport::ALL);
-/// let Outcome::InputRequired(input) = registry.run(&caller, first).await else { unreachable!() };
-/// assert_eq!(input.tool(), "book");
-/// assert_eq!(input.requests()["party"]["method"], "elicitation/create");
-///
-/// let answers: Map<_, _> = [("party".to_owned(), json!({ "action": "accept", "content": { "seats": 4 } }))].into_iter().collect();
-/// let resumed = Call::new("book", json!({})).client_support(ClientSupport::ALL).resume(Some(input.state()), answers);
-/// assert_eq!(registry.run(&caller, resumed).await.into_result().text_for_model(), "Booked for 4.");
 /// # Ok::<(), toolgate::BuildError>(())
 /// # }).unwrap();
 /// ```

@@ -155,6 +155,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
 }
 
 /// How a return type `T` is encoded, chosen at compile time.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct OutputSpec<T> {
     /// Turns the value into a result or a tool error.

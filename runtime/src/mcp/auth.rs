@@ -10,12 +10,58 @@ use http::request::Parts;
 use crate::Caller;
 
 /// The future an [`Authenticator`] returns.
+///
+/// ```
+/// use toolgate::Caller;
+/// use toolgate::mcp::AuthFuture;
+///
+/// fn nobody<'a>() -> AuthFuture<'a> {
+///     Box::pin(async { None::<Caller> })
+/// }
+/// ```
 pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + 'a>>;
 
 /// Maps an HTTP request (its headers, typically a bearer token) to the caller it acts for.
 ///
 /// `None` means the request is not authenticated: it gets `401 Unauthorized` and runs nothing. Over stdio
 /// there is no request; the server serves its configured default caller.
+///
+/// An API key in a header of its own, looked up per request (in a database, typically):
+///
+/// ```
+/// use http::request::Parts;
+/// use tower_service::Service;
+/// use toolgate::mcp::{AuthFuture, Authenticator, McpServer};
+/// use toolgate::{CancellationToken, Caller, Registry};
+///
+/// struct ApiKeys;
+///
+/// impl Authenticator for ApiKeys {
+///     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
+///         Box::pin(async move {
+///             let key = request.headers.get("x-api-key")?.to_str().ok()?;
+///             (key == "k-123").then(|| Caller::new("svc-reports").with_abilities(["reports.read"]))
+///         })
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let server = McpServer::new(Registry::builder().build()?).authenticator(ApiKeys);
+/// let mut router = server.router(CancellationToken::new());
+/// let ping = |key: &str| {
+///     http::Request::post("/mcp")
+///         .header("host", "127.0.0.1")
+///         .header("content-type", "application/json")
+///         .header("accept", "application/json, text/event-stream")
+///         .header("x-api-key", key)
+///         .body(axum::body::Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+///         .unwrap()
+/// };
+/// assert_eq!(router.call(ping("wrong")).await.unwrap().status(), 401);
+/// assert_ne!(router.call(ping("k-123")).await.unwrap().status(), 401);
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller for this request, if its credentials are valid.
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;

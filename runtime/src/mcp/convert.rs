@@ -10,12 +10,67 @@ use super::input::{META_CONFIRMATION, META_PREVIEW};
 use crate::{Content, ErrorKind, Outcome, Tool};
 
 /// The `_meta` keys under which a tool publishes what it needs, so clients know before a denial.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::mcp::{HttpOptions, McpServer, META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
+/// use toolgate::prelude::*;
+///
+/// /// Search the web.
+/// #[tool(ability = "web.search", read_only, capability = "web_search", category = "research")]
+/// async fn search(query: String) -> String {
+///     format!("results for {query}")
+/// }
+///
+/// # async fn post(router: &mut axum::Router, body: serde_json::Value) -> serde_json::Value {
+/// #     use tower_service::Service;
+/// #     let request = http::Request::post("/mcp")
+/// #         .header("host", "127.0.0.1")
+/// #         .header("content-type", "application/json")
+/// #         .header("accept", "application/json, text/event-stream")
+/// #         .header("mcp-protocol-version", "2025-11-25")
+/// #         .body(axum::body::Body::from(body.to_string()))
+/// #         .unwrap();
+/// #     let response = router.call(request).await.unwrap();
+/// #     serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap()
+/// # }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let options = HttpOptions::default().stateless(true).json_response(true);
+/// let server = McpServer::new(Registry::builder().build().unwrap())
+///     .default_caller(Caller::new("ada").with_abilities(["web.search"]))
+///     .http_options(options);
+/// let mut router = server.router(toolgate::CancellationToken::new());
+/// let listed = post(&mut router, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;
+/// let meta = &listed["result"]["tools"][0]["_meta"];
+/// assert_eq!(meta[META_ABILITIES], json!(["web.search"]));
+/// assert_eq!(meta[META_CAPABILITY], "web_search");
+/// assert_eq!(meta[META_CATEGORIES], json!(["research"]));
+///
+/// let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "search", "arguments": {} } });
+/// let refused = post(&mut router, call).await;
+/// assert_eq!(refused["result"]["isError"], true);
+/// assert_eq!(refused["result"]["_meta"][META_ERROR]["kind"], "invalid_arguments");
+/// # });
+/// ```
 pub const META_ABILITIES: &str = "io.toolgate/abilities";
-/// The `_meta` key of the capability a tool fulfils.
+/// The `_meta` key of the capability a tool fulfils (read in the example of [`META_ABILITIES`]).
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_CAPABILITY, "io.toolgate/capability");
+/// ```
 pub const META_CAPABILITY: &str = "io.toolgate/capability";
-/// The `_meta` key of a tool's categories.
+/// The `_meta` key of a tool's categories (read in the example of [`META_ABILITIES`]).
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_CATEGORIES, "io.toolgate/categories");
+/// ```
 pub const META_CATEGORIES: &str = "io.toolgate/categories";
-/// The `_meta` key of an error's structured form on an `isError` result.
+/// The `_meta` key of an error's structured form on an `isError` result (read in the example of
+/// [`META_ABILITIES`]).
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_ERROR, "io.toolgate/error");
+/// ```
 pub const META_ERROR: &str = "io.toolgate/error";
 
 /// A tool's MCP definition: name, title, description, schemas, annotations and `_meta`.

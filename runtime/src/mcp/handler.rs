@@ -28,6 +28,23 @@ use crate::{
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
 
 /// A handler with nothing to add: the server offers tools only.
+///
+/// ```
+/// use toolgate::mcp::rmcp::ServerHandler;
+/// use toolgate::mcp::{McpServer, ToolsOnly};
+/// use toolgate::Registry;
+///
+/// /// Prompts and resources of your own, served beside the tools.
+/// #[derive(Clone)]
+/// struct Extras;
+///
+/// impl ServerHandler for Extras {}
+///
+/// let tools_only: McpServer<ToolsOnly> = McpServer::new(Registry::builder().build()?);
+/// let with_extras: McpServer<Extras> = tools_only.with_handler(Extras);
+/// # let _ = with_extras;
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolsOnly;
 
@@ -55,6 +72,19 @@ pub(crate) struct Shared {
 /// Tells connected clients that the tool list changed: legacy sessions by `notifications/tools/list_changed`,
 /// 2026-07-28 clients on their `subscriptions/listen` streams. Over MCP every call carries one, so a tool
 /// can take it as `Extension<Notifier>`; [`McpHandler::notifier`] gives one to the application.
+///
+/// ```
+/// use toolgate::mcp::McpServer;
+/// use toolgate::Registry;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let handler = McpServer::new(Registry::builder().build()?).handler();
+/// let notifier = handler.notifier();
+/// // After switching tools on or off for some callers, say so; with no client connected it does nothing.
+/// notifier.tools_changed().await;
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Clone)]
 pub struct Notifier(Arc<Shared>);
 
@@ -99,6 +129,18 @@ impl Notifier {
 /// The rmcp [`ServerHandler`] of a toolgate server: tools from the registry, everything else from `H`.
 ///
 /// One handler serves one session (stdio connection or HTTP session); clones share the registry.
+///
+/// ```
+/// use toolgate::mcp::rmcp::ServerHandler;
+/// use toolgate::mcp::McpServer;
+/// use toolgate::Registry;
+///
+/// let handler = McpServer::new(Registry::builder().build()?).name("shop").version("2.1.0").handler();
+/// let info = handler.get_info();
+/// assert_eq!((info.server_info.name.as_str(), info.server_info.version.as_str()), ("shop", "2.1.0"));
+/// assert_eq!(info.capabilities.tools.unwrap().list_changed, Some(true));
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Clone)]
 pub struct McpHandler<H = ToolsOnly> {
     pub(crate) shared: Arc<Shared>,

@@ -29,6 +29,37 @@ use super::{Authenticator, McpHandler, McpServer};
 use crate::Caller;
 
 /// HTTP settings of an [`McpServer`]. The defaults are safe for a server on loopback.
+///
+/// Behind a proxy that forwards its public name, allow that name; requests naming another host are refused
+/// (DNS rebinding), and so are bodies over the limit:
+///
+/// ```
+/// use tower_service::Service;
+/// use toolgate::mcp::{HttpOptions, McpServer};
+/// use toolgate::{CancellationToken, Registry};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let options = HttpOptions::default()
+///     .allowed_hosts(["tools.example.com"])
+///     .max_body_bytes(64 * 1024)
+///     .stateless(true);
+/// let server = McpServer::new(Registry::builder().build()?).http_options(options);
+/// let mut router = server.router(CancellationToken::new());
+/// let post = |host: &str, body: String| {
+///     http::Request::post("/mcp")
+///         .header("host", host)
+///         .header("content-type", "application/json")
+///         .header("accept", "application/json, text/event-stream")
+///         .body(axum::body::Body::from(body))
+///         .unwrap()
+/// };
+/// let ping = || r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_owned();
+/// assert_eq!(router.call(post("attacker.example", ping())).await.unwrap().status(), 403);
+/// let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(100_000));
+/// assert_eq!(router.call(post("tools.example.com", huge)).await.unwrap().status(), 413);
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
     path: String,

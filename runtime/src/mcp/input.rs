@@ -16,8 +16,59 @@ use crate::{APPROVAL_KEY, ClientSupport, InputRequired, Pending};
 
 /// The `_meta` key of a write's sealed confirmation, on the preview result and on the retry that sends
 /// it back.
+///
+/// A client that can show no approval prompt gets the preview and the confirmation; a person approves, and
+/// the client sends the confirmation back:
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::mcp::{HttpOptions, McpServer, META_CONFIRMATION, META_PREVIEW};
+/// use toolgate::prelude::*;
+///
+/// /// Refund an order. Changes data.
+/// #[tool(public, preview = preview_refund)]
+/// async fn refund(order: String) -> String {
+///     format!("Refunded {order}.")
+/// }
+///
+/// async fn preview_refund(order: String) -> Preview {
+///     Preview::new(format!("Refund {order} (49.00 EUR)"))
+/// }
+///
+/// # async fn post(router: &mut axum::Router, body: serde_json::Value) -> serde_json::Value {
+/// #     use tower_service::Service;
+/// #     let request = http::Request::post("/mcp")
+/// #         .header("host", "127.0.0.1")
+/// #         .header("content-type", "application/json")
+/// #         .header("accept", "application/json, text/event-stream")
+/// #         .header("mcp-protocol-version", "2025-11-25")
+/// #         .body(axum::body::Body::from(body.to_string()))
+/// #         .unwrap();
+/// #     let response = router.call(request).await.unwrap();
+/// #     serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap()
+/// # }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let options = HttpOptions::default().stateless(true).json_response(true);
+/// let server = McpServer::new(Registry::builder().build().unwrap()).http_options(options);
+/// let mut router = server.router(toolgate::CancellationToken::new());
+/// let call = |meta: serde_json::Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+///     "params": { "name": "refund", "arguments": { "order": "RO-7" }, "_meta": meta } });
+///
+/// let preview = post(&mut router, call(json!({}))).await;
+/// let meta = &preview["result"]["_meta"];
+/// assert_eq!(meta[META_PREVIEW]["text"], "Refund RO-7 (49.00 EUR)");
+/// let confirmation = meta[META_CONFIRMATION].as_str().unwrap();
+///
+/// let done = post(&mut router, call(json!({ META_CONFIRMATION: confirmation }))).await;
+/// assert_eq!(done["result"]["content"][0]["text"], "Refunded RO-7.");
+/// # });
+/// ```
 pub const META_CONFIRMATION: &str = "io.toolgate/confirmation";
 /// The `_meta` key of a write's preview (text and data) on the preview result.
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_PREVIEW, "io.toolgate/preview"); // see META_CONFIRMATION for its use
+/// ```
 pub const META_PREVIEW: &str = "io.toolgate/preview";
 
 /// The most rounds of questions one call may take with a client that answers during the call.

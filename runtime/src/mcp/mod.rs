@@ -3,18 +3,33 @@
 //!
 //! The same registry, policy and call pipeline serve in-process calls and MCP clients.
 //!
-//! ```no_run
-//! # async fn run(registry: toolgate::Registry) -> std::io::Result<()> {
+//! ```
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //! use toolgate::Caller;
 //! use toolgate::mcp::{BearerTokens, McpServer};
 //!
-//! McpServer::new(registry)
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = McpServer::new(toolgate::Registry::builder().build().unwrap())
 //!     .name("shop")
 //!     .version("1.0.0")
-//!     .authenticator(BearerTokens::new().token("s3cret", Caller::new("ops").with_abilities(["orders.view"])))
-//!     .serve_http("127.0.0.1:8080")
-//!     .await
-//! # }
+//!     .authenticator(BearerTokens::new().token("s3cret", Caller::new("ops").with_abilities(["orders.view"])));
+//! // `serve_http("127.0.0.1:8080")` serves until Ctrl-C; here, a free port and a stop signal of our own.
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let address = listener.local_addr()?;
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let serving = tokio::spawn(server.serve_listener(listener, async { let _ = stopped.await; }));
+//!
+//! let mut stream = tokio::net::TcpStream::connect(address).await?;
+//! let request = format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}");
+//! stream.write_all(request.as_bytes()).await?;
+//! let mut response = String::new();
+//! stream.read_to_string(&mut response).await?;
+//! assert!(response.starts_with("HTTP/1.1 401"), "a request without the token: {response}");
+//!
+//! stop.send(()).unwrap();
+//! serving.await.unwrap()?;
+//! # Ok::<(), std::io::Error>(())
+//! # }).unwrap();
 //! ```
 
 mod auth;
@@ -43,6 +58,40 @@ pub use rmcp;
 use crate::{Caller, Registry};
 
 /// An MCP server over a registry: its identity, who it serves, and its transports.
+///
+/// ```rust,standalone_crate
+/// use tower_service::Service;
+/// use toolgate::mcp::{HttpOptions, McpServer};
+/// use toolgate::prelude::*;
+/// use toolgate::CancellationToken;
+///
+/// /// Add two integers.
+/// #[tool(public, read_only)]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let server = McpServer::new(Registry::builder().build().unwrap())
+///     .name("calculator")
+///     .version("1.0.0")
+///     .http_options(HttpOptions::default().stateless(true).json_response(true));
+/// // `serve_http(address)` listens; `router` gives the same endpoint to mount in an axum app, or to drive here.
+/// let mut router = server.router(CancellationToken::new());
+/// let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}"#;
+/// let request = http::Request::post("/mcp")
+///     .header("host", "127.0.0.1")
+///     .header("content-type", "application/json")
+///     .header("accept", "application/json, text/event-stream")
+///     .header("mcp-protocol-version", "2025-11-25")
+///     .body(axum::body::Body::from(body))
+///     .unwrap();
+/// let response = router.call(request).await.unwrap();
+/// let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+/// let reply: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+/// assert_eq!(reply["result"]["content"][0]["text"], "42", "{reply}");
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct McpServer<H = ToolsOnly> {
     registry: Registry,
