@@ -208,6 +208,35 @@ fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
         "{}",
         report("denied", &denied)
     );
+
+    // The README's third step: the manager's write waits; the confirmation sent back runs it, once.
+    let manager = ["--header", "Authorization: Bearer manager-token"];
+    let waiting = inspector(&dir, &http, &[&manager[..], &confirm].concat());
+    let preview: serde_json::Value =
+        serde_json::from_slice(&waiting.stdout).expect("the preview result is JSON");
+    let text = preview["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("Waiting for approval: Confirm order RO-00003 for Katherine Johnson (56.57 EUR). Nothing has changed yet"),
+        "{}",
+        report("preview", &waiting)
+    );
+    let token = preview["_meta"]["io.toolgate/confirmation"]
+        .as_str()
+        .expect("a confirmation");
+    let approval = format!("io.toolgate/confirmation={token}");
+    let approve = [&manager[..], &confirm, &["--tool-metadata", &approval]].concat();
+    for attempt in ["approved", "approved again"] {
+        let done = inspector(&dir, &http, &approve);
+        assert!(done.status.success(), "{}", report(attempt, &done));
+        let result: serde_json::Value = serde_json::from_slice(&done.stdout).expect("JSON");
+        assert_eq!(
+            result["structuredContent"]["status"],
+            "confirmed",
+            "{}",
+            report(attempt, &done)
+        );
+    }
+
     let anonymous = inspector(&dir, &http, &["--method", "tools/list"]);
     assert!(
         !anonymous.status.success(),
