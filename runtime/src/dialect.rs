@@ -85,7 +85,8 @@ impl ModelCall {
 }
 
 impl Dialect {
-    /// One tool's definition.
+    /// One tool's definition. The model APIs accept narrower names than MCP (OpenAI and Anthropic: at most
+    /// 64 letters, digits, `_` and `-`, no `.`); name tools within that when you offer them to a model.
     pub fn definition(self, tool: &Tool) -> Value {
         let (name, description, schema) = (tool.name(), tool.description(), tool.input_schema());
         match self {
