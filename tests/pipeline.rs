@@ -478,8 +478,22 @@ fn lists_show_each_caller_only_what_they_may_run() {
 #[tokio::test]
 async fn a_denied_call_runs_nothing_and_says_so_in_the_seed_wording() {
     let ledger = Ledger::default();
-    let registry = registry(&ledger);
+    let hidden = registry(&ledger);
     let args = json!({ "number": "RO-1" });
+    let outcome = hidden.call(&viewer(), "confirm_order", args.clone()).await;
+    assert_eq!(
+        failure(&outcome),
+        (
+            ErrorKind::UnknownTool,
+            "Unknown tool `confirm_order`. List the tools to see which ones you can use.".into()
+        ),
+        "by default a caller learns nothing of a tool it may not run"
+    );
+    let registry = Registry::builder()
+        .state(ledger.clone())
+        .explain_denials(true)
+        .build()
+        .unwrap();
     let outcome = registry
         .call(&viewer(), "confirm_order", args.clone())
         .await;
@@ -1175,7 +1189,7 @@ async fn dynamic_tools_go_through_the_same_pipeline() {
             json!({ "topic": "Rust" }),
         )
         .await;
-    assert!(matches!(denied, Outcome::Denied(_)));
+    assert_eq!(failure(&denied).0, ErrorKind::UnknownTool);
     assert!(!names(&registry.list(&Caller::anonymous())).contains(&"lookup_fact".to_owned()));
 
     let undeclared = DynamicTool::new("x", "X.", json!({ "type": "object" }), |_, _| async { "x" });

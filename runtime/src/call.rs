@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::ask::{Answers, ClientSupport};
 use crate::audit::{AuditAction, AuditEvent};
+use crate::ceiling::{Ceilings, Count, Refused};
 use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::entry::{PreviewFuture, ToolFuture};
 use crate::hooks::CallInfo;
@@ -340,7 +341,15 @@ impl Registry {
             started: self.inner.audit.as_ref().map(|_| Instant::now()),
             action: AuditAction::Call,
         };
-        let step = match self.admit(caller, resolved, arguments, &flight.invocation) {
+        let replying = meta.gated();
+        let step = match self.admit(
+            caller,
+            name,
+            resolved,
+            arguments,
+            &flight.invocation,
+            replying,
+        ) {
             Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
                 // Boxed whole, so that the common path's state machine holds one pointer for it.
                 return Box::pin(self.gated_call(flight, index, arguments, meta)).await;
@@ -353,6 +362,13 @@ impl Registry {
         };
         let mut outcome = self.drive(&flight, step).await;
         self.finish(&flight, &mut outcome);
+        if flight.slot.is_none()
+            && matches!(outcome, Outcome::Denied(_))
+            && !self.inner.explain_denials
+        {
+            // Refused by the gate: the audit has the denial, and the caller learns nothing of the tool.
+            return *unknown_tool(name);
+        }
         outcome
     }
 
@@ -465,6 +481,13 @@ impl Registry {
                 .and_then(Value::as_object),
             _ => None,
         };
+        if requests.is_some() {
+            // A round that only asked is no run.
+            if slot.tool.max_runs.is_some() {
+                let session = flight.invocation.session_id.as_ref();
+                self.inner.ceilings.give_back(caller, session, index);
+            }
+        }
         let outcome = match requests {
             Some(requests) => Outcome::InputRequired(InputRequired {
                 tool: tool.to_owned(),
@@ -542,24 +565,25 @@ impl Registry {
         }
     }
 
-    /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs.
+    /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
+    /// that replies to a preview or a question skips the ceiling's early check: its decision or replay
+    /// runs no body, and a body it does run is counted then.
     fn admit(
         &self,
         caller: &Caller,
+        requested: &str,
         resolved: Option<usize>,
         arguments: Value,
         invocation: &Invocation,
+        replying: bool,
     ) -> Result<(usize, Map<String, Value>), Refusal> {
         let name = &*invocation.tool_name;
-        let index = resolved.ok_or_else(|| {
-            refuse(Outcome::Failed(ToolError::with_kind(
-                ErrorKind::UnknownTool,
-                format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
-            )))
-        })?;
+        let index = resolved.ok_or_else(|| unknown_tool(requested))?;
         let slot = &self.inner.slots[index];
         self.gate(slot, caller)?;
-        self.check_runs(index, slot, caller, invocation)?;
+        if !replying {
+            self.ceiling(index, caller, invocation, Ceilings::check)?;
+        }
         let mut arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
@@ -580,81 +604,46 @@ impl Registry {
         let arguments = Value::Object(arguments);
         schema::validate(&slot.validator, name, &arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
-        self.take_run(index, caller, invocation)?;
         match arguments {
             Value::Object(map) => Ok((index, map)),
             _ => unreachable!("built as an object above"),
         }
     }
 
-    /// Availability (switched on, mode) and authorization.
+    /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool
+    /// learns why it cannot run now. A denial reaches the audit as one; unless denials are explained, the
+    /// caller gets the unknown tool's answer instead (see [`call_with`](Self::call_with)).
     fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Refusal> {
+        if !self.authorized(slot, caller, None) {
+            return Err(refuse(Outcome::Denied(ToolError::with_kind(
+                ErrorKind::Denied,
+                caller.denial(),
+            ))));
+        }
         self.availability(slot).map_err(|reason| {
             refuse(Outcome::Failed(ToolError::with_kind(
                 ErrorKind::Unavailable,
                 reason,
             )))
-        })?;
-        if self.authorized(slot, caller, None) {
-            Ok(())
-        } else {
-            Err(refuse(Outcome::Denied(ToolError::with_kind(
-                ErrorKind::Denied,
-                caller.denial(),
-            ))))
-        }
+        })
     }
 
-    fn run_key(caller: &Caller, invocation: &Invocation) -> String {
-        match &invocation.session_id {
-            Some(session) => session.to_string(),
-            None => format!("caller:{}", caller.id()),
-        }
-    }
-
-    /// Refuses early when the ceiling is already reached; counting waits until the arguments are valid.
-    fn check_runs(
-        &self,
-        index: usize,
-        slot: &Slot,
-        caller: &Caller,
-        invocation: &Invocation,
-    ) -> Result<(), Refusal> {
-        let Some(max) = slot.tool.max_runs else {
-            return Ok(());
-        };
-        let runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let done = runs
-            .get(&(Self::run_key(caller, invocation), index))
-            .copied()
-            .unwrap_or(0);
-        if done >= max {
-            Err(limit_reached(&slot.tool.name, max))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Counts one run against the ceiling, refusing when it is reached.
-    fn take_run(
+    /// Applies `count` to the tool's ceiling for this caller and session, if the tool has one. Admission
+    /// only checks it; a run is counted when the tool's body runs.
+    fn ceiling(
         &self,
         index: usize,
         caller: &Caller,
         invocation: &Invocation,
+        count: Count,
     ) -> Result<(), Refusal> {
-        let slot = &self.inner.slots[index];
-        let Some(max) = slot.tool.max_runs else {
+        let tool = &self.inner.slots[index].tool;
+        let Some(max) = tool.max_runs else {
             return Ok(());
         };
-        let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let done = runs
-            .entry((Self::run_key(caller, invocation), index))
-            .or_insert(0);
-        if *done >= max {
-            return Err(limit_reached(&slot.tool.name, max));
-        }
-        *done += 1;
-        Ok(())
+        let session = invocation.session_id.as_ref();
+        count(&self.inner.ceilings, caller, session, index, max)
+            .map_err(|refused| limit_reached(&tool.name, max, &refused))
     }
 
     /// Hooks before the call, then the preview's or the tool's future, with its parameters' parts.
@@ -692,6 +681,12 @@ impl Registry {
             if let Some(result) = answer {
                 return Step::Done(Box::new(Outcome::Done(result)));
             }
+        }
+        if confirmed
+            && let Err(refusal) =
+                self.ceiling(index, flight.caller, &flight.invocation, Ceilings::take)
+        {
+            return Step::Done(refusal);
         }
         let external = cancellation.is_some();
         let timeout = slot.tool.timeout.or(self.inner.default_timeout);
@@ -764,7 +759,7 @@ impl Registry {
             }
             Step::Preview { future, arguments } => {
                 let preview = match Box::pin(CatchPanic(future)).await {
-                    Ok(preview) => preview,
+                    Ok(preview) => preview.shown_to_people(),
                     Err(error) => return Outcome::Failed(error),
                 };
                 let confirmation = self.confirmations().seal(
@@ -892,12 +887,26 @@ fn refusal(error: ToolError) -> Outcome {
     }
 }
 
-fn limit_reached(tool: &str, max: u32) -> Refusal {
-    refuse(Outcome::Failed(ToolError::with_kind(
-        ErrorKind::LimitReached,
-        format!(
+fn limit_reached(tool: &str, max: u32, refused: &Refused) -> Refusal {
+    let message = match refused {
+        Refused::Reached => format!(
             "`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."
         ),
+        Refused::Full => format!(
+            "`{tool}` cannot run now: the server counts too many conversations for its limit. Try again later."
+        ),
+    };
+    refuse(Outcome::Failed(ToolError::with_kind(
+        ErrorKind::LimitReached,
+        message,
+    )))
+}
+
+/// The answer for a name no tool has, and, unless denials are explained, for a tool the caller may not run.
+fn unknown_tool(name: &str) -> Refusal {
+    refuse(Outcome::Failed(ToolError::with_kind(
+        ErrorKind::UnknownTool,
+        format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
     )))
 }
 

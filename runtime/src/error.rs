@@ -19,7 +19,8 @@ use serde_json::{Value, json};
 /// let nobody = Caller::anonymous();
 /// let clerk = Caller::new("clerk").with_abilities(["payments.refund"]);
 ///
-/// assert_eq!(kind(registry.call(&nobody, "kinds_refund", json!({})).await), Some(ErrorKind::Denied));
+/// // A caller who may not run a tool hears what they would for a name no tool has:
+/// assert_eq!(kind(registry.call(&nobody, "kinds_refund", json!({})).await), Some(ErrorKind::UnknownTool));
 /// assert_eq!(kind(registry.call(&clerk, "kinds_refund", json!({ "cents": "ten" })).await), Some(ErrorKind::InvalidArguments));
 /// assert_eq!(kind(registry.call(&clerk, "kinds_nothing", json!({})).await), Some(ErrorKind::UnknownTool));
 /// assert_eq!(ErrorKind::Confirmation.as_str(), "confirmation_refused");
@@ -35,7 +36,9 @@ pub enum ErrorKind {
     Internal,
     /// The arguments do not match the tool's input schema.
     InvalidArguments,
-    /// The caller may not run the tool.
+    /// The caller may not run the tool (told so only with
+    /// [`explain_denials`](crate::RegistryBuilder::explain_denials); the audit always sees it), or sent
+    /// another caller's confirmation.
     Denied,
     /// No tool by that name exists for this caller.
     UnknownTool,

@@ -46,6 +46,7 @@ mod ask;
 mod audit;
 mod call;
 mod caller;
+mod ceiling;
 mod config;
 pub mod confirm;
 mod content;

@@ -54,7 +54,7 @@ pub const APPROVAL_KEY: &str = "approval";
 /// }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let registry = Registry::builder().build()?;
+/// let registry = Registry::builder().explain_denials(true).build()?;
 /// let editor = Caller::new("ed@example.com").with_abilities(["notes.delete"]);
 /// match registry.call(&editor, "delete_note", json!({ "id": 7 })).await {
 ///     Outcome::NeedsConfirmation(pending) => {

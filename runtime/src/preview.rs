@@ -1,5 +1,7 @@
 //! [`Preview`]: what a write would do, for a person to approve before it runs.
 
+use std::fmt::Write;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -49,6 +51,40 @@ impl Preview {
     pub fn data(&self) -> Option<&Value> {
         self.data.as_ref()
     }
+
+    /// The preview as a person is shown it: characters that change how text looks without showing
+    /// themselves (see [`hides_itself`]) written out as `\u{..}` escapes, so that argument text cannot
+    /// make the prompt say what the write does not do.
+    pub(crate) fn shown_to_people(mut self) -> Self {
+        if self.text.chars().any(hides_itself) {
+            let mut shown = String::with_capacity(self.text.len() + 16);
+            for c in self.text.chars() {
+                if hides_itself(c) {
+                    let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+                } else {
+                    shown.push(c);
+                }
+            }
+            self.text = shown;
+        }
+        self
+    }
+}
+
+/// C0 and C1 controls (newlines and the escape of terminal sequences among them), bidirectional controls,
+/// zero-width and other invisible format characters, and the line and paragraph separators.
+fn hides_itself(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{61c}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+        )
 }
 
 /// What a preview hook may return: a [`Preview`], or a `Result` of one.
@@ -96,5 +132,30 @@ impl IntoPreview for Preview {
 impl<E: Into<ToolError>> IntoPreview for Result<Preview, E> {
     fn into_preview(self) -> Result<Preview, ToolError> {
         self.map_err(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Preview;
+
+    #[test]
+    fn characters_that_hide_themselves_are_shown_as_escapes() {
+        let shown = |text: &str| Preview::new(text).shown_to_people().text().to_owned();
+        assert_eq!(
+            shown("Send 9999 EUR to \u{202e}10LN"),
+            "Send 9999 EUR to \\u{202e}10LN"
+        );
+        assert_eq!(
+            shown("to NL01\n\nAmount: 1 EUR (verified)"),
+            "to NL01\\u{a}\\u{a}Amount: 1 EUR (verified)"
+        );
+        assert_eq!(shown("\u{1b}[2K\u{1b}[1Aok"), "\\u{1b}[2K\\u{1b}[1Aok");
+        assert_eq!(shown("pay\u{200b}pal \u{85}"), "pay\\u{200b}pal \\u{85}");
+        assert_eq!(
+            shown("Überweise 5 € an Zoë"),
+            "Überweise 5 € an Zoë",
+            "ordinary text stays"
+        );
     }
 }

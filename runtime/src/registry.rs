@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jsonschema::Validator;
@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::audit::AuditSink;
+use crate::ceiling::Ceilings;
 use crate::config::{Config, merge_settings};
 use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
 use crate::dynamic::{DynHandler, DynamicTool};
@@ -56,7 +57,9 @@ pub(crate) struct Inner {
     read_only: bool,
     pub(crate) mask_internal_errors: bool,
     pub(crate) default_timeout: Option<Duration>,
-    pub(crate) runs: Mutex<HashMap<(String, usize), u32>>,
+    pub(crate) ceilings: Ceilings,
+    /// Tell a caller who may not run a tool that their role may not, instead of the unknown tool's answer.
+    pub(crate) explain_denials: bool,
     pub(crate) confirmations: Confirmations,
 }
 
@@ -176,10 +179,10 @@ impl Registry {
                 .is_some_and(|i| self.inner.slots[i].gated)
     }
 
-    /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends.
+    /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
+    /// server calls it when one of its sessions closes or idles out.
     pub fn end_session(&self, session_id: &str) {
-        let mut runs = self.inner.runs.lock().unwrap_or_else(|e| e.into_inner());
-        runs.retain(|(session, _), _| session != session_id);
+        self.inner.ceilings.end_session(session_id);
     }
 
     fn visible<'a, 'c>(
@@ -349,6 +352,7 @@ pub struct RegistryBuilder {
     hooks: Vec<Box<dyn Hook>>,
     audit: Option<Box<dyn AuditSink>>,
     read_only: bool,
+    explain_denials: bool,
     mask_internal_errors: bool,
     default_timeout: Option<Duration>,
     confirmation_ttl: Duration,
@@ -357,6 +361,9 @@ pub struct RegistryBuilder {
     skip_confirmation: Option<SkipPolicy>,
     configured: Vec<String>,
 }
+
+/// The longest a write preview can wait for its approval.
+const MAX_CONFIRMATION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Default for RegistryBuilder {
     fn default() -> Self {
@@ -371,6 +378,7 @@ impl Default for RegistryBuilder {
             hooks: Vec::new(),
             audit: None,
             read_only: false,
+            explain_denials: false,
             mask_internal_errors: true,
             default_timeout: None,
             confirmation_ttl: Duration::from_secs(600),
@@ -453,6 +461,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// What a caller hears when calling a tool they may not run. By default the same answer as for a name
+    /// no tool has, word for word, so that no refusal reveals that the tool exists. With `true`, the
+    /// caller is told that their role may not (`Your role (Viewer) is not allowed to do this.`), which
+    /// helps where tool names are no secret.
+    #[must_use]
+    pub fn explain_denials(mut self, explain: bool) -> Self {
+        self.explain_denials = explain;
+        self
+    }
+
     /// Whether internal errors (from `?` on foreign errors, and panics) reach the model as a generic message.
     /// On by default; the detail is logged with `tracing` either way.
     #[must_use]
@@ -468,7 +486,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// How long a write preview can be approved (default ten minutes).
+    /// How long a write preview can be approved (default ten minutes, at most seven days; `build` refuses
+    /// zero and longer times).
     #[must_use]
     pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
         self.confirmation_ttl = ttl;
@@ -573,6 +592,12 @@ impl RegistryBuilder {
     /// # Errors
     /// A [`BuildError`] naming the tool and what to fix.
     pub fn build(self) -> Result<Registry, BuildError> {
+        if self.confirmation_ttl.is_zero() || self.confirmation_ttl > MAX_CONFIRMATION_TTL {
+            return Err(BuildError::OutOfRange {
+                setting: "confirmation_ttl",
+                range: "more than zero and at most 7 days",
+            });
+        }
         let mut slots = Vec::new();
         for entry in inventory::iter::<ToolEntry> {
             slots.push(compiled_slot(entry, &self.state)?);
@@ -647,7 +672,8 @@ impl RegistryBuilder {
                 read_only: self.read_only,
                 mask_internal_errors: self.mask_internal_errors,
                 default_timeout: self.default_timeout,
-                runs: Mutex::new(HashMap::new()),
+                ceilings: Ceilings::default(),
+                explain_denials: self.explain_denials,
                 confirmations: Confirmations {
                     keys: self.keys.unwrap_or_else(KeyRing::random),
                     store: self.store.unwrap_or_else(|| Box::new(MemoryStore::new())),
@@ -872,6 +898,13 @@ pub enum BuildError {
         /// The name given.
         name: String,
     },
+    /// A builder setting has a value outside its range.
+    OutOfRange {
+        /// The builder method.
+        setting: &'static str,
+        /// The range it takes.
+        range: &'static str,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -903,6 +936,9 @@ impl fmt::Display for BuildError {
             ),
             BuildError::UnknownTool { setting, name } => {
                 write!(f, "`{setting}` names `{name}`, but no tool has that name")
+            }
+            BuildError::OutOfRange { setting, range } => {
+                write!(f, "`{setting}` must be {range}")
             }
         }
     }

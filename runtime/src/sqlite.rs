@@ -25,7 +25,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub use rusqlite;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use crate::confirm::{Claimed, ConfirmationStore, Decision, StoreFuture, hex, random_bytes};
+use crate::confirm::{
+    Claimed, ConfirmationStore, Decision, KEEP_USED, StoreFuture, hex, random_bytes,
+};
 use crate::{AuditEvent, AuditSink, ErrorKind, KeyRing, ToolError};
 
 const SCHEMA: &str = "
@@ -186,10 +188,10 @@ impl SqliteStore {
         expires: SystemTime,
     ) -> rusqlite::Result<Claimed> {
         let connection = self.lock();
-        let now = unix_ms();
+        let forget_before = SystemTime::now().checked_sub(KEEP_USED).map_or(0, ms);
         connection
             .prepare_cached("DELETE FROM toolgate_confirmations WHERE expires < ?1")?
-            .execute(params![now])?;
+            .execute(params![forget_before])?;
         let inserted = connection
             .prepare_cached(
                 "INSERT INTO toolgate_confirmations (id, decision, outcome, expires) VALUES (?1, ?2, NULL, ?3) \
@@ -271,9 +273,10 @@ impl ConfirmationStore for SqliteStore {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let db = SqliteStore::in_memory().unwrap();
 /// let registry = Registry::builder().audit(db.audit()).build().unwrap();
-/// registry.call(&Caller::new("eve"), "read_file", json!({ "path": "/etc/passwd" })).await;
+/// let outcome = registry.call(&Caller::new("eve"), "read_file", json!({ "path": "/etc/passwd" })).await;
+/// assert_eq!(outcome.label(), "unknown_tool", "eve is told of no such tool");
 /// let record = &db.audit_records(10).unwrap()[0];
-/// assert_eq!((record.caller.as_str(), record.tool.as_str(), record.outcome.as_str()), ("eve", "read_file", "denied"));
+/// assert_eq!((record.caller.as_str(), record.tool.as_str(), record.outcome.as_str()), ("eve", "read_file", "denied"), "the operator sees the denial");
 /// assert_eq!(record.action, "call");
 /// # });
 /// ```
@@ -347,7 +350,7 @@ fn store_error(error: rusqlite::Error) -> ToolError {
 
 fn ms(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn unix_ms() -> i64 {

@@ -100,7 +100,7 @@ async fn a_declined_write_changes_nothing_and_the_model_is_told() {
 }
 
 #[tokio::test]
-async fn a_viewer_is_offered_reads_only_and_a_write_it_calls_anyway_is_denied() {
+async fn a_viewer_is_offered_reads_only_and_a_write_it_calls_anyway_is_unknown_to_her() {
     let (db, model, asked, _) = confirm_by_agent(&viewer(), true).await;
     let offered = model.requests[0].tools.to_string();
     assert!(!offered.contains("confirm_order") && offered.contains("search_orders"));
@@ -108,7 +108,7 @@ async fn a_viewer_is_offered_reads_only_and_a_write_it_calls_anyway_is_denied() 
     assert_eq!(status(&db, "RO-00003"), Status::Pending);
     assert_eq!(
         tool_message(&model, "call_1")["content"],
-        "[ERROR] Your role (Viewer) is not allowed to do this."
+        "[ERROR] Unknown tool `confirm_order`. List the tools to see which ones you can use."
     );
 }
 

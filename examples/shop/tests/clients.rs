@@ -195,7 +195,7 @@ fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
         "number=RO-00003",
     ];
     // The Inspector looks the tool up in the caller's list before calling it; a viewer's list does not have
-    // it, so the call is refused without running. (The Python test sees the server's own denial.)
+    // it, so the call is refused without running. (The Python test sees the server answer it as unknown.)
     let denied = inspector(&dir, &http, &[&viewer[..], &confirm].concat());
     assert_eq!(
         denied.status.code(),

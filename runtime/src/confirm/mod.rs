@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use canonical::digest;
 pub use keys::{KeyError, KeyRing};
-pub use store::{Claimed, ConfirmationStore, Decision, MemoryStore, StoreFuture};
+pub use store::{Claimed, ConfirmationStore, Decision, KEEP_USED, MemoryStore, StoreFuture};
 
 use crate::{Caller, ErrorKind, Tool, ToolError};
 
@@ -71,7 +71,9 @@ pub(crate) struct Grant {
 
 impl Grant {
     pub(crate) fn expires_at(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_millis(self.expires)
+        UNIX_EPOCH
+            .checked_add(Duration::from_millis(self.expires))
+            .unwrap_or(UNIX_EPOCH)
     }
 }
 
@@ -105,7 +107,7 @@ impl Confirmations {
             digest: digest(arguments),
             arguments: (kind == GrantKind::Confirm).then(|| arguments.clone()),
             answers,
-            expires: unix_ms() + (self.ttl.as_millis() as u64).max(1),
+            expires: unix_ms().saturating_add(millis(self.ttl).max(1)),
         };
         let payload = serde_json::to_vec(&grant).unwrap_or_default();
         self.keys.seal(&payload)
@@ -174,10 +176,15 @@ pub(crate) fn refused(message: impl Into<String>) -> ToolError {
     ToolError::with_kind(ErrorKind::Confirmation, message)
 }
 
-fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+        .map_or(0, millis)
+}
+
+/// Whole milliseconds, saturating.
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `N` bytes from the operating system's generator.

@@ -4,9 +4,18 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::ToolError;
+
+/// How long a store keeps a used confirmation past its expiry. A replica whose clock runs behind
+/// another's, or a clock stepped back, still takes a token for a while after the store's clock says it
+/// expired; keeping its record this much longer tolerates that much skew between the clocks involved.
+///
+/// ```
+/// assert_eq!(toolgate::confirm::KEEP_USED.as_secs(), 3600);
+/// ```
+pub const KEEP_USED: Duration = Duration::from_secs(3600);
 
 /// What a person decided about a previewed write.
 ///
@@ -127,7 +136,8 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> 
 /// ```
 pub trait ConfirmationStore: Send + Sync + 'static {
     /// Records `decision` for confirmation `id` unless one is recorded already, and says which.
-    /// Records may be forgotten after `expires`, when the confirmation is refused anyway.
+    /// Keep each record for at least [`KEEP_USED`] past `expires`: until then a replica with a slower clock
+    /// may still take the confirmation, and only the record stops it from acting twice.
     fn claim<'a>(
         &'a self,
         id: &'a str,
@@ -174,6 +184,7 @@ impl<S: ConfirmationStore> ConfirmationStore for std::sync::Arc<S> {
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
+    /// Each record with the time it may be forgotten.
     used: Mutex<HashMap<String, (Claimed, SystemTime)>>,
 }
 
@@ -201,7 +212,8 @@ impl ConfirmationStore for MemoryStore {
                     Decision::Approve => Claimed::Approved { outcome: None },
                     Decision::Decline => Claimed::Declined,
                 };
-                used.insert(id.to_owned(), (record, expires));
+                let forget = expires.checked_add(KEEP_USED).unwrap_or(expires);
+                used.insert(id.to_owned(), (record, forget));
                 Claimed::Fresh
             }
         };

@@ -1,4 +1,4 @@
-"""Drives example-shop with the official Python `mcp` SDK: list, call, a denial, a validation error, a tool error.
+"""Drives example-shop with the official Python `mcp` SDK: list, call, a hidden tool, a validation error, a tool error.
 
 Usage: python_client.py MODE http URL TOKEN   (MODE: auto or legacy; TOKEN: viewer-token or manager-token)
        python_client.py MODE stdio COMMAND... (serves as the manager)
@@ -8,7 +8,7 @@ Prints one line per check and "N passed, M failed"; exits non-zero when a check 
 import asyncio
 import sys
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -44,12 +44,16 @@ async def run(mode, target, as_manager):
         invalid = await client.call_tool("order_details", {"number": "RO-3"})
         check("a validation error names the field", invalid.is_error and "`number`" in text_of(invalid), invalid)
 
-        write = await client.call_tool("confirm_order", {"number": "RO-00003"})
         if as_manager:
+            write = await client.call_tool("confirm_order", {"number": "RO-00003"})
             check("a write waits for approval and runs nothing", "Waiting for approval" in text_of(write), write)
         else:
-            check("a denied call uses the seed's wording",
-                  write.is_error and text_of(write) == "[ERROR] Your role (Viewer) is not allowed to do this.", write)
+            try:
+                write = await client.call_tool("confirm_order", {"number": "RO-00003"})
+                check("a write the viewer may not run is unknown to her", False, write)
+            except MCPError as error:
+                check("a write the viewer may not run is unknown to her",
+                      error.code == -32602 and error.message.startswith("Unknown tool `confirm_order`"), error)
 # ANCHOR_END: checks
 
 
