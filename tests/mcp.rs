@@ -229,18 +229,16 @@ async fn calls_map_to_results_errors_and_denials() {
         structured
     );
 
-    let denied = client.call_tool(
+    let hidden = client.call_tool(
         CallToolRequestParams::new("delete_order").with_arguments(args(json!({"number": "RO-1"}))),
     );
-    let denied = denied.await.unwrap();
-    assert_eq!(denied.is_error, Some(true));
+    let rmcp::ServiceError::McpError(hidden) = hidden.await.unwrap_err() else {
+        panic!("a tool the caller may not run is an unknown tool")
+    };
+    assert_eq!(hidden.code, rmcp::model::ErrorCode::INVALID_PARAMS);
     assert_eq!(
-        denied.content[0].as_text().unwrap().text,
-        "[ERROR] Your role (Viewer) is not allowed to do this."
-    );
-    assert_eq!(
-        denied.meta.unwrap().0["io.toolgate/error"]["kind"],
-        "denied"
+        hidden.message,
+        "Unknown tool `delete_order`. List the tools to see which ones you can use."
     );
 
     let invalid =
@@ -383,12 +381,16 @@ async fn http_callers_come_from_their_tokens() {
         refused.await.unwrap().content[0].as_text().unwrap().text,
         "[ERROR] Order RO-7 is already shipped."
     );
-    let denied = viewer.call_tool(
+    let hidden = viewer.call_tool(
         CallToolRequestParams::new("delete_order").with_arguments(args(json!({"number": "RO-7"}))),
     );
-    assert_eq!(
-        denied.await.unwrap().content[0].as_text().unwrap().text,
-        "[ERROR] Your role (Viewer) is not allowed to do this."
+    assert!(
+        hidden
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("Unknown tool `delete_order`"),
+        "the viewer's token learns nothing of the admin's tool"
     );
     viewer.cancel().await.unwrap();
     admin.cancel().await.unwrap();

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
@@ -15,10 +16,11 @@ use rmcp::model::{
 use rmcp::model::{ProgressToken, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
 use tokio::task::JoinHandle;
 
 use super::input::{self, Channel, META_CONFIRMATION};
+use super::sessions::BoundSession;
 use super::{convert, logging};
 use crate::{
     Call, Caller, ClientSupport, ErrorKind, LogEntry, Outcome, ProgressUpdate, Registry, ToolError,
@@ -58,7 +60,10 @@ pub(crate) struct Shared {
     pub(crate) tools: Vec<McpTool>,
     pub(crate) default_caller: Caller,
     pub(crate) page_size: usize,
+    /// Slots for calls running at once; a call waiting for its client's answer holds none.
     pub(crate) calls: Semaphore,
+    /// How long a question during a call waits for the client's answer.
+    pub(crate) question_timeout: Duration,
     pub(crate) draining: AtomicBool,
     pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Refuse writes for clients that cannot show an approval prompt, instead of returning the preview.
@@ -193,8 +198,11 @@ impl<H: Clone> McpHandler<H> {
         let mut call = Call::new(name, arguments)
             .tool_call_id(context.id.to_string())
             .cancellation(context.ct.clone());
-        if let Some(session) = parts.as_ref().and_then(session_id) {
-            call = call.session(session);
+        let bound = parts
+            .as_ref()
+            .and_then(|p| p.extensions.get::<BoundSession>());
+        if let Some(BoundSession(session)) = bound {
+            call = call.session(Arc::clone(session));
         }
         call = call
             .extension(context.peer.clone())
@@ -220,6 +228,19 @@ impl<H: Clone> McpHandler<H> {
         let outcome = self.shared.registry.run(caller, call).await;
         relay.flush().await;
         outcome
+    }
+
+    /// A slot among the calls that may run at once, waiting for one if need be.
+    async fn call_slot(&self) -> Result<SemaphorePermit<'_>, ErrorData> {
+        let shutting_down = || ErrorData::internal_error("the server is shutting down", None);
+        if self.shared.draining.load(Ordering::Relaxed) {
+            return Err(shutting_down());
+        }
+        self.shared
+            .calls
+            .acquire()
+            .await
+            .map_err(|_| shutting_down())
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
@@ -404,18 +425,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.shared.draining.load(Ordering::Relaxed) {
-            return Err(ErrorData::internal_error(
-                "the server is shutting down",
-                None,
-            ));
-        }
-        let _permit = self
-            .shared
-            .calls
-            .acquire()
-            .await
-            .map_err(|_| ErrorData::internal_error("the server is shutting down", None))?;
+        let mut slot = self.call_slot().await?;
         let caller = self.caller(&context);
         // Only a tool that may ask needs to know how the client answers.
         let (channel, support) = if self.shared.registry.may_ask(&request.name) {
@@ -454,7 +464,11 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                     ),
                     _ => break,
                 };
-                let answers = input::ask_during(peer, &questions).await?;
+                // Waiting for the client takes no slot from other calls.
+                drop(slot);
+                let answers =
+                    input::ask_during(peer, &questions, self.shared.question_timeout).await?;
+                slot = self.call_slot().await?;
                 let call = self
                     .call_for(&request.name, arguments.clone(), &context, parts.clone())
                     .client_support(support)
@@ -462,6 +476,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 outcome = self.round(&caller, call, &context).await;
             }
         }
+        drop(slot);
         let retry = matches!(channel, Channel::Retry);
         match outcome {
             Outcome::InputRequired(input) if retry => Ok(input::input_required(&input)?.into()),
@@ -604,16 +619,4 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
         self.extras.supported_protocol_versions()
     }
-}
-
-/// The session a request belongs to: the Streamable HTTP session id, when the client has one.
-fn session_id(parts: &http::request::Parts) -> Option<String> {
-    Some(
-        parts
-            .headers
-            .get("mcp-session-id")?
-            .to_str()
-            .ok()?
-            .to_owned(),
-    )
 }

@@ -1,11 +1,12 @@
-//! Streamable HTTP: rmcp's service behind authentication, with DNS-rebinding checks, a body limit, a bound
-//! on concurrent calls, `TCP_NODELAY`, and a graceful shutdown that lets in-flight calls finish.
+//! Streamable HTTP: rmcp's service behind authentication, with sessions bound to their callers,
+//! DNS-rebinding checks, a body limit, connection limits and timeouts, and a graceful shutdown that lets
+//! in-flight calls finish.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -13,20 +14,25 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body::{Frame, SizeHint};
 use rmcp::ServerHandler;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tower_http::timeout::{TimeoutBody, TimeoutError};
 
+use super::connections::{self, Limits};
+use super::sessions::{BoundSession, BoundSessions, Unbound};
 use super::{Authenticator, McpHandler, McpServer};
 use crate::Caller;
+
+/// The header that names a Streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// HTTP settings of an [`McpServer`]. The defaults are safe for a server on loopback.
 ///
@@ -69,6 +75,8 @@ pub struct HttpOptions {
     stateless: bool,
     json_response: bool,
     shutdown_grace: Duration,
+    sessions_per_caller: usize,
+    limits: Limits,
 }
 
 impl Default for HttpOptions {
@@ -81,6 +89,12 @@ impl Default for HttpOptions {
             stateless: false,
             json_response: false,
             shutdown_grace: Duration::from_secs(30),
+            sessions_per_caller: 64,
+            limits: Limits {
+                header_read: Duration::from_secs(30),
+                idle: Duration::from_secs(60),
+                max: 1024,
+            },
         }
     }
 }
@@ -138,6 +152,41 @@ impl HttpOptions {
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// How many sessions one caller may have open at once on a stateful server (default 64). An
+    /// `initialize` past it gets 429 and opens nothing; sessions close on `DELETE` or after five idle
+    /// minutes.
+    #[must_use]
+    pub fn sessions_per_caller(mut self, sessions: usize) -> Self {
+        self.sessions_per_caller = sessions.max(1);
+        self
+    }
+
+    /// How long a client may take to send a request's headers (default 30 s), counted from when the
+    /// server waits for them: on a new connection, and on a kept-alive one between requests, so that an
+    /// idle connection is closed after it too.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_read = timeout;
+        self
+    }
+
+    /// How long a request body may pause between its bytes, and a response wait for the client to read
+    /// it (default 60 s). After it, the request fails or the connection closes. A call that takes
+    /// longer to run is not idle: only waiting on the client is.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle = timeout;
+        self
+    }
+
+    /// How many connections may be open at once (default 1024). Past it the server accepts no new
+    /// connection until one closes; they wait in the kernel's backlog and take no descriptor.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max = connections.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         self
     }
 
@@ -225,16 +274,77 @@ impl http_body::Body for Tracked {
     }
 }
 
-/// Who the HTTP layer lets through, as whom, and which responses are still being written.
+pin_project_lite::pin_project! {
+    /// A request body that fails when its client pauses for longer than the idle timeout, and says so,
+    /// so that the answer is a 408 rather than rmcp's 500 for a body it could not read.
+    struct Paced {
+        #[pin]
+        body: TimeoutBody<Body>,
+        stalled: Arc<AtomicBool>,
+    }
+}
+
+impl Paced {
+    /// `body`, paced, and the flag it raises when it stalls.
+    fn wrap(body: Body, idle: Duration) -> (Body, Arc<AtomicBool>) {
+        let stalled = Arc::new(AtomicBool::new(false));
+        let paced = Paced {
+            body: TimeoutBody::new(idle, body),
+            stalled: Arc::clone(&stalled),
+        };
+        (Body::new(paced), stalled)
+    }
+}
+
+impl http_body::Body for Paced {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let frame = this.body.poll_frame(cx);
+        if let Poll::Ready(Some(Err(error))) = &frame
+            && error.is::<TimeoutError>()
+        {
+            this.stalled.store(true, Ordering::Relaxed);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Who the HTTP layer lets through, as whom, to which sessions, and which responses are still being
+/// written.
 #[derive(Clone)]
 struct Gate {
     authenticator: Option<Arc<dyn Authenticator>>,
     default_caller: Caller,
     responses: Arc<Responses>,
+    /// The sessions of a stateful server; a stateless one has none, and ignores the session header.
+    sessions: Option<Arc<BoundSessions>>,
+    /// How long a request body may pause.
+    idle: Duration,
+}
+
+/// The answer to a request for a session that does not exist, or is not the caller's: the same as
+/// rmcp's for an unknown session, so that the two cannot be told apart.
+fn unknown_session() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 /// rmcp's service behind the gate: authenticates each request (401 without valid credentials, before
-/// anything runs), then tracks a POST's response until it is sent. A plain tower service, so a request
+/// anything runs), lets a request into a session only from the caller who opened it, binds a new session
+/// to its caller, then tracks a POST's response until it is sent. A plain tower service, so a request
 /// costs one boxed future here and no per-request clone of a boxed inner service.
 #[derive(Clone)]
 struct Gated<S> {
@@ -274,12 +384,41 @@ where
                 )
                     .into_response());
             };
-            parts.extensions.insert(caller);
+            let mut opening = false;
+            if let Some(sessions) = &gate.sessions {
+                match parts.headers.get(SESSION_HEADER).map(|id| id.to_str()) {
+                    Some(Ok(id)) if sessions.owned_by(id, &caller) => {
+                        let bound = BoundSession(Arc::from(id));
+                        parts.extensions.insert(bound);
+                    }
+                    Some(_) => return Ok(unknown_session()),
+                    None => opening = true,
+                }
+            }
+            parts.extensions.insert(caller.clone());
             let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
+            let (body, stalled) = Paced::wrap(body, gate.idle);
             let response = inner
                 .call(Request::from_parts(parts, body))
                 .await?
                 .into_response();
+            if stalled.load(Ordering::Relaxed) {
+                let message = format!(
+                    "the request body paused for longer than {} ms; send it without pauses",
+                    gate.idle.as_millis()
+                );
+                return Ok((StatusCode::REQUEST_TIMEOUT, message).into_response());
+            }
+            if let (true, Some(sessions)) = (opening, &gate.sessions)
+                && let Some(id) = response.headers().get(SESSION_HEADER)
+                && let Ok(id) = id.to_str()
+                && sessions.bind(id, &caller) == Err(Unbound::TooMany)
+            {
+                let _ = sessions.close_session(&Arc::from(id)).await;
+                let message = "this caller has too many sessions open: end one with DELETE, or wait \
+                               until one idles out";
+                return Ok((StatusCode::TOO_MANY_REQUESTS, message).into_response());
+            }
             Ok(match open {
                 Some(open) => response.map(|body| Body::new(Tracked { body, _open: open })),
                 None => response,
@@ -304,37 +443,39 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         let config = self.http.rmcp_config(cancellation);
         let factory = move || Ok(handler.for_session());
         let path = self.http.path.as_str();
+        let sessions = (!self.http.stateless).then(|| {
+            let registry = self.registry.clone();
+            Arc::new(BoundSessions::new(registry, self.http.sessions_per_caller))
+        });
         let gate = Arc::new(Gate {
             authenticator: self.authenticator.clone(),
             default_caller: self.default_caller.clone(),
             responses: Arc::clone(responses),
+            sessions: sessions.clone(),
+            idle: self.http.limits.idle,
         });
-        if self.http.stateless {
-            let service = StreamableHttpService::new(
-                factory,
-                Arc::new(NeverSessionManager::default()),
-                config,
-            );
-            Router::new().route_service(
-                path,
-                Gated {
-                    inner: service,
-                    gate,
-                },
-            )
-        } else {
-            let service = StreamableHttpService::new(
-                factory,
-                Arc::new(LocalSessionManager::default()),
-                config,
-            );
-            Router::new().route_service(
-                path,
-                Gated {
-                    inner: service,
-                    gate,
-                },
-            )
+        match sessions {
+            None => {
+                let manager = Arc::new(NeverSessionManager::default());
+                let service = StreamableHttpService::new(factory, manager, config);
+                Router::new().route_service(
+                    path,
+                    Gated {
+                        inner: service,
+                        gate,
+                    },
+                )
+            }
+            Some(manager) => {
+                let service = StreamableHttpService::new(factory, manager, config);
+                Router::new().route_service(
+                    path,
+                    Gated {
+                        inner: service,
+                        gate,
+                    },
+                )
+            }
         }
     }
 
@@ -366,18 +507,12 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         let responses = Arc::new(Responses::default());
         let router = self.router_for(handler, cancellation.clone(), &responses);
         let grace = self.http.shutdown_grace;
-        let listener = listener.tap_io(|stream| {
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::debug!(target: "toolgate::mcp", %error, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                shared.draining.store(true, Ordering::Relaxed);
-                let _ = tokio::time::timeout(grace, responses.until_idle()).await;
-                cancellation.cancel();
-            })
-            .await
+        let draining = async move {
+            shutdown.await;
+            shared.draining.store(true, Ordering::Relaxed);
+            let _ = tokio::time::timeout(grace, responses.until_idle()).await;
+            cancellation.cancel();
+        };
+        connections::serve(listener, router, self.http.limits, grace, draining).await
     }
 }

@@ -4,14 +4,17 @@
 //! `requestState`. Older clients on a session (stdio, stateful HTTP) get each question as a request during
 //! the call. A client with neither gets a write's preview and confirmation to send back in `_meta`.
 
+use std::time::Duration;
+
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
     ServerRequest,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 
+use super::sessions::BoundSession;
 use crate::{APPROVAL_KEY, ClientSupport, InputRequired, Pending};
 
 /// The `_meta` key of a write's sealed confirmation, on the preview result and on the retry that sends
@@ -94,8 +97,10 @@ impl Channel {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        // Over HTTP, only a session of a stateful server that the caller opened can carry a question;
+        // elsewhere (stdio, in memory) the connection is the session.
         let parts = context.extensions.get::<http::request::Parts>();
-        let session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
+        let session = parts.is_none_or(|p| p.extensions.get::<BoundSession>().is_some());
         if modern {
             (Channel::Retry, declared)
         } else if session {
@@ -152,10 +157,12 @@ fn requests(questions: &Map<String, Value>) -> Result<InputRequests, ErrorData> 
         .collect()
 }
 
-/// Sends each question to the client as a request and collects the answers by key.
+/// Sends each question to the client as a request and collects the answers by key. A question not
+/// answered within `timeout` ends the call with an error, and nothing runs.
 pub(crate) async fn ask_during(
     peer: &Peer<RoleServer>,
     questions: &Map<String, Value>,
+    timeout: Duration,
 ) -> Result<Map<String, Value>, ErrorData> {
     let mut answers = Map::new();
     for (key, request) in requests(questions)? {
@@ -167,9 +174,24 @@ pub(crate) async fn ask_during(
             InputRequest::ListRoots(r) => ServerRequest::from(r),
             _ => continue,
         };
-        let answer = peer.send_request(request).await.map_err(|e| {
-            ErrorData::internal_error(format!("the client did not answer `{key}`: {e}"), None)
-        })?;
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        let unanswered = |e: ServiceError| {
+            let reason = match e {
+                ServiceError::Timeout { .. } => format!("within {} s", timeout.as_secs()),
+                other => format!("({other})"),
+            };
+            let message =
+                format!("The client did not answer `{key}` {reason}; nothing was changed.");
+            ErrorData::internal_error(message, None)
+        };
+        let pending = peer.send_cancellable_request(request, options);
+        let answer = pending
+            .await
+            .map_err(unanswered)?
+            .await_response()
+            .await
+            .map_err(unanswered)?;
         let answer = serde_json::to_value(answer)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         answers.insert(key, answer);

@@ -33,11 +33,13 @@
 //! ```
 
 mod auth;
+mod connections;
 mod convert;
 mod handler;
 mod http_server;
 mod input;
 mod logging;
+mod sessions;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -252,6 +254,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             default_caller: self.default_caller.clone(),
             page_size: self.page_size,
             calls: Semaphore::new(self.max_concurrent_calls),
+            question_timeout: self.registry.inner.confirmations.ttl,
             draining: AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,

@@ -1,0 +1,102 @@
+//! The HTTP server's connections: how many may be open at once, and how long one may wait on its client.
+//!
+//! hyper serves each connection (HTTP/1.1) with a header-read timeout; writes to a client that stopped
+//! reading fail after the idle timeout; past the connection cap the server stops accepting until a
+//! connection closes, leaving new ones in the kernel's backlog rather than taking descriptors.
+
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_io_timeout::TimeoutStream;
+
+/// The limits of the connections of one server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// How long a client may take to send a request's headers, counted from when the server waits for
+    /// them: on a new connection, and on a kept-alive one between requests.
+    pub(crate) header_read: Duration,
+    /// How long a write may wait for the client to read, and a request body for its next bytes.
+    pub(crate) idle: Duration,
+    /// How many connections may be open at once.
+    pub(crate) max: usize,
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then lets open connections finish their
+/// responses for up to `grace`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    grace: Duration,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = pin!(shutdown);
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read);
+    loop {
+        let slot = tokio::select! {
+            () = &mut shutdown => break,
+            slot = Arc::clone(&slots).acquire_owned() => slot.map_err(io::Error::other)?,
+        };
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    tracing::debug!(target: "toolgate::mcp", %error, "could not accept a connection");
+                    if !is_connection_error(&error) {
+                        // Out of descriptors, say: wait before trying again rather than spin.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    continue;
+                }
+            },
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(target: "toolgate::mcp", %error, "could not set TCP_NODELAY");
+        }
+        let mut stream = TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(limits.idle));
+        let io = TokioIo::new(Box::pin(stream));
+        let connection = builder.serve_connection(io, TowerToHyperService::new(router.clone()));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(target: "toolgate::mcp", %error, "connection closed with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(target: "toolgate::mcp", "connections still open after the shutdown grace were dropped");
+    }
+    Ok(())
+}
+
+/// Errors of one connection, after which accepting the next one may go on at once.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
