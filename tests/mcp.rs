@@ -519,3 +519,32 @@ async fn a_panicking_tool_is_an_error_result_and_the_server_keeps_serving() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Sends calls of `count`, which returns text, to `list_orders`, which returns a structured page.
+struct Renamed;
+
+impl toolgate::hooks::Hook for Renamed {
+    fn on_resolve(
+        &self,
+        lookup: toolgate::hooks::Lookup<'_>,
+        _: &toolgate::Tool,
+    ) -> Option<String> {
+        (lookup == toolgate::hooks::Lookup::Name("count")).then(|| "list_orders".to_owned())
+    }
+}
+
+#[tokio::test]
+async fn a_redirected_call_is_encoded_against_the_tool_that_ran() {
+    let registry = Registry::builder().hook(Renamed).build().unwrap();
+    let server = McpServer::new(registry).default_caller(viewer());
+    let (client, _) = in_memory(server).await;
+    let redirected = client
+        .call_tool(CallToolRequestParams::new("count").with_arguments(args(json!({ "limit": 2 }))))
+        .await
+        .unwrap();
+    let structured = redirected
+        .structured_content
+        .expect("list_orders declares an output schema, so its page is structured content");
+    assert_eq!(structured["rows"][1]["number"], "RO-2");
+    client.cancel().await.unwrap();
+}

@@ -136,7 +136,13 @@ impl ToolAttr {
             "defer" => put(&mut self.defer, &path, v.flag(), errors),
             "idempotent" => put(&mut self.idempotent, &path, v.flag(), errors),
             "open_world" => put(&mut self.open_world, &path, v.flag(), errors),
-            "timeout" => put(&mut self.timeout, &path, v.string(), errors),
+            "timeout" => {
+                let duration = v.string_like(
+                    "timeout = \"2s\"",
+                    "a duration in a string, with its unit (ms, s, m or h)",
+                );
+                put(&mut self.timeout, &path, duration, errors);
+            }
             "crate" => put(&mut self.krate, &path, v.path("crate = ::toolgate"), errors),
             other => errors.at(&path, unknown_key(other)),
         }
@@ -213,9 +219,14 @@ impl Value<'_> {
 
     fn string(self) -> Option<LitStr> {
         let example = format!("{} = \"...\"", self.name());
+        self.string_like(&example, "a string")
+    }
+
+    /// A string literal, described as `what` and shown with `example` when the value is something else.
+    fn string_like(self, example: &str, what: &str) -> Option<LitStr> {
         match self.value {
             None => {
-                self.missing(&example);
+                self.missing(example);
                 None
             }
             Some(Expr::Lit(ExprLit {
@@ -225,7 +236,7 @@ impl Value<'_> {
                 let name = self.name();
                 self.errors.at(
                     other,
-                    format!("expected `{name}` to be a string: `{example}`"),
+                    format!("expected `{name}` to be {what}: `{example}`"),
                 );
                 None
             }

@@ -3,7 +3,11 @@
 
 use serde_json::{Value, json};
 
-use crate::{Call, Caller, Registry, Tool, ToolResult};
+use crate::call::Call;
+use crate::caller::Caller;
+use crate::output::ToolResult;
+use crate::registry::Registry;
+use crate::tool::Tool;
 
 /// A model API's format for tool definitions, tool calls and tool results.
 ///

@@ -1,6 +1,8 @@
 //! [`ToolError`]: what a tool, or the pipeline, tells the model when a call does not succeed.
 
+use std::error::Error;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -88,6 +90,8 @@ impl ErrorKind {
 /// blindly"); its structured form is `{"error": {"kind": ..., "message": ..., "data": ...}}`.
 ///
 /// Any `std::error::Error` converts into a `ToolError` of kind [`ErrorKind::Internal`], so `?` works in tools.
+/// The error itself is kept as the [`source`](Self::source), with its chain, for operators (logs, audit
+/// sinks); the model reads only the message, or a generic one when internal errors are masked.
 /// `ToolError` itself deliberately does not implement `std::error::Error`, as with `anyhow::Error`.
 ///
 /// ```
@@ -98,12 +102,22 @@ impl ErrorKind {
 ///
 /// let io: ToolError = std::io::Error::other("disk full").into();
 /// assert_eq!(io.kind(), ErrorKind::Internal);
+/// let cause = io.source().and_then(|s| s.downcast_ref::<std::io::Error>()).unwrap();
+/// assert_eq!(cause.kind(), std::io::ErrorKind::Other);
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ToolError {
     kind: ErrorKind,
     message: String,
     data: Option<Value>,
+    source: Option<Arc<dyn Error + Send + Sync>>,
+}
+
+/// Equal when the model would read the same: the source is not compared.
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind, &self.message, &self.data) == (other.kind, &other.message, &other.data)
+    }
 }
 
 impl ToolError {
@@ -118,6 +132,7 @@ impl ToolError {
             kind,
             message: message.into(),
             data: None,
+            source: None,
         }
     }
 
@@ -143,6 +158,22 @@ impl ToolError {
         self.data.as_ref()
     }
 
+    /// The error this one was converted from (by `?`), for operators; the model never sees it.
+    pub fn source(&self) -> Option<&(dyn Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
+
+    /// The source and its own sources, `: `-separated, for a log line.
+    pub(crate) fn causes(&self) -> Option<String> {
+        let mut next: Option<&(dyn Error + 'static)> = Some(self.source.as_deref()?);
+        let mut causes = Vec::new();
+        while let Some(error) = next {
+            causes.push(error.to_string());
+            next = error.source();
+        }
+        Some(causes.join(": "))
+    }
+
     /// The text a model reads: `[ERROR] <message>`.
     pub fn to_text(&self) -> String {
         format!("[ERROR] {}", self.message)
@@ -159,7 +190,10 @@ impl ToolError {
 
     /// This error with its message replaced by a generic one, for internal errors when masking is on.
     pub(crate) fn masked(&self) -> Self {
-        ToolError::with_kind(self.kind, "The tool failed because of an internal error.")
+        ToolError {
+            source: self.source.clone(),
+            ..ToolError::with_kind(self.kind, "The tool failed because of an internal error.")
+        }
     }
 }
 
@@ -169,8 +203,12 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+impl<E: Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(error: E) -> Self {
-        ToolError::with_kind(ErrorKind::Internal, error.to_string())
+        let message = error.to_string();
+        ToolError {
+            source: Some(Arc::new(error)),
+            ..ToolError::with_kind(ErrorKind::Internal, message)
+        }
     }
 }

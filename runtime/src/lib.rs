@@ -42,59 +42,41 @@
 //!
 //! The book (in `book/` of the repository) is the guide; this reference documents every item.
 
-mod ask;
-mod audit;
 mod call;
 mod caller;
-mod ceiling;
-mod config;
 pub mod confirm;
-mod content;
 mod dialect;
-mod dynamic;
-mod entry;
 mod error;
-pub mod hooks;
-mod inject;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod outcome;
 mod output;
-mod page;
 mod param;
-mod parts;
-mod preview;
+mod policy;
 mod registry;
-mod result;
-mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+mod sync;
 mod tool;
 
-pub use ask::{Ask, ClientSupport, Elicited, Root};
-pub use audit::{AuditAction, AuditEvent, AuditSink, TracingAudit};
 pub use call::Call;
-pub use caller::{Authorizer, Caller};
-pub use config::{Config, ConfigError, ToolConfig};
+pub use caller::Caller;
 pub use confirm::{KeyError, KeyRing};
-pub use content::{Content, EmbeddedResource};
 pub use dialect::{Dialect, ModelCall};
-pub use dynamic::DynamicTool;
 pub use error::{ErrorKind, ToolError};
-pub use inject::{
-    Cancellation, Extension, Invocation, Log, LogEntry, LogLevel, Progress, ProgressUpdate,
-    Settings, State,
+pub use output::{
+    APPROVAL_KEY, Content, EmbeddedResource, InputRequired, IntoOutput, IntoPreview, Limit,
+    Outcome, Page, Pending, Preview, Row, Structured, ToolResult,
 };
-pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending};
-pub use output::{IntoOutput, Structured};
-pub use page::{Limit, Page, Row};
-pub use param::{ArgSchema, Input, Param, ParamKind, ParamSpec, Requirement};
-pub use parts::CallParts;
-pub use preview::{IntoPreview, Preview};
-pub use registry::{BuildError, Registry, RegistryBuilder};
-pub use result::ToolResult;
+pub use param::{
+    ArgSchema, Ask, CallParts, Cancellation, ClientSupport, Elicited, Extension, Input, Invocation,
+    Log, LogEntry, LogLevel, Param, ParamKind, ParamSpec, Progress, ProgressUpdate, Requirement,
+    Root, Settings, State,
+};
+pub use policy::hooks;
+pub use policy::{AuditAction, AuditEvent, AuditSink, Authorizer, TracingAudit};
+pub use registry::{BuildError, Config, ConfigError, Registry, RegistryBuilder, ToolConfig};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Source, Tool};
+pub use tool::{DynamicTool, Source, Tool};
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolgate_macros::tool;
@@ -109,18 +91,8 @@ pub mod prelude {
 
 // Not public API. Used by the code `#[tool]` generates; may change in any release.
 #[doc(hidden)]
-pub mod __private {
-    pub use core::option::Option::{self, None, Some};
-    pub use core::result::Result::{Err, Ok};
-    pub use std::boxed::Box;
-
-    pub use inventory;
-
-    pub use crate::entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
-    pub use crate::output::{OutputSpec, dispatch};
-    pub use crate::param::{Literal, check_named, check_params, default_value};
-    pub use crate::{CallParts, Param, ParamSpec};
-}
+#[path = "private.rs"]
+pub mod __private;
 
 #[allow(unused_extern_crates)]
 extern crate self as toolgate;

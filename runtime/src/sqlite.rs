@@ -22,13 +22,16 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-pub use rusqlite;
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::confirm::{
-    Claimed, ConfirmationStore, Decision, KEEP_USED, StoreFuture, hex, random_bytes,
+    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, hex, random_bytes,
 };
-use crate::{AuditEvent, AuditSink, ErrorKind, KeyRing, ToolError};
+use crate::error::{ErrorKind, ToolError};
+use crate::policy::{AuditEvent, AuditSink};
+use crate::sync::Locked;
+
+pub use rusqlite;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -132,7 +135,7 @@ impl SqliteStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|e| e.into_inner())
+        self.connection.locked()
     }
 
     /// The sealing keys kept in this database, newest first; creates a random one the first time. Every

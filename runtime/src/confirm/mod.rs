@@ -19,7 +19,9 @@ pub(crate) use canonical::digest;
 pub use keys::{KeyError, KeyRing};
 pub use store::{Claimed, ConfirmationStore, Decision, KEEP_USED, MemoryStore, StoreFuture};
 
-use crate::{Caller, ErrorKind, Tool, ToolError};
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ToolError};
+use crate::tool::Tool;
 
 /// What a sealed token is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

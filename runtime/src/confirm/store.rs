@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use crate::ToolError;
+use crate::error::ToolError;
+use crate::sync::Locked;
 
 /// How long a store keeps a used confirmation past its expiry. A replica whose clock runs behind
 /// another's, or a clock stepped back, still takes a token for a while after the store's clock says it
@@ -202,7 +203,7 @@ impl ConfirmationStore for MemoryStore {
         decision: Decision,
         expires: SystemTime,
     ) -> StoreFuture<'a, Claimed> {
-        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let mut used = self.used.locked();
         let now = SystemTime::now();
         used.retain(|_, (_, until)| *until > now);
         let claimed = match used.get(id) {
@@ -221,7 +222,7 @@ impl ConfirmationStore for MemoryStore {
     }
 
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
-        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let mut used = self.used.locked();
         if let Some((record, _)) = used.get_mut(id) {
             *record = Claimed::Approved {
                 outcome: Some(outcome),

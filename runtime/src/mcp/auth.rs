@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use http::request::Parts;
 
-use crate::Caller;
+use crate::caller::Caller;
 
 /// The future an [`Authenticator`] returns.
 ///

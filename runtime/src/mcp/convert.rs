@@ -6,8 +6,11 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, ToolAnnotations};
 use serde_json::{Value, json};
 
+use crate::error::ErrorKind;
+use crate::output::{Content, Outcome};
+use crate::tool::Tool;
+
 use super::input::{META_CONFIRMATION, META_PREVIEW};
-use crate::{Content, ErrorKind, Outcome, Tool};
 
 /// The `_meta` keys under which a tool publishes what it needs, so clients know before a denial.
 ///

@@ -19,12 +19,17 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::call::Call;
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ToolError};
+use crate::output::Outcome;
+use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
+use crate::registry::Registry;
+use crate::sync::Locked;
+
 use super::input::{self, Channel, META_CONFIRMATION};
 use super::sessions::BoundSession;
 use super::{convert, logging};
-use crate::{
-    Call, Caller, ClientSupport, ErrorKind, LogEntry, Outcome, ProgressUpdate, Registry, ToolError,
-};
 
 /// MCP's `MissingRequiredClientCapabilityError`.
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
@@ -103,7 +108,7 @@ impl Notifier {
     /// Sends the change to every client that can receive it; closed sessions are forgotten.
     pub async fn tools_changed(&self) {
         let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = self.0.peers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut peers = self.0.peers.locked();
             peers.retain(|p| !p.is_transport_closed());
             peers.clone()
         };
@@ -112,12 +117,7 @@ impl Notifier {
                 tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
             }
         }
-        let listeners = self
-            .0
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let listeners = self.0.listeners.locked().clone();
         let mut gone = Vec::new();
         for (key, sink) in listeners {
             if sink.notify_tool_list_changed().await.is_err() {
@@ -125,7 +125,7 @@ impl Notifier {
             }
         }
         if !gone.is_empty() {
-            let mut listeners = self.0.listeners.lock().unwrap_or_else(|e| e.into_inner());
+            let mut listeners = self.0.listeners.locked();
             listeners.retain(|(key, _)| !gone.contains(key));
         }
     }
@@ -217,17 +217,17 @@ impl<H: Clone> McpHandler<H> {
     }
 
     /// Runs one round of a call, with its progress and log messages relayed to the client before the
-    /// result.
+    /// result; says which tool the name resolved to.
     async fn round(
         &self,
         caller: &Caller,
         call: Call,
         context: &RequestContext<RoleServer>,
-    ) -> Outcome {
+    ) -> (Outcome, Option<usize>) {
         let (call, relay) = Relay::attach(call, context, self.log_level.load(Ordering::Relaxed));
-        let outcome = self.shared.registry.run(caller, call).await;
+        let ran = self.shared.registry.run_resolved(caller, call).await;
         relay.flush().await;
-        outcome
+        ran
     }
 
     /// A slot among the calls that may run at once, waiting for one if need be.
@@ -303,7 +303,7 @@ impl Relay {
     }
 
     fn send(state: &Mutex<RelayState>, note: Note) {
-        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = state.locked();
         if state.running.is_none() {
             let (sender, receiver) = mpsc::unbounded_channel();
             let task = tokio::spawn(Self::forward(
@@ -352,11 +352,7 @@ impl Relay {
     /// Waits until every note sent during the call has reached the client, so none trails the result.
     async fn flush(self) {
         let Some(state) = self.0 else { return };
-        let running = state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .running
-            .take();
+        let running = state.locked().running.take();
         if let Some((sender, task)) = running {
             drop(sender);
             let _ = task.await;
@@ -382,7 +378,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         {
-            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut peers = self.shared.peers.locked();
             peers.retain(|p| !p.is_transport_closed());
             peers.push(context.peer.clone());
         }
@@ -451,7 +447,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             let answers = request.input_responses.unwrap_or_default();
             call = call.resume(request.request_state, answers.into_iter().collect());
         }
-        let mut outcome = self.round(&caller, call, &context).await;
+        let (mut outcome, mut resolved) = self.round(&caller, call, &context).await;
         if let (Channel::During(peer), Some((arguments, parts))) = (&channel, spare) {
             for _ in 0..input::MAX_ROUNDS {
                 let (state, questions) = match &outcome {
@@ -473,7 +469,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                     .call_for(&request.name, arguments.clone(), &context, parts.clone())
                     .client_support(support)
                     .resume(Some(state), answers);
-                outcome = self.round(&caller, call, &context).await;
+                (outcome, resolved) = self.round(&caller, call, &context).await;
             }
         }
         drop(slot);
@@ -502,11 +498,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 Err(ErrorData::invalid_params(error.message().to_owned(), None))
             }
             outcome => {
-                let structured = self
-                    .shared
-                    .registry
-                    .index_of(&request.name)
-                    .is_some_and(|i| self.shared.tools[i].output_schema.is_some());
+                // Encoded against the tool that ran, which a hook may have chosen over the one named.
+                let structured =
+                    resolved.is_some_and(|i| self.shared.tools[i].output_schema.is_some());
                 convert::call_result(outcome, structured).map(Into::into)
             }
         }
@@ -587,11 +581,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         if context.accepted().tools_list_changed == Some(true) {
-            let mut listeners = self
-                .shared
-                .listeners
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut listeners = self.shared.listeners.locked();
             let key = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
             listeners.push((key, context.sink().clone()));
         }

@@ -26,10 +26,11 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::{TimeoutBody, TimeoutError};
 
+use crate::caller::Caller;
+
 use super::connections::{self, Limits};
 use super::sessions::{BoundSession, BoundSessions, Unbound};
 use super::{Authenticator, McpHandler, McpServer};
-use crate::Caller;
 
 /// The header that names a Streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";

@@ -14,8 +14,10 @@ use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Map, Value};
 
+use crate::output::{APPROVAL_KEY, InputRequired, Pending};
+use crate::param::ClientSupport;
+
 use super::sessions::BoundSession;
-use crate::{APPROVAL_KEY, ClientSupport, InputRequired, Pending};
 
 /// The `_meta` key of a write's sealed confirmation, on the preview result and on the retry that sends
 /// it back.

@@ -9,7 +9,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 
-use crate::{LogEntry, LogLevel};
+use crate::param::{LogEntry, LogLevel};
 
 /// The rank of `info`, the level sent until a client sets another.
 pub(super) const DEFAULT_RANK: u8 = 1;

@@ -57,7 +57,8 @@ pub use input::{META_CONFIRMATION, META_PREVIEW};
 /// `Extension<rmcp::Peer<rmcp::RoleServer>>` (sampling, elicitation).
 pub use rmcp;
 
-use crate::{Caller, Registry};
+use crate::caller::Caller;
+use crate::registry::Registry;
 
 /// An MCP server over a registry: its identity, who it serves, and its transports.
 ///

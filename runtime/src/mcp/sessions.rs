@@ -14,7 +14,9 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
 
-use crate::{Caller, Registry};
+use crate::caller::Caller;
+use crate::registry::Registry;
+use crate::sync::Locked;
 
 /// The session a request was checked to belong to: its caller opened it. Set by the HTTP layer on the
 /// request's parts; call ceilings count per bound session, and questions go to the client during a call
@@ -58,7 +60,7 @@ impl BoundSessions {
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        self.table.locked()
     }
 
     /// Whether session `id` is open and `caller` opened it.

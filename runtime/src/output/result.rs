@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Content, ToolError};
+use crate::error::ToolError;
+
+use super::Content;
 
 /// Everything a call produced: content blocks for the model, an optional structured value, success or
 /// failure, a session log line for people, and telemetry.

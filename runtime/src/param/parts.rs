@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::Answers;
-use crate::{Caller, Invocation, Log, Progress};
+use crate::caller::Caller;
+
+use super::{Answers, Invocation, Log, Progress};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
 /// settings, a progress reporter and a cancellation token. [`Param`](crate::Param) impls read from it.

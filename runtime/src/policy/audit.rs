@@ -4,7 +4,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::{Caller, Invocation, Outcome};
+use crate::caller::Caller;
+use crate::output::Outcome;
+use crate::param::Invocation;
 
 /// What a call did about confirmation.
 ///

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{Preview, ToolError, ToolResult};
+use crate::error::ToolError;
+
+use super::{Preview, ToolResult};
 
 /// The key of the approval question in the answers of a resumed write (see [`Pending::approval_request`]).
 ///
@@ -146,7 +148,7 @@ impl Pending {
     /// The approval question as an `elicitation/create` request: a form whose message is the preview and
     /// whose one field, `approve`, is a yes or no. Answer it under [`APPROVAL_KEY`] when resuming.
     pub fn approval_request(&self) -> Value {
-        crate::ask::elicitation(
+        crate::param::elicitation(
             self.preview.text(),
             json!({
                 "type": "object",

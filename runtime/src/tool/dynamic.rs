@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::entry::ToolFuture;
-use crate::{CallParts, IntoOutput};
+use crate::output::IntoOutput;
+use crate::param::CallParts;
+
+use super::ToolFuture;
 
 pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
 

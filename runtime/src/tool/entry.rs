@@ -8,7 +8,9 @@ use std::pin::Pin;
 
 use schemars::{Schema, SchemaGenerator};
 
-use crate::{CallParts, ParamSpec, Preview, ToolError, ToolResult};
+use crate::error::ToolError;
+use crate::output::{Preview, ToolResult};
+use crate::param::{CallParts, ParamSpec};
 
 /// The future of one tool call.
 #[doc(hidden)]
@@ -66,6 +68,6 @@ pub fn fail<T: Send + 'static>(
 
 /// Not public API: converts a preview hook's return value.
 #[doc(hidden)]
-pub fn into_preview(value: impl crate::preview::IntoPreview) -> Result<Preview, ToolError> {
+pub fn into_preview(value: impl crate::output::IntoPreview) -> Result<Preview, ToolError> {
     value.into_preview()
 }

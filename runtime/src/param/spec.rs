@@ -12,7 +12,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{CallParts, ErrorKind, ToolError};
+use crate::error::{ErrorKind, ToolError};
+
+use super::CallParts;
 
 /// What role a parameter plays: an argument, the whole input, or an injected value (see [`Param`]).
 ///

@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::Caller;
+use crate::caller::Caller;
+use crate::sync::Locked;
 
 /// The most counts kept at once. Past it, calls of tools with a ceiling are refused (the ceiling fails
 /// closed) until sessions end and free their counts.
@@ -51,7 +52,7 @@ pub(crate) struct Ceilings {
 
 impl Ceilings {
     fn counts(&self) -> MutexGuard<'_, HashMap<Key, u32>> {
-        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+        self.counts.locked()
     }
 
     /// Refuses when the ceiling is reached already, counting nothing.

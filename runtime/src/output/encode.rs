@@ -13,7 +13,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{Content, ToolError, ToolResult};
+use crate::error::ToolError;
+
+use super::{Content, ToolResult};
 
 /// A return type with its own encoding into a [`ToolResult`].
 ///
@@ -143,7 +145,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
             .map(ToolResult::structured)
             .map_err(|e| {
                 ToolError::with_kind(
-                    crate::ErrorKind::Internal,
+                    crate::error::ErrorKind::Internal,
                     format!("could not encode the result: {e}"),
                 )
             })
@@ -174,7 +176,7 @@ pub mod dispatch {
     use std::marker::PhantomData;
 
     use super::{IntoOutput, OutputSpec, Structured};
-    use crate::ToolError;
+    use crate::error::ToolError;
 
     /// A zero-sized stand-in for a value of type `T`.
     #[derive(Debug)]

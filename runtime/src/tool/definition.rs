@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::Caller;
+use crate::caller::Caller;
 
 /// A tool as the registry knows it: what it is called, what it does, who may run it, its schemas.
 ///
@@ -85,7 +85,12 @@ impl Tool {
 
     /// The default rule: public, or the caller holds every required ability.
     pub fn allows(&self, caller: &Caller) -> bool {
-        self.public || self.abilities.iter().all(|a| caller.has(a))
+        self.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+    }
+
+    /// The default rule, given whether the caller holds each of the tool's abilities, in order.
+    pub(crate) fn allows_holding(&self, mut held: impl Iterator<Item = bool>) -> bool {
+        self.public || held.all(|holds| holds)
     }
 
     /// Whether it only reads; a tool that is not read-only is a write.

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::error::ToolError;
 
 /// The human-readable account of a write, returned by a tool's `preview` hook.
 ///

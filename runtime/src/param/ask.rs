@@ -13,8 +13,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::param::Requirement;
-use crate::{CallParts, ErrorKind, Param, ParamKind, ParamSpec, ToolError};
+use crate::error::{ErrorKind, ToolError};
+use crate::sync::Locked;
+
+use super::{CallParts, Param, ParamKind, ParamSpec, Requirement};
 
 /// What the client of a call can answer.
 ///
@@ -264,7 +266,7 @@ impl Ask {
     /// # Errors
     /// [`ErrorKind::InputRequired`] with every unanswered question.
     pub fn ready(&self) -> Result<(), ToolError> {
-        let asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        let asked = self.asked.locked();
         match &asked.unsupported {
             Some(error) => Err(error.clone()),
             None if asked.questions.is_empty() => Ok(()),
@@ -281,13 +283,13 @@ impl Ask {
             format!("This tool needs the client capability `{capability}`, which the client did not declare."),
         )
         .with_data(json!({ "requiredCapabilities": { capability: {} } }));
-        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asked = self.asked.locked();
         asked.unsupported.get_or_insert_with(|| error.clone());
         Err(error)
     }
 
     fn record(&self, key: &str, request: Value) -> ToolError {
-        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asked = self.asked.locked();
         asked.questions.insert(key.to_owned(), request);
         input_required(&asked.questions)
     }

@@ -2,7 +2,10 @@
 
 use serde_json::Value;
 
-use crate::{Caller, Invocation, Outcome, Tool, ToolResult};
+use crate::caller::Caller;
+use crate::output::{Outcome, ToolResult};
+use crate::param::Invocation;
+use crate::tool::Tool;
 
 /// How a tool was looked up.
 ///

@@ -7,8 +7,8 @@ use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use crate::error::{ErrorKind, ToolError};
 use crate::param::{ParamKind, ParamSpec};
-use crate::{ErrorKind, ToolError};
 
 /// The input schema of a compiled-in tool and the defaults to fill in before validation.
 pub(crate) struct InputSchema {

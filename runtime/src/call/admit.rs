@@ -1,0 +1,123 @@
+//! Admission: authorize, check availability and the ceiling, validate. What refuses a call before anything runs.
+
+use serde_json::{Map, Value};
+
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ToolError};
+use crate::output::Outcome;
+use crate::param::Invocation;
+use crate::policy::ceiling::{Ceilings, Count, Refused};
+use crate::registry::{Registry, Slot, schema};
+
+impl Registry {
+    /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
+    /// that replies to a preview or a question skips the ceiling's early check: its decision or replay
+    /// runs no body, and a body it does run is counted then.
+    pub(super) fn admit(
+        &self,
+        caller: &Caller,
+        requested: &str,
+        resolved: Option<usize>,
+        arguments: Value,
+        invocation: &Invocation,
+        replying: bool,
+    ) -> Result<(usize, Map<String, Value>), Refusal> {
+        let name = &*invocation.tool_name;
+        let index = resolved.ok_or_else(|| unknown_tool(requested))?;
+        let slot = &self.inner.slots[index];
+        self.gate(slot, caller)?;
+        if !replying {
+            self.ceiling(index, caller, invocation, Ceilings::check)?;
+        }
+        let mut arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                let message =
+                    format!("Invalid arguments for `{name}`: expected a JSON object, got {other}.");
+                return Err(refuse(Outcome::Failed(ToolError::with_kind(
+                    ErrorKind::InvalidArguments,
+                    message,
+                ))));
+            }
+        };
+        for (key, value) in &slot.defaults {
+            if !arguments.contains_key(key) {
+                arguments.insert(key.clone(), value.clone());
+            }
+        }
+        let arguments = Value::Object(arguments);
+        schema::validate(&slot.validator, name, &arguments)
+            .map_err(|e| refuse(Outcome::Failed(e)))?;
+        match arguments {
+            Value::Object(map) => Ok((index, map)),
+            _ => unreachable!("built as an object above"),
+        }
+    }
+
+    /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool
+    /// learns why it cannot run now. A denial reaches the audit as one; unless denials are explained, the
+    /// caller gets the unknown tool's answer instead (see [`call_with`](Self::call_with)).
+    pub(super) fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Refusal> {
+        if !self.authorized(slot, caller, None) {
+            return Err(refuse(Outcome::Denied(ToolError::with_kind(
+                ErrorKind::Denied,
+                caller.denial(),
+            ))));
+        }
+        self.availability(slot).map_err(|reason| {
+            refuse(Outcome::Failed(ToolError::with_kind(
+                ErrorKind::Unavailable,
+                reason,
+            )))
+        })
+    }
+
+    /// Applies `count` to the tool's ceiling for this caller and session, if the tool has one. Admission
+    /// only checks it; a run is counted when the tool's body runs.
+    pub(super) fn ceiling(
+        &self,
+        index: usize,
+        caller: &Caller,
+        invocation: &Invocation,
+        count: Count,
+    ) -> Result<(), Refusal> {
+        let tool = &self.inner.slots[index].tool;
+        let Some(max) = tool.max_runs else {
+            return Ok(());
+        };
+        let session = invocation.session_id.as_ref();
+        count(&self.inner.ceilings, caller, session, index, max)
+            .map_err(|refused| limit_reached(&tool.name, max, &refused))
+    }
+}
+
+pub(super) fn limit_reached(tool: &str, max: u32, refused: &Refused) -> Refusal {
+    let message = match refused {
+        Refused::Reached => format!(
+            "`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."
+        ),
+        Refused::Full => format!(
+            "`{tool}` cannot run now: the server counts too many conversations for its limit. Try again later."
+        ),
+    };
+    refuse(Outcome::Failed(ToolError::with_kind(
+        ErrorKind::LimitReached,
+        message,
+    )))
+}
+
+/// The answer for a name no tool has, and, unless denials are explained, for a tool the caller may not run.
+pub(super) fn unknown_tool(name: &str) -> Refusal {
+    refuse(Outcome::Failed(ToolError::with_kind(
+        ErrorKind::UnknownTool,
+        format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
+    )))
+}
+
+/// A call refused before anything ran; boxed, so the common path moves small values.
+pub(super) type Refusal = Box<Outcome>;
+
+pub(super) fn refuse(outcome: Outcome) -> Refusal {
+    Box::new(outcome)
+}

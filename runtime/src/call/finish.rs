@@ -1,0 +1,57 @@
+//! Finishing a call: hooks after, masking of internal errors, audit.
+
+use std::time::SystemTime;
+
+use crate::error::ErrorKind;
+use crate::output::Outcome;
+use crate::policy::AuditEvent;
+use crate::policy::hooks::CallInfo;
+use crate::registry::Registry;
+
+use super::pipeline::Flight;
+
+impl Registry {
+    /// Hooks after the call, masking of internal errors, audit.
+    pub(super) fn finish(&self, flight: &Flight<'_>, outcome: &mut Outcome) {
+        if let (Some(index), Some(seen)) = (flight.slot, &flight.seen) {
+            let tool = &self.inner.slots[index].tool;
+            let info = CallInfo {
+                tool,
+                caller: flight.caller,
+                arguments: seen,
+                invocation: &flight.invocation,
+            };
+            for hook in &self.inner.hooks {
+                hook.after_call(&info, outcome);
+            }
+        }
+        self.mask(outcome);
+        if let (Some(sink), Some(arguments), Some(started)) =
+            (&self.inner.audit, &flight.audited, flight.started)
+        {
+            sink.record(&AuditEvent {
+                tool: &flight.invocation.tool_name,
+                caller: flight.caller,
+                invocation: &flight.invocation,
+                arguments,
+                outcome,
+                action: flight.action,
+                at: SystemTime::now(),
+                elapsed: started.elapsed(),
+            });
+        }
+    }
+
+    /// Logs internal errors and, when masking is on, replaces their text for the model.
+    pub(super) fn mask(&self, outcome: &mut Outcome) {
+        if let Outcome::Failed(error) = outcome
+            && error.kind() == ErrorKind::Internal
+        {
+            let causes = error.causes().unwrap_or_default();
+            tracing::error!(target: "toolgate", error = error.message(), causes, "tool failed with an internal error");
+            if self.inner.mask_internal_errors {
+                *error = error.masked();
+            }
+        }
+    }
+}

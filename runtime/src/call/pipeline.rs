@@ -1,0 +1,132 @@
+//! The call pipeline as a table of contents: resolve, admit, then the common path or the rounds, then finish.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::caller::Caller;
+use crate::output::Outcome;
+use crate::param::Invocation;
+use crate::policy::AuditAction;
+use crate::registry::Registry;
+use crate::tool::{PreviewFuture, ToolFuture};
+
+use super::admit::{Refusal, unknown_tool};
+use super::request::{Call, Meta, Sinks};
+
+/// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
+pub(super) struct Flight<'a> {
+    pub(super) caller: &'a Caller,
+    pub(super) invocation: Invocation,
+    /// The admitted tool; `None` when the call was refused before admission.
+    pub(super) slot: Option<usize>,
+    /// The arguments as hooks see them; `None` when there are no hooks.
+    pub(super) seen: Option<Value>,
+    pub(super) audited: Option<Value>,
+    pub(super) started: Option<Instant>,
+    pub(super) action: AuditAction,
+}
+
+/// The asynchronous part of a call: nothing, a preview, or the tool's future.
+pub(super) enum Step {
+    Done(Refusal),
+    Preview {
+        future: PreviewFuture,
+        arguments: Map<String, Value>,
+    },
+    Run {
+        future: ToolFuture,
+        timeout: Option<Duration>,
+        token: Option<CancellationToken>,
+        external: bool,
+    },
+}
+
+impl Registry {
+    /// Calls tool `name` for `caller` with JSON `arguments`.
+    pub async fn call(&self, caller: &Caller, name: &str, arguments: Value) -> Outcome {
+        let resolved = self.resolve(name);
+        self.call_with(caller, name, resolved, arguments, Meta::default())
+            .await
+    }
+
+    /// Runs a [`Call`] for `caller` through the pipeline.
+    pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
+        self.run_resolved(caller, call).await.0
+    }
+
+    /// Runs a [`Call`], and says which tool its name resolved to (after hooks), so that a transport
+    /// encodes the result against that tool's declaration.
+    pub(crate) async fn run_resolved(
+        &self,
+        caller: &Caller,
+        call: Call,
+    ) -> (Outcome, Option<usize>) {
+        let resolved = self.resolve(&call.name);
+        let outcome = self
+            .call_with(caller, &call.name, resolved, call.arguments, call.meta)
+            .await;
+        (outcome, resolved)
+    }
+
+    /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
+    /// the state machine stays small.
+    pub(super) async fn call_with(
+        &self,
+        caller: &Caller,
+        name: &str,
+        resolved: Option<usize>,
+        arguments: Value,
+        mut meta: Meta,
+    ) -> Outcome {
+        let mut flight = Flight {
+            caller,
+            invocation: Invocation {
+                tool_name: resolved.map_or_else(
+                    || Arc::from(name),
+                    |i| Arc::clone(&self.inner.slots[i].tool.name),
+                ),
+                tool_call_id: meta.tool_call_id.take(),
+                session_id: meta.session_id.take(),
+                traceparent: meta.traceparent.take(),
+                tracestate: meta.tracestate.take(),
+            },
+            slot: None,
+            seen: None,
+            audited: self.inner.audit.as_ref().map(|_| arguments.clone()),
+            started: self.inner.audit.as_ref().map(|_| Instant::now()),
+            action: AuditAction::Call,
+        };
+        let replying = meta.gated();
+        let step = match self.admit(
+            caller,
+            name,
+            resolved,
+            arguments,
+            &flight.invocation,
+            replying,
+        ) {
+            Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
+                // Boxed whole, so that the common path's state machine holds one pointer for it.
+                return Box::pin(self.gated_call(flight, index, arguments, meta)).await;
+            }
+            Ok((index, arguments)) => {
+                let (sinks, ..) = Sinks::of(meta);
+                self.launch(&mut flight, index, arguments, sinks, true)
+            }
+            Err(outcome) => Step::Done(outcome),
+        };
+        let mut outcome = self.drive(&flight, step).await;
+        self.finish(&flight, &mut outcome);
+        if flight.slot.is_none()
+            && matches!(outcome, Outcome::Denied(_))
+            && !self.inner.explain_denials
+        {
+            // Refused by the gate: the audit has the denial, and the caller learns nothing of the tool.
+            return *unknown_tool(name);
+        }
+        outcome
+    }
+}

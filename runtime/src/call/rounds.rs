@@ -1,0 +1,313 @@
+//! The rounds of writes and questions: previews, approvals, declines, replays, and tools that ask.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use crate::caller::Caller;
+use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
+use crate::error::{ErrorKind, ToolError};
+use crate::output::{APPROVAL_KEY, InputRequired, Outcome};
+use crate::param::{Answers, ClientSupport, Invocation};
+use crate::policy::AuditAction;
+use crate::registry::Registry;
+
+use super::pipeline::Flight;
+use super::request::{Call, Meta, Resume, Sinks};
+
+impl Registry {
+    /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
+    ///
+    /// Refused, with nothing run, when the confirmation is forged, altered, expired, already used or
+    /// declined, or another caller's, and when the caller has since lost the right to run the tool.
+    /// Approving twice returns the first run's result.
+    pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
+        match self.bound_call(caller, confirmation) {
+            Ok(call) => self.run(caller, call.confirmation(confirmation)).await,
+            Err(error) => Outcome::Failed(error),
+        }
+    }
+
+    /// Declines a previewed write: it will never run.
+    ///
+    /// # Errors
+    /// When the confirmation is forged, altered, expired or another caller's, or was already approved.
+    pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
+        let decline = json!({ "action": "decline" });
+        let call = self.bound_call(caller, confirmation)?.resume(
+            Some(confirmation),
+            [(APPROVAL_KEY.to_owned(), decline)].into_iter().collect(),
+        );
+        match self.run(caller, call).await {
+            Outcome::Failed(error) if error.kind() == ErrorKind::Declined => Ok(()),
+            outcome => Err(outcome
+                .error()
+                .cloned()
+                .unwrap_or_else(|| ToolError::new(outcome.into_result().text_for_model()))),
+        }
+    }
+
+    pub(super) fn confirmations(&self) -> &Confirmations {
+        &self.inner.confirmations
+    }
+
+    /// The call a confirmation was issued for. One that does not open is refused here, and audited under
+    /// the tool name `-`, since its tool is not known.
+    pub(super) fn bound_call(
+        &self,
+        caller: &Caller,
+        confirmation: &str,
+    ) -> Result<Call, ToolError> {
+        match self
+            .confirmations()
+            .open_any(confirmation, GrantKind::Confirm)
+        {
+            Ok(grant) => {
+                let arguments = Value::Object(grant.arguments.unwrap_or_default());
+                Ok(Call::new(grant.tool, arguments))
+            }
+            Err(error) => {
+                let flight = Flight {
+                    caller,
+                    invocation: Invocation {
+                        tool_name: Arc::from("-"),
+                        ..Invocation::default()
+                    },
+                    slot: None,
+                    seen: None,
+                    audited: self.inner.audit.as_ref().map(|_| Value::Null),
+                    started: self.inner.audit.as_ref().map(|_| Instant::now()),
+                    action: AuditAction::Approve,
+                };
+                let mut outcome = Outcome::Failed(error);
+                self.finish(&flight, &mut outcome);
+                Err(outcome
+                    .error()
+                    .cloned()
+                    .unwrap_or_else(|| unreachable!("finishing keeps a refusal a failure")))
+            }
+        }
+    }
+
+    /// [`gated`](Self::gated), then the synchronous steps after the call, then the record of an approved
+    /// write's final outcome.
+    pub(super) async fn gated_call(
+        &self,
+        mut flight: Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        meta: Meta,
+    ) -> Outcome {
+        let (mut outcome, claimed) = self.gated(&mut flight, index, arguments, meta).await;
+        self.finish(&flight, &mut outcome);
+        if let Some(id) = claimed {
+            self.record(&id, &outcome).await;
+        }
+        outcome
+    }
+
+    /// The path of writes with a preview, of tools that ask for input, and of calls that carry a
+    /// confirmation or answers. Returns, with the outcome, the id of a confirmation whose write ran, for
+    /// [`record`](Self::record) once the outcome is final.
+    pub(super) async fn gated(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        meta: Meta,
+    ) -> (Outcome, Option<String>) {
+        let slot = &self.inner.slots[index];
+        let (tool, caller) = (&*slot.tool.name, flight.caller);
+        let confirmations = self.confirmations();
+        let (mut sinks, confirmation, resume, support) = Sinks::of(meta);
+        let has_preview = slot.tool.has_preview;
+        let mut answers = Map::new();
+        let mut decided = confirmation.map(|token| (token, Decision::Approve));
+        if let Some(Resume {
+            state,
+            answers: given,
+        }) = resume
+        {
+            match state {
+                // A write's request state is its confirmation, and its one answer the approval.
+                Some(state) if has_preview => match approval(&given) {
+                    Some(decision) => decided = Some((state, decision)),
+                    None => {
+                        if let Err(error) =
+                            confirmations.open(&state, GrantKind::Confirm, tool, caller, &arguments)
+                        {
+                            return (refusal(error), None);
+                        }
+                    }
+                },
+                Some(state) => {
+                    match confirmations.open(&state, GrantKind::Ask, tool, caller, &arguments) {
+                        Ok(grant) => answers = grant.answers,
+                        Err(error) => return (refusal(error), None),
+                    }
+                    answers.extend(given);
+                }
+                None => answers = given,
+            }
+        }
+        if let Some((token, decision)) = decided {
+            if !has_preview {
+                let error = confirm::refused(format!(
+                    "`{tool}` has no preview and takes no confirmation; call it without one."
+                ));
+                return (refusal(error), None);
+            }
+            let grant =
+                match confirmations.open(&token, GrantKind::Confirm, tool, caller, &arguments) {
+                    Ok(grant) => grant,
+                    Err(error) => return (refusal(error), None),
+                };
+            return match decision {
+                Decision::Decline => {
+                    flight.action = AuditAction::Decline;
+                    (self.declined(&grant).await, None)
+                }
+                Decision::Approve => {
+                    flight.action = AuditAction::Approve;
+                    self.approved(flight, index, arguments, grant, sinks).await
+                }
+            };
+        }
+        let skip = has_preview
+            && confirmations
+                .skip
+                .as_ref()
+                .is_some_and(|policy| policy(caller, &slot.tool));
+        if has_preview && !skip {
+            flight.action = AuditAction::Preview;
+            let step = self.launch(flight, index, arguments, sinks, false);
+            return (self.drive(flight, step).await, None);
+        }
+        let kept = arguments.clone();
+        let answers = Arc::new(Answers {
+            given: answers,
+            support: support.unwrap_or(ClientSupport::ALL),
+        });
+        sinks.answers = Some(Arc::clone(&answers));
+        let step = self.launch(flight, index, arguments, sinks, true);
+        let outcome = self.drive(flight, step).await;
+        let requests = match &outcome {
+            Outcome::Failed(error) if error.kind() == ErrorKind::InputRequired => error
+                .data()
+                .and_then(|d| d.get("inputRequests"))
+                .and_then(Value::as_object),
+            _ => None,
+        };
+        if requests.is_some() {
+            // A round that only asked is no run.
+            if slot.tool.max_runs.is_some() {
+                let session = flight.invocation.session_id.as_ref();
+                self.inner.ceilings.give_back(caller, session, index);
+            }
+        }
+        let outcome = match requests {
+            Some(requests) => Outcome::InputRequired(InputRequired {
+                tool: tool.to_owned(),
+                requests: requests.clone(),
+                state: confirmations.seal(
+                    GrantKind::Ask,
+                    tool,
+                    caller,
+                    &kept,
+                    answers.given.clone(),
+                ),
+            }),
+            None => outcome,
+        };
+        (outcome, None)
+    }
+
+    /// Runs an approved write once; a retry gets the first run's result.
+    pub(super) async fn approved(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        grant: Grant,
+        sinks: Sinks,
+    ) -> (Outcome, Option<String>) {
+        let claimed = self
+            .confirmations()
+            .store
+            .claim(&grant.id, Decision::Approve, grant.expires_at())
+            .await;
+        let outcome = match claimed {
+            Ok(Claimed::Fresh) => {
+                let step = self.launch(flight, index, arguments, sinks, true);
+                return (self.drive(flight, step).await, Some(grant.id));
+            }
+            Ok(Claimed::Approved {
+                outcome: Some(record),
+            }) => match serde_json::from_str(&record) {
+                Ok(result) => Outcome::Done(result),
+                Err(_) => refusal(already_used()),
+            },
+            Ok(Claimed::Approved { outcome: None }) => refusal(already_used()),
+            Ok(Claimed::Declined) => refusal(confirm::refused(
+                "This write was declined and will never run; nothing was changed. Call the tool again for a new preview.",
+            )),
+            Err(error) => Outcome::Failed(error),
+        };
+        (outcome, None)
+    }
+
+    /// Records the final outcome of an approved write (after hooks and masking), returned to retries.
+    pub(super) async fn record(&self, id: &str, outcome: &Outcome) {
+        let record = serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
+        if let Err(error) = self.confirmations().store.finish(id, record).await {
+            tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");
+        }
+    }
+
+    /// Records a decline; declining twice is the same decline.
+    pub(super) async fn declined(&self, grant: &Grant) -> Outcome {
+        let store = &self.confirmations().store;
+        match store
+            .claim(&grant.id, Decision::Decline, grant.expires_at())
+            .await
+        {
+            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Failed(ToolError::with_kind(
+                ErrorKind::Declined,
+                "The user declined this change; nothing was changed. Do not try it again unless the user asks.",
+            )),
+            Ok(Claimed::Approved { .. }) => refusal(confirm::refused(
+                "This write was already approved; it cannot be declined any more.",
+            )),
+            Err(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+/// The answer to a write's approval question, if there is a well-formed one.
+pub(super) fn approval(answers: &Map<String, Value>) -> Option<Decision> {
+    let answer = answers.get(APPROVAL_KEY)?;
+    match answer.get("action")?.as_str()? {
+        "accept" => match answer.get("content")?.get("approve")?.as_bool()? {
+            true => Some(Decision::Approve),
+            false => Some(Decision::Decline),
+        },
+        "decline" | "cancel" => Some(Decision::Decline),
+        _ => None,
+    }
+}
+
+pub(super) fn already_used() -> ToolError {
+    confirm::refused(
+        "This confirmation was already used: the write ran, or is running. Nothing was changed by this call.",
+    )
+}
+
+/// A refused confirmation or request state, as an outcome: denied when it is another caller's.
+pub(super) fn refusal(error: ToolError) -> Outcome {
+    if error.kind() == ErrorKind::Denied {
+        Outcome::Denied(error)
+    } else {
+        Outcome::Failed(error)
+    }
+}

@@ -1,0 +1,222 @@
+//! Running a step: hooks before, the preview or the tool's future, with timeout, cancellation and panic capture.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::confirm::GrantKind;
+use crate::error::{ErrorKind, ToolError};
+use crate::output::{Outcome, Pending, ToolResult};
+use crate::param::CallParts;
+use crate::policy::ceiling::Ceilings;
+use crate::policy::hooks::CallInfo;
+use crate::registry::{Handler, Registry};
+use crate::tool::ToolFuture;
+
+use super::pipeline::{Flight, Step};
+use super::request::Sinks;
+
+impl Registry {
+    /// Hooks before the call, then the preview's or the tool's future, with its parameters' parts.
+    pub(super) fn launch(
+        &self,
+        flight: &mut Flight<'_>,
+        index: usize,
+        arguments: Map<String, Value>,
+        sinks: Sinks,
+        confirmed: bool,
+    ) -> Step {
+        let Sinks {
+            progress,
+            log,
+            extensions,
+            cancellation,
+            answers,
+        } = sinks;
+        let slot = &self.inner.slots[index];
+        flight.slot = Some(index);
+        if !self.inner.hooks.is_empty() {
+            let seen = Value::Object(arguments.clone());
+            let info = CallInfo {
+                tool: &slot.tool,
+                caller: flight.caller,
+                arguments: &seen,
+                invocation: &flight.invocation,
+            };
+            let answer = self
+                .inner
+                .hooks
+                .iter()
+                .find_map(|hook| hook.before_call(&info));
+            flight.seen = Some(seen);
+            if let Some(result) = answer {
+                return Step::Done(Box::new(Outcome::Done(result)));
+            }
+        }
+        if confirmed
+            && let Err(refusal) =
+                self.ceiling(index, flight.caller, &flight.invocation, Ceilings::take)
+        {
+            return Step::Done(refusal);
+        }
+        let external = cancellation.is_some();
+        let timeout = slot.tool.timeout.or(self.inner.default_timeout);
+        let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
+        let mut parts = CallParts {
+            arguments,
+            caller: Cow::Borrowed(flight.caller),
+            invocation: Cow::Borrowed(&flight.invocation),
+            state: Cow::Borrowed(&self.inner.state),
+            settings: slot.settings.as_ref().map(Cow::Borrowed),
+            progress,
+            log,
+            extensions,
+            cancellation: token.clone(),
+            answers,
+        };
+        match &slot.handler {
+            Handler::Compiled {
+                preview: Some(preview),
+                ..
+            } if !confirmed => {
+                let arguments = parts.arguments.clone();
+                Step::Preview {
+                    future: preview(parts),
+                    arguments,
+                }
+            }
+            Handler::Compiled { call, .. } => Step::Run {
+                future: call(parts),
+                timeout,
+                token,
+                external,
+            },
+            Handler::Dynamic(handler) => {
+                let arguments = Value::Object(parts.take_arguments());
+                Step::Run {
+                    future: handler(arguments, parts.into_owned()),
+                    timeout,
+                    token,
+                    external,
+                }
+            }
+        }
+    }
+
+    /// Awaits the step. Timeouts, cancellation and previews are boxed, off the common path's state machine.
+    pub(super) async fn drive(&self, flight: &Flight<'_>, step: Step) -> Outcome {
+        let result = match step {
+            Step::Done(outcome) => return *outcome,
+            Step::Run {
+                future,
+                timeout: None,
+                token: None,
+                ..
+            } => CatchPanic(future).await,
+            Step::Run {
+                future,
+                timeout,
+                token,
+                external,
+            } => {
+                Box::pin(guard(
+                    &flight.invocation.tool_name,
+                    future,
+                    timeout,
+                    token,
+                    external,
+                ))
+                .await
+            }
+            Step::Preview { future, arguments } => {
+                let preview = match Box::pin(CatchPanic(future)).await {
+                    Ok(preview) => preview.shown_to_people(),
+                    Err(error) => return Outcome::Failed(error),
+                };
+                let confirmation = self.confirmations().seal(
+                    GrantKind::Confirm,
+                    &flight.invocation.tool_name,
+                    flight.caller,
+                    &arguments,
+                    Map::new(),
+                );
+                return Outcome::NeedsConfirmation(Pending {
+                    tool: flight.invocation.tool_name.to_string(),
+                    preview,
+                    confirmation,
+                });
+            }
+        };
+        match result {
+            Ok(result) => Outcome::Done(result),
+            Err(error) => Outcome::Failed(error),
+        }
+    }
+}
+
+/// Runs a tool future with panic capture, its timeout, and the caller's cancellation.
+async fn guard(
+    tool: &str,
+    future: ToolFuture,
+    timeout: Option<Duration>,
+    token: Option<CancellationToken>,
+    external: bool,
+) -> Result<ToolResult, ToolError> {
+    let future = CatchPanic(future);
+    let timed = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, future)
+                .await
+                .unwrap_or_else(|_| {
+                    token.as_ref().inspect(|t| t.cancel());
+                    Err(ToolError::with_kind(
+                        ErrorKind::Timeout,
+                        format!("`{tool}` did not finish within {limit:?} and was stopped."),
+                    ))
+                }),
+            None => future.await,
+        }
+    };
+    match &token {
+        Some(token) if external => tokio::select! {
+            biased;
+            () = token.cancelled() => Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
+            result = timed => result,
+        },
+        _ => timed.await,
+    }
+}
+
+/// Turns a panic while polling the tool into an internal [`ToolError`].
+struct CatchPanic<F>(F);
+
+impl<F, T> Future for CatchPanic<Pin<Box<F>>>
+where
+    F: Future<Output = Result<T, ToolError>> + ?Sized,
+{
+    type Output = Result<T, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_owned());
+                Poll::Ready(Err(ToolError::with_kind(
+                    ErrorKind::Internal,
+                    format!("the tool panicked: {message}"),
+                )))
+            }
+        }
+    }
+}

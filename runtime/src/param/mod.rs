@@ -1,0 +1,22 @@
+//! What a tool takes: arguments and how each parameter is extracted from a call's parts, and the values the
+//! runtime injects (state, settings, the caller, the invocation, progress, logs, cancellation, questions).
+
+mod ask;
+mod inject;
+mod log;
+mod parts;
+mod progress;
+mod spec;
+
+pub(crate) use ask::{Answers, elicitation};
+pub use ask::{Ask, ClientSupport, Elicited, Root};
+pub use inject::{Cancellation, Extension, Invocation, Settings, State};
+pub use log::{Log, LogEntry, LogLevel};
+pub use parts::CallParts;
+pub(crate) use parts::StateMap;
+pub use progress::{Progress, ProgressUpdate};
+pub(crate) use spec::Need;
+pub use spec::{
+    ArgSchema, Input, Literal, Param, ParamKind, ParamSpec, Requirement, check_named, check_params,
+    default_value,
+};

@@ -1,0 +1,12 @@
+//! Everything the code `#[tool]` generates uses, and nothing else. Not public API: it may change in any
+//! release.
+
+pub use crate::output::{OutputSpec, dispatch};
+pub use crate::param::{
+    CallParts, Literal, Param, ParamSpec, check_named, check_params, default_value,
+};
+pub use crate::tool::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result::{Err, Ok};
+pub use inventory;
+pub use std::boxed::Box;

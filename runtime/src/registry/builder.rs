@@ -1,0 +1,424 @@
+//! [`RegistryBuilder`]: state, dynamic tools, order, policy, hooks and audit, then `build`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::caller::Caller;
+use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
+use crate::param::StateMap;
+use crate::policy::ceiling::Ceilings;
+use crate::policy::hooks::Hook;
+use crate::policy::{AuditSink, Authorizer};
+use crate::tool::{DynamicTool, Tool, ToolEntry};
+
+use super::config::{Config, merge_settings};
+use super::error::BuildError;
+use super::queries::{Inner, Registry};
+use super::slot::{compiled_slot, dynamic_slot};
+
+/// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
+///
+/// ```rust,standalone_crate
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::{DynamicTool, KeyRing};
+///
+/// #[derive(Clone)]
+/// struct Db(&'static str);
+///
+/// /// What is in stock.
+/// #[tool(public, read_only)]
+/// async fn stock(db: State<Db>) -> String {
+///     format!("{}: 12 items", db.0 .0)
+/// }
+///
+/// /// Delete everything.
+/// #[tool(ability = "admin")]
+/// async fn wipe() -> &'static str {
+///     "wiped"
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder()
+///     .state(Db("main"))                                   // injected as State<Db>
+///     .tool(DynamicTool::new("help", "How to use this.", json!({ "type": "object" }), |_, _| async { "Ask me." })
+///         .public()
+///         .read_only()
+///         .system())                                       // stays on whatever is switched off
+///     .first(["help"])                                     // listed first
+///     .disable("wipe")                                     // listed to nobody, calls refused
+///     .default_timeout(Duration::from_secs(30))
+///     .keys(KeyRing::random())                             // seals write confirmations
+///     .build()?;
+///
+/// let admin = Caller::new("root").with_abilities(["admin"]);
+/// let names: Vec<&str> = registry.list(&admin).iter().map(|t| t.name()).collect();
+/// assert_eq!(names, ["help", "stock"]);
+/// let stock = registry.call(&admin, "stock", json!({})).await;
+/// assert_eq!(stock.into_result().text_for_model(), "main: 12 items");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
+pub struct RegistryBuilder {
+    pub(super) dynamic: Vec<DynamicTool>,
+    pub(super) first: Vec<String>,
+    pub(super) state: StateMap,
+    pub(super) settings: HashMap<String, Value>,
+    pub(super) disabled: HashSet<String>,
+    pub(super) allow_only: Option<HashSet<String>>,
+    pub(super) authorizer: Option<Box<dyn Authorizer>>,
+    pub(super) hooks: Vec<Box<dyn Hook>>,
+    pub(super) audit: Option<Box<dyn AuditSink>>,
+    pub(super) read_only: bool,
+    pub(super) explain_denials: bool,
+    pub(super) mask_internal_errors: bool,
+    pub(super) default_timeout: Option<Duration>,
+    pub(super) confirmation_ttl: Duration,
+    pub(super) keys: Option<KeyRing>,
+    pub(super) store: Option<Box<dyn ConfirmationStore>>,
+    pub(super) skip_confirmation: Option<SkipPolicy>,
+    pub(super) configured: Vec<String>,
+}
+
+impl Registry {
+    /// Starts a registry of every `#[tool]` linked into the binary.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+}
+
+/// The longest a write preview can wait for its approval.
+const MAX_CONFIRMATION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        RegistryBuilder {
+            dynamic: Vec::new(),
+            first: Vec::new(),
+            state: StateMap::default(),
+            settings: HashMap::new(),
+            disabled: HashSet::new(),
+            allow_only: None,
+            authorizer: None,
+            hooks: Vec::new(),
+            audit: None,
+            read_only: false,
+            explain_denials: false,
+            mask_internal_errors: true,
+            default_timeout: None,
+            confirmation_ttl: Duration::from_secs(600),
+            keys: None,
+            store: None,
+            skip_confirmation: None,
+            configured: Vec::new(),
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Adds a tool defined at run time.
+    #[must_use]
+    pub fn tool(mut self, tool: DynamicTool) -> Self {
+        self.dynamic.push(tool);
+        self
+    }
+
+    /// Adds application state, injected into tools as [`State<T>`](crate::State). One value per type.
+    #[must_use]
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Sets a tool's settings, injected as [`Settings<T>`](crate::Settings).
+    #[must_use]
+    pub fn settings(mut self, tool: impl Into<String>, settings: Value) -> Self {
+        self.settings.insert(tool.into(), settings);
+        self
+    }
+
+    /// Lists these tools first, in this order (put the overview tool here); the rest follow by name.
+    #[must_use]
+    pub fn first<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.first = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Switches a tool off: it is listed to nobody and its calls are refused.
+    #[must_use]
+    pub fn disable(mut self, name: impl Into<String>) -> Self {
+        self.disabled.insert(name.into());
+        self
+    }
+
+    /// Switches off every tool not named here, except `system` tools.
+    #[must_use]
+    pub fn allow_only<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.allow_only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Replaces the default rule (public, or every required ability held).
+    #[must_use]
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(Box::new(authorizer));
+        self
+    }
+
+    /// Adds a hook; hooks run in the order they were added.
+    #[must_use]
+    pub fn hook(mut self, hook: impl Hook) -> Self {
+        self.hooks.push(Box::new(hook));
+        self
+    }
+
+    /// Sets the audit sink.
+    #[must_use]
+    pub fn audit(mut self, sink: impl AuditSink) -> Self {
+        self.audit = Some(Box::new(sink));
+        self
+    }
+
+    /// In read-only mode only `read_only` tools are listed and run.
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// What a caller hears when calling a tool they may not run. By default the same answer as for a name
+    /// no tool has, word for word, so that no refusal reveals that the tool exists. With `true`, the
+    /// caller is told that their role may not (`Your role (Viewer) is not allowed to do this.`), which
+    /// helps where tool names are no secret.
+    #[must_use]
+    pub fn explain_denials(mut self, explain: bool) -> Self {
+        self.explain_denials = explain;
+        self
+    }
+
+    /// Whether internal errors (from `?` on foreign errors, and panics) reach the model as a generic message.
+    /// On by default; the detail is logged with `tracing` either way.
+    #[must_use]
+    pub fn mask_internal_errors(mut self, mask: bool) -> Self {
+        self.mask_internal_errors = mask;
+        self
+    }
+
+    /// A timeout for tools that declare none.
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// How long a write preview can be approved (default ten minutes, at most seven days; `build` refuses
+    /// zero and longer times).
+    #[must_use]
+    pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
+        self.confirmation_ttl = ttl;
+        self
+    }
+
+    /// The keys that seal confirmations and request states. Give every replica the same ring (for
+    /// example from [`KeyRing::parse`] of a secret) so that each accepts the others' confirmations.
+    /// Default: a random key, so confirmations die with the process.
+    #[must_use]
+    pub fn keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Where used confirmations are recorded, so each acts once (default: this process's memory).
+    /// Share one store between replicas; see [`SqliteStore`](crate::sqlite::SqliteStore).
+    #[must_use]
+    pub fn confirmation_store(mut self, store: impl ConfirmationStore) -> Self {
+        self.store = Some(Box::new(store));
+        self
+    }
+
+    /// Runs writes without a preview when `policy` says so for the caller and tool (a trusted automation,
+    /// say). Off by default: every write with a preview waits for approval.
+    #[must_use]
+    pub fn skip_confirmation(
+        mut self,
+        policy: impl Fn(&Caller, &Tool) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.skip_confirmation = Some(Box::new(policy));
+        self
+    }
+
+    /// Applies an operator's [`Config`]: what it sets overrides what the code set before this call. A tool
+    /// name the registry does not have fails [`build`](Self::build).
+    ///
+    /// ```rust,standalone_crate
+    /// use toolgate::prelude::*;
+    /// use toolgate::Config;
+    ///
+    /// /// Say hello.
+    /// #[tool(public, read_only)]
+    /// async fn hello(settings: Settings<serde_json::Value>) -> String {
+    ///     format!("{}, world", settings.0["greeting"].as_str().unwrap_or("Hello"))
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let config = Config::from_toml("[tools.hello.settings]\ngreeting = \"Hi\"")?;
+    /// let registry = Registry::builder().config(config).build()?;
+    /// let outcome = registry.call(&Caller::anonymous(), "hello", serde_json::json!({})).await;
+    /// assert_eq!(outcome.into_result().text_for_model(), "Hi, world");
+    ///
+    /// let typo = Config::from_toml("[tools.helo]\nenabled = false")?;
+    /// let error = Registry::builder().config(typo).build().unwrap_err();
+    /// assert_eq!(error.to_string(), "`config` names `helo`, but no tool has that name");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn config(mut self, config: Config) -> Self {
+        let Config {
+            read_only,
+            default_timeout_secs,
+            confirmation_ttl_secs,
+            mask_internal_errors,
+            first,
+            allow_only,
+            tools,
+        } = config;
+        self.read_only = read_only.unwrap_or(self.read_only);
+        self.mask_internal_errors = mask_internal_errors.unwrap_or(self.mask_internal_errors);
+        if let Some(secs) = default_timeout_secs {
+            self.default_timeout = Duration::try_from_secs_f64(secs).ok();
+        }
+        if let Some(secs) = confirmation_ttl_secs {
+            self.confirmation_ttl = Duration::from_secs(secs);
+        }
+        self.first = first.unwrap_or(self.first);
+        if let Some(names) = allow_only {
+            self.allow_only = Some(names.into_iter().collect());
+        }
+        for (name, tool) in tools {
+            match tool.enabled {
+                Some(false) => _ = self.disabled.insert(name.clone()),
+                Some(true) => _ = self.disabled.remove(&name),
+                None => {}
+            }
+            if let Some(over) = tool.settings {
+                match self.settings.get_mut(&name) {
+                    Some(base) => merge_settings(base, over),
+                    None => _ = self.settings.insert(name.clone(), over),
+                }
+            }
+            self.configured.push(name);
+        }
+        self
+    }
+
+    /// Builds the registry: computes every schema, and checks names, state and configuration.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the tool and what to fix.
+    pub fn build(self) -> Result<Registry, BuildError> {
+        if self.confirmation_ttl.is_zero() || self.confirmation_ttl > MAX_CONFIRMATION_TTL {
+            return Err(BuildError::OutOfRange {
+                setting: "confirmation_ttl",
+                range: "more than zero and at most 7 days",
+            });
+        }
+        let mut slots = Vec::new();
+        for entry in inventory::iter::<ToolEntry> {
+            slots.push(compiled_slot(entry, &self.state)?);
+        }
+        for tool in self.dynamic {
+            slots.push(dynamic_slot(tool)?);
+        }
+        slots.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        if let Some(pair) = slots.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
+            return Err(BuildError::DuplicateName {
+                name: pair[0].tool.name.to_string(),
+                first: pair[0].tool.source.to_string(),
+                second: pair[1].tool.source.to_string(),
+            });
+        }
+        let known: HashSet<&str> = slots.iter().map(|s| &*s.tool.name).collect();
+        // The configuration's names first: a misspelt tool there is reported as the file's mistake.
+        let configured = self.configured.iter();
+        let named = configured.map(|n| ("config", n));
+        let named = named.chain(self.first.iter().map(|n| ("first", n)));
+        let named = named.chain(self.disabled.iter().map(|n| ("disable", n)));
+        let named = named.chain(self.allow_only.iter().flatten().map(|n| ("allow_only", n)));
+        for (setting, name) in named.chain(self.settings.keys().map(|n| ("settings", n))) {
+            if !known.contains(name.as_str()) {
+                return Err(BuildError::UnknownTool {
+                    setting,
+                    name: name.clone(),
+                });
+            }
+        }
+        let rank = |name: &str| {
+            self.first
+                .iter()
+                .position(|f| f == name)
+                .unwrap_or(usize::MAX)
+        };
+        slots.sort_by_key(|s| rank(&s.tool.name));
+
+        let mut abilities: Vec<String> = slots
+            .iter()
+            .flat_map(|s| s.tool.abilities.iter().cloned())
+            .collect();
+        abilities.sort();
+        abilities.dedup();
+        let mut settings = self.settings;
+        for slot in &mut slots {
+            let name = &*slot.tool.name;
+            slot.required = slot
+                .tool
+                .abilities
+                .iter()
+                .map(|a| abilities.binary_search(a).unwrap_or_default())
+                .collect();
+            slot.enabled = !self.disabled.contains(name)
+                && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
+            slot.settings = settings.remove(name).map(Arc::new);
+        }
+        let by_name = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (Box::from(&*s.tool.name), i))
+            .collect();
+        Ok(Registry {
+            inner: Arc::new(Inner {
+                slots,
+                by_name,
+                abilities,
+                state: Arc::new(self.state),
+                authorizer: self.authorizer,
+                hooks: self.hooks,
+                audit: self.audit,
+                read_only: self.read_only,
+                mask_internal_errors: self.mask_internal_errors,
+                default_timeout: self.default_timeout,
+                ceilings: Ceilings::default(),
+                explain_denials: self.explain_denials,
+                confirmations: Confirmations {
+                    keys: self.keys.unwrap_or_else(KeyRing::random),
+                    store: self.store.unwrap_or_else(|| Box::new(MemoryStore::new())),
+                    ttl: self.confirmation_ttl,
+                    skip: self.skip_confirmation,
+                },
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("dynamic", &self.dynamic)
+            .finish_non_exhaustive()
+    }
+}

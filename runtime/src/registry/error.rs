@@ -1,0 +1,116 @@
+//! [`BuildError`]: why a registry could not be built.
+
+use std::fmt;
+
+/// Why a registry could not be built. Each message names the tool and what to change.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::BuildError;
+///
+/// #[derive(Clone)]
+/// struct Db;
+///
+/// /// Count the rows.
+/// #[tool(public, read_only)]
+/// async fn count(_db: State<Db>) -> u64 {
+///     3
+/// }
+///
+/// let error = Registry::builder().build().unwrap_err();
+/// assert!(matches!(&error, BuildError::MissingState { tool, .. } if tool == "count"));
+/// assert!(error.to_string().ends_with(
+///     "Db>`, but the registry has no such state; add it with `Registry::builder().state(value)`"
+/// ));
+/// assert!(Registry::builder().state(Db).build().is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// A tool asks for `State<T>` the builder was not given.
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state's type.
+        type_name: String,
+    },
+    /// A schema could not be built or compiled.
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A dynamic tool declares neither `public` nor an ability, or both.
+    Undeclared {
+        /// The tool.
+        tool: String,
+    },
+    /// A dynamic tool's name breaks MCP's naming rule.
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// A builder setting names a tool that does not exist.
+    UnknownTool {
+        /// The builder method.
+        setting: &'static str,
+        /// The name given.
+        name: String,
+    },
+    /// A builder setting has a value outside its range.
+    OutOfRange {
+        /// The builder method.
+        setting: &'static str,
+        /// The range it takes.
+        range: &'static str,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::DuplicateName {
+                name,
+                first,
+                second,
+            } => {
+                write!(
+                    f,
+                    "two tools are named `{name}`: one at {first}, one at {second}; rename one with `name = \"...\"`"
+                )
+            }
+            BuildError::MissingState { tool, type_name } => write!(
+                f,
+                "tool `{tool}` takes `State<{type_name}>`, but the registry has no such state; \
+                 add it with `Registry::builder().state(value)`"
+            ),
+            BuildError::InvalidSchema { tool, reason } => write!(f, "tool `{tool}`: {reason}"),
+            BuildError::Undeclared { tool } => write!(
+                f,
+                "dynamic tool `{tool}` must declare who may run it: call exactly one of `.public()` or `.ability(..)`"
+            ),
+            BuildError::InvalidName { name } => write!(
+                f,
+                "`{name}` is not a valid tool name: use 1 to 128 ASCII letters, digits, `_`, `-` and `.`"
+            ),
+            BuildError::UnknownTool { setting, name } => {
+                write!(f, "`{setting}` names `{name}`, but no tool has that name")
+            }
+            BuildError::OutOfRange { setting, range } => {
+                write!(f, "`{setting}` must be {range}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

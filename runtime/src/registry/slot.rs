@@ -1,0 +1,180 @@
+//! Slots: each tool with everything needed to run it, built once from its entry or its dynamic definition.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::param::{CallParts, Need, StateMap};
+use crate::tool::{
+    Access, DynHandler, DynamicTool, PreviewFuture, Source, Tool, ToolEntry, ToolFuture,
+};
+
+use super::error::BuildError;
+use super::schema;
+
+/// A tool with everything needed to run it.
+pub(crate) struct Slot {
+    pub(crate) tool: Tool,
+    pub(crate) handler: Handler,
+    pub(crate) validator: Validator,
+    pub(crate) defaults: Vec<(String, Value)>,
+    pub(crate) settings: Option<Arc<Value>>,
+    /// A write with a preview, or a tool that asks the client for input: its calls take the confirmation
+    /// path, which keeps the arguments to seal them.
+    pub(crate) gated: bool,
+    pub(crate) enabled: bool,
+    pub(crate) required: Box<[usize]>,
+}
+
+pub(crate) enum Handler {
+    Compiled {
+        call: fn(CallParts<'_>) -> ToolFuture,
+        preview: Option<fn(CallParts<'_>) -> PreviewFuture>,
+    },
+    Dynamic(DynHandler),
+}
+
+pub(super) fn compiled_slot(
+    entry: &'static ToolEntry,
+    state: &StateMap,
+) -> Result<Slot, BuildError> {
+    let source = Source::Compiled {
+        module: entry.module,
+        file: entry.file,
+        line: entry.line,
+    };
+    let invalid = |reason: String| BuildError::InvalidSchema {
+        tool: entry.name.to_owned(),
+        reason,
+    };
+    let mut asks = false;
+    for spec in entry.params {
+        match (spec.requirement)().map(|r| r.need) {
+            Some(Need::State { type_id, type_name }) if !state.contains(type_id()) => {
+                return Err(BuildError::MissingState {
+                    tool: entry.name.to_owned(),
+                    type_name: type_name.to_owned(),
+                });
+            }
+            Some(Need::Asks) => asks = true,
+            _ => {}
+        }
+    }
+    let input = schema::input_schema(entry.params).map_err(invalid)?;
+    let validator = schema::validator(&input.schema).map_err(invalid)?;
+    if !input.defaults.is_empty() {
+        // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
+        let mut lenient = input.schema.clone();
+        lenient.as_object_mut().map(|o| o.remove("required"));
+        let lenient = schema::validator(&lenient).map_err(invalid)?;
+        for (name, value) in &input.defaults {
+            let probe = Value::Object([((*name).to_owned(), value.clone())].into_iter().collect());
+            if !lenient.is_valid(&probe) {
+                return Err(invalid(format!(
+                    "the default of `{name}` ({value}) does not satisfy its own schema"
+                )));
+            }
+        }
+    }
+    let (public, abilities) = match entry.access {
+        Access::Public => (true, Vec::new()),
+        Access::Abilities(list) => (false, list.iter().map(|a| (*a).to_owned()).collect()),
+    };
+    let tool = Tool {
+        name: entry.name.into(),
+        title: entry.title.map(str::to_owned),
+        description: entry.description.to_owned(),
+        public,
+        abilities,
+        read_only: entry.read_only,
+        capability: entry.capability.map(str::to_owned),
+        categories: entry.categories.iter().map(|c| (*c).to_owned()).collect(),
+        system: entry.system,
+        defer: entry.defer,
+        idempotent: entry.idempotent,
+        open_world: entry.open_world,
+        max_runs: entry.max_runs,
+        timeout: entry.timeout_ms.map(Duration::from_millis),
+        has_preview: entry.preview.is_some(),
+        input_schema: Arc::new(input.schema),
+        output_schema: schema::output_schema(entry.output_schema).map(Arc::new),
+        source,
+    };
+    Ok(Slot {
+        gated: asks || entry.preview.is_some(),
+        tool,
+        handler: Handler::Compiled {
+            call: entry.call,
+            preview: entry.preview,
+        },
+        validator,
+        defaults: input
+            .defaults
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v))
+            .collect(),
+        settings: None,
+        enabled: true,
+        required: Box::default(),
+    })
+}
+
+pub(super) fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
+    let name = tool.name;
+    if !is_tool_name(&name) {
+        return Err(BuildError::InvalidName { name });
+    }
+    if tool.public != tool.abilities.is_empty() {
+        return Err(BuildError::Undeclared { tool: name });
+    }
+    if tool.input_schema.get("type") != Some(&Value::from("object")) {
+        let reason =
+            "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
+        return Err(BuildError::InvalidSchema { tool: name, reason });
+    }
+    let validator =
+        schema::validator(&tool.input_schema).map_err(|reason| BuildError::InvalidSchema {
+            tool: name.clone(),
+            reason,
+        })?;
+    let tool_info = Tool {
+        name: name.into(),
+        title: tool.title,
+        description: tool.description,
+        public: tool.public,
+        abilities: tool.abilities,
+        read_only: tool.read_only,
+        capability: tool.capability,
+        categories: tool.categories,
+        system: tool.system,
+        defer: tool.defer,
+        idempotent: tool.idempotent,
+        open_world: tool.open_world,
+        max_runs: tool.max_runs,
+        timeout: tool.timeout,
+        has_preview: false,
+        input_schema: Arc::new(tool.input_schema),
+        output_schema: tool.output_schema.map(Arc::new),
+        source: Source::Dynamic,
+    };
+    Ok(Slot {
+        tool: tool_info,
+        handler: Handler::Dynamic(tool.handler),
+        validator,
+        defaults: Vec::new(),
+        settings: None,
+        gated: false,
+        enabled: true,
+        required: Box::default(),
+    })
+}
+
+/// MCP's tool-name rule: 1 to 128 of `[A-Za-z0-9_.-]` (the macro checks compiled-in names the same way).
+fn is_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(&c))
+}

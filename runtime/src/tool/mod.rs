@@ -1,0 +1,11 @@
+//! What a tool is: its declaration ([`Tool`], [`Source`]), a tool defined at run time ([`DynamicTool`]),
+//! and the entry `#[tool]` registers at link time.
+
+mod definition;
+mod dynamic;
+mod entry;
+
+pub use definition::{Source, Tool};
+pub(crate) use dynamic::DynHandler;
+pub use dynamic::DynamicTool;
+pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};

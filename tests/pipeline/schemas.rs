@@ -1,0 +1,100 @@
+//! Input schemas and declarations, from the signature and doc comments.
+
+use super::fixtures::*;
+
+#[test]
+fn input_schema_comes_from_the_signature_and_docs() {
+    let registry = registry(&Ledger::default());
+    let tool = registry.get("find_orders").unwrap();
+    assert_eq!(
+        tool.title(),
+        Some("Find orders"),
+        "the title reads like the name"
+    );
+    assert_eq!(
+        tool.description(),
+        "Find orders by customer.\n\nReturns compact rows, each with a url."
+    );
+    let schema = tool.input_schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["query"]));
+    assert_eq!(
+        schema["properties"]["query"],
+        json!({
+            "type": "string", "description": "Customer name.", "minLength": 1, "maxLength": 20
+        })
+    );
+    assert_eq!(schema["properties"]["limit"]["default"], 20);
+    assert_eq!(
+        schema["properties"]["status"]["description"],
+        "Only orders in this status."
+    );
+    assert_eq!(
+        schema["$defs"]["Status"]["enum"],
+        json!(["open", "shipped"])
+    );
+    let output = tool.output_schema().expect("a page has an output schema");
+    assert_eq!(output["properties"]["total"]["type"], "integer");
+    assert!(output.get("$schema").is_none() && output.get("title").is_none());
+
+    let sort = registry.get("sort_things").unwrap().input_schema();
+    assert_eq!(
+        sort["properties"]["order"]["enum"],
+        json!(["newest", "oldest"])
+    );
+    assert_eq!(sort["properties"]["order"]["default"], "newest");
+    assert_eq!(sort["properties"]["count"]["minimum"], 1);
+    assert_eq!(sort["properties"]["count"]["maximum"], 10);
+    assert!(
+        sort.get("required").is_none(),
+        "arguments with defaults are optional"
+    );
+
+    let whole = registry.get("create_customer").unwrap().input_schema();
+    assert_eq!(whole["required"], json!(["name", "email"]));
+    assert_eq!(
+        whole["properties"]["email"]["description"],
+        "Contact address."
+    );
+
+    let injected = registry.get("whoami").unwrap().input_schema();
+    assert_eq!(
+        injected["properties"],
+        json!({}),
+        "injected parameters are not arguments"
+    );
+    assert!(
+        registry
+            .get("shop_overview")
+            .unwrap()
+            .output_schema()
+            .is_none(),
+        "text results have no schema"
+    );
+}
+
+#[test]
+fn declarations_reach_the_tool() {
+    let registry = registry(&Ledger::default());
+    let confirm = registry.get("confirm_order").unwrap();
+    assert!(!confirm.is_read_only() && confirm.has_preview() && !confirm.is_public());
+    assert_eq!(confirm.abilities(), ["orders.manage"]);
+    let search = registry.get("web_search").unwrap();
+    assert!(search.is_deferred() && search.is_open_world() && search.is_public());
+    assert_eq!(
+        (search.capability(), search.max_runs()),
+        (Some("web_search"), Some(2))
+    );
+    assert!(registry.get("add").unwrap().is_idempotent());
+    assert_eq!(
+        registry.get("slow").unwrap().timeout(),
+        Some(Duration::from_millis(50))
+    );
+    let source = registry.get("add").unwrap().source().to_string();
+    assert_eq!(
+        line_at(&source),
+        "async fn add(",
+        "the source names the tool's fn: {source}"
+    );
+}
