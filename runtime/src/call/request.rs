@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::confirm::{Decision, Grant};
 use crate::param::{Answers, ClientSupport, Log, LogEntry, Progress, ProgressUpdate, StateMap};
 
 /// A call with its metadata, for [`Registry::run`](crate::Registry::run). [`Registry::call`](crate::Registry::call) is the short form.
@@ -43,10 +44,19 @@ pub(super) struct Meta {
 
 #[derive(Debug, Default)]
 pub(super) struct Reply {
-    /// A confirmation of a previewed write, sent back to run it.
-    pub(super) confirmation: Option<String>,
+    /// A person's decision on a previewed write, with its confirmation.
+    pub(super) decided: Option<Decided>,
     /// Answers to a tool's questions, with the sealed state of the round that asked them.
     pub(super) resume: Option<Resume>,
+}
+
+/// A decision on a previewed write: the confirmation sent back, and the grant it holds when the registry
+/// opened it already (in-process `confirm` and `decline`), so that it is opened once.
+#[derive(Debug)]
+pub(super) struct Decided {
+    pub(super) token: String,
+    pub(super) decision: Decision,
+    pub(super) opened: Option<Grant>,
 }
 
 #[derive(Debug)]
@@ -131,7 +141,11 @@ impl Call {
     /// if this call has the same tool, arguments and caller as the preview and it has not expired.
     #[must_use]
     pub fn confirmation(mut self, token: impl Into<String>) -> Self {
-        self.meta.reply().confirmation = Some(token.into());
+        self.meta.reply().decided = Some(Decided {
+            token: token.into(),
+            decision: Decision::Approve,
+            opened: None,
+        });
         self
     }
 
@@ -146,6 +160,16 @@ impl Call {
         self.meta.reply().resume = Some(Resume {
             state: state.map(Into::into),
             answers,
+        });
+        self
+    }
+
+    /// The call of an opened confirmation, with a person's decision on it.
+    pub(super) fn decided(mut self, token: &str, decision: Decision, grant: Grant) -> Self {
+        self.meta.reply().decided = Some(Decided {
+            token: token.to_owned(),
+            decision,
+            opened: Some(grant),
         });
         self
     }
@@ -168,7 +192,14 @@ pub(super) struct Sinks {
 }
 
 impl Sinks {
-    pub(super) fn of(meta: Meta) -> (Sinks, Option<String>, Option<Resume>, Option<ClientSupport>) {
+    pub(super) fn of(
+        meta: Meta,
+    ) -> (
+        Sinks,
+        Option<Decided>,
+        Option<Resume>,
+        Option<ClientSupport>,
+    ) {
         let sinks = Sinks {
             progress: meta.progress,
             log: meta.log,
@@ -177,6 +208,6 @@ impl Sinks {
             answers: None,
         };
         let reply = meta.reply.map_or_else(Reply::default, |reply| *reply);
-        (sinks, reply.confirmation, reply.resume, meta.support)
+        (sinks, reply.decided, reply.resume, meta.support)
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::caller::Caller;
 use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
@@ -14,7 +14,7 @@ use crate::policy::AuditAction;
 use crate::registry::Registry;
 
 use super::pipeline::Flight;
-use super::request::{Call, Meta, Resume, Sinks};
+use super::request::{Call, Decided, Meta, Resume, Sinks};
 
 impl Registry {
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
@@ -23,8 +23,8 @@ impl Registry {
     /// declined, or another caller's, and when the caller has since lost the right to run the tool.
     /// Approving twice returns the first run's result.
     pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
-        match self.bound_call(caller, confirmation) {
-            Ok(call) => self.run(caller, call.confirmation(confirmation)).await,
+        match self.bound_call(caller, confirmation, Decision::Approve) {
+            Ok(call) => self.run(caller, call).await,
             Err(error) => Outcome::Failed(error),
         }
     }
@@ -34,11 +34,7 @@ impl Registry {
     /// # Errors
     /// When the confirmation is forged, altered, expired or another caller's, or was already approved.
     pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
-        let decline = json!({ "action": "decline" });
-        let call = self.bound_call(caller, confirmation)?.resume(
-            Some(confirmation),
-            [(APPROVAL_KEY.to_owned(), decline)].into_iter().collect(),
-        );
+        let call = self.bound_call(caller, confirmation, Decision::Decline)?;
         match self.run(caller, call).await {
             Outcome::Failed(error) if error.kind() == ErrorKind::Declined => Ok(()),
             outcome => Err(outcome
@@ -52,20 +48,22 @@ impl Registry {
         &self.inner.confirmations
     }
 
-    /// The call a confirmation was issued for. One that does not open is refused here, and audited under
-    /// the tool name `-`, since its tool is not known.
+    /// The call a confirmation was issued for, carrying `decision` and the opened grant. One that does
+    /// not open is refused here, and audited under the tool name `-`, since its tool is not known.
     pub(super) fn bound_call(
         &self,
         caller: &Caller,
         confirmation: &str,
+        decision: Decision,
     ) -> Result<Call, ToolError> {
         match self
             .confirmations()
             .open_any(confirmation, GrantKind::Confirm)
         {
-            Ok(grant) => {
-                let arguments = Value::Object(grant.arguments.unwrap_or_default());
-                Ok(Call::new(grant.tool, arguments))
+            Ok(mut grant) => {
+                let arguments = Value::Object(grant.arguments.take().unwrap_or_default());
+                let call = Call::new(grant.tool.clone(), arguments);
+                Ok(call.decided(confirmation, decision, grant))
             }
             Err(error) => {
                 let flight = Flight {
@@ -120,10 +118,9 @@ impl Registry {
         let slot = &self.inner.slots[index];
         let (tool, caller) = (&*slot.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let (mut sinks, confirmation, resume, support) = Sinks::of(meta);
+        let (mut sinks, mut decided, resume, support) = Sinks::of(meta);
         let has_preview = slot.tool.has_preview;
         let mut answers = Map::new();
-        let mut decided = confirmation.map(|token| (token, Decision::Approve));
         if let Some(Resume {
             state,
             answers: given,
@@ -132,7 +129,13 @@ impl Registry {
             match state {
                 // A write's request state is its confirmation, and its one answer the approval.
                 Some(state) if has_preview => match approval(&given) {
-                    Some(decision) => decided = Some((state, decision)),
+                    Some(decision) => {
+                        decided = Some(Decided {
+                            token: state,
+                            decision,
+                            opened: None,
+                        });
+                    }
                     None => {
                         if let Err(error) =
                             confirmations.open(&state, GrantKind::Confirm, tool, caller, &arguments)
@@ -151,18 +154,28 @@ impl Registry {
                 None => answers = given,
             }
         }
-        if let Some((token, decision)) = decided {
+        if let Some(Decided {
+            token,
+            decision,
+            opened,
+        }) = decided
+        {
             if !has_preview {
                 let error = confirm::refused(format!(
                     "`{tool}` has no preview and takes no confirmation; call it without one."
                 ));
                 return (refusal(error), None);
             }
-            let grant =
-                match confirmations.open(&token, GrantKind::Confirm, tool, caller, &arguments) {
-                    Ok(grant) => grant,
-                    Err(error) => return (refusal(error), None),
-                };
+            let grant = match opened {
+                Some(grant) => {
+                    confirmations.bind(grant, GrantKind::Confirm, tool, caller, &arguments)
+                }
+                None => confirmations.open(&token, GrantKind::Confirm, tool, caller, &arguments),
+            };
+            let grant = match grant {
+                Ok(grant) => grant,
+                Err(error) => return (refusal(error), None),
+            };
             return match decision {
                 Decision::Decline => {
                     flight.action = AuditAction::Decline;

@@ -136,6 +136,18 @@ impl Confirmations {
         arguments: &Map<String, Value>,
     ) -> Result<Grant, ToolError> {
         let grant = self.open_any(token, kind)?;
+        self.bind(grant, kind, tool, caller, arguments)
+    }
+
+    /// Checks that an opened grant binds this tool, caller and arguments and has not expired.
+    pub(crate) fn bind(
+        &self,
+        grant: Grant,
+        kind: GrantKind,
+        tool: &str,
+        caller: &Caller,
+        arguments: &Map<String, Value>,
+    ) -> Result<Grant, ToolError> {
         let (what, again) = (kind.noun(), kind.again());
         if grant.expires <= unix_ms() {
             return Err(refused(format!(
