@@ -152,13 +152,30 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
                 "`#[tool]` goes on free functions, not methods: move the function out of the `impl` block \
                  and take shared data as a `State<T>` parameter",
             ),
-            FnArg::Typed(typed) => {
-                if let Type::ImplTrait(ty) = &*typed.ty {
+            FnArg::Typed(typed) => match &*typed.ty {
+                Type::ImplTrait(ty) => {
                     errors.at(ty, "`impl Trait` parameters make a function generic; name a concrete type");
                 }
-            }
+                Type::Reference(reference) => {
+                    errors.at(reference.and_token, borrowed_parameter(&reference.elem));
+                }
+                _ => {}
+            },
         }
     }
+}
+
+/// What to take instead of a borrowed parameter: arguments are owned, decoded from a call's JSON that is
+/// gone once the tool runs.
+fn borrowed_parameter(elem: &Type) -> String {
+    let owned = match elem {
+        Type::Path(path) if path.path.is_ident("str") => "`String` (or `Cow<'static, str>`)",
+        Type::Slice(_) => "a `Vec`",
+        _ => "the value itself, without the `&`",
+    };
+    format!(
+        "tool parameters are owned values, decoded from the call's JSON: take {owned} instead of a reference"
+    )
 }
 
 fn check_output(output: &Type, errors: &mut Errors) {
