@@ -119,7 +119,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let extract_call = extract(&cx);
     let output = &tool.output;
     let output_spec = quote_spanned! {output.span()=>
-        (&&&#tg::dispatch::Probe::<#output>::NEW).spec()
+        (&&&&&#tg::dispatch::Probe::<#output>::NEW).spec()
     };
     let call_user = quote_spanned!(ident.span()=> #ident(#(#vars),*));
     let (preview_fn, preview_entry) = match &attr.preview {

@@ -163,6 +163,15 @@ impl ToolError {
         self.source.as_deref()
     }
 
+    /// An internal error from a boxed one, which stays the source.
+    pub(crate) fn from_boxed(error: Box<dyn Error + Send + Sync>) -> Self {
+        let message = error.to_string();
+        ToolError {
+            source: Some(Arc::from(error)),
+            ..ToolError::with_kind(ErrorKind::Internal, message)
+        }
+    }
+
     /// The source and its own sources, `: `-separated, for a log line.
     pub(crate) fn causes(&self) -> Option<String> {
         let mut next: Option<&(dyn Error + 'static)> = Some(self.source.as_deref()?);
@@ -205,10 +214,6 @@ impl fmt::Display for ToolError {
 
 impl<E: Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(error: E) -> Self {
-        let message = error.to_string();
-        ToolError {
-            source: Some(Arc::new(error)),
-            ..ToolError::with_kind(ErrorKind::Internal, message)
-        }
+        ToolError::from_boxed(Box::new(error))
     }
 }

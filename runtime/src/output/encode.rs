@@ -168,9 +168,10 @@ pub struct OutputSpec<T> {
 
 /// Not public API: autoref dispatch from a return type to its [`OutputSpec`].
 ///
-/// The macro calls `(&&&Probe::<T>::NEW).spec()`; method resolution takes the first level that applies:
-/// an [`IntoOutput`] (so `String` stays text), a `Result` of a [`Structured`], and last any [`Structured`]
-/// value, whose bound produces the error message for a type that is none of these.
+/// The macro calls `(&&&&&Probe::<T>::NEW).spec()`; method resolution takes the first level that applies:
+/// an [`IntoOutput`] (so `String` stays text), then a `Result` of either whose error is boxed
+/// (`Box<dyn Error + Send + Sync>`, `anyhow::Error`), a `Result` of a [`Structured`], and last any
+/// [`Structured`] value, whose bound produces the error message for a type that is none of these.
 #[doc(hidden)]
 pub mod dispatch {
     use std::marker::PhantomData;
@@ -193,7 +194,7 @@ pub mod dispatch {
         fn spec(&self) -> OutputSpec<T>;
     }
 
-    impl<T: IntoOutput> ViaOutput<T> for &&Probe<T> {
+    impl<T: IntoOutput> ViaOutput<T> for &&&&Probe<T> {
         fn spec(&self) -> OutputSpec<T> {
             OutputSpec {
                 encode: T::into_output,
@@ -202,7 +203,58 @@ pub mod dispatch {
         }
     }
 
-    /// Level 2: `Result<T: Structured, E>`; the bound on `E` sits on the method so that a `Result` with a
+    /// An error type that converts into a [`ToolError`] although it cannot be `Into<ToolError>` (the
+    /// standard library or its crate might one day make it an `Error`): a boxed error, and
+    /// `anyhow::Error` with the `anyhow` feature. The error is kept, with its chain, as the source.
+    pub trait BoxedError {
+        /// Converts the error.
+        fn into_tool_error(self) -> ToolError;
+    }
+
+    impl BoxedError for Box<dyn std::error::Error + Send + Sync> {
+        fn into_tool_error(self) -> ToolError {
+            ToolError::from_boxed(self)
+        }
+    }
+
+    #[cfg(feature = "anyhow")]
+    impl BoxedError for anyhow::Error {
+        fn into_tool_error(self) -> ToolError {
+            ToolError::from_boxed(self.into())
+        }
+    }
+
+    /// Level 2: `Result<T: IntoOutput, E: BoxedError>`.
+    pub trait ViaOutputBoxed<T, E> {
+        /// The spec.
+        fn spec(&self) -> OutputSpec<Result<T, E>>;
+    }
+
+    impl<T: IntoOutput, E: BoxedError> ViaOutputBoxed<T, E> for &&&Probe<Result<T, E>> {
+        fn spec(&self) -> OutputSpec<Result<T, E>> {
+            OutputSpec {
+                encode: |r| r.map_err(E::into_tool_error).and_then(T::into_output),
+                schema: T::output_schema,
+            }
+        }
+    }
+
+    /// Level 3: `Result<T: Structured, E: BoxedError>`.
+    pub trait ViaStructuredBoxed<T, E> {
+        /// The spec.
+        fn spec(&self) -> OutputSpec<Result<T, E>>;
+    }
+
+    impl<T: Structured, E: BoxedError> ViaStructuredBoxed<T, E> for &&Probe<Result<T, E>> {
+        fn spec(&self) -> OutputSpec<Result<T, E>> {
+            OutputSpec {
+                encode: |r| r.map_err(E::into_tool_error).and_then(T::encode),
+                schema: |g| Some(T::schema(g)),
+            }
+        }
+    }
+
+    /// Level 4: `Result<T: Structured, E>`; the bound on `E` sits on the method so that a `Result` with a
     /// foreign error type is an error rather than a silently serialized `{"Err": ...}`.
     pub trait ViaResultStructured<T, E> {
         /// The spec.
@@ -227,7 +279,7 @@ pub mod dispatch {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be the error type of a `#[tool]`",
         label = "this error type does not convert into `ToolError`",
-        note = "return `ToolError` (`ToolError::new(\"what went wrong\")`) or any type implementing `std::error::Error`"
+        note = "return `ToolError` (`ToolError::new(\"what went wrong\")`), any type implementing `std::error::Error`, `Box<dyn Error + Send + Sync>`, or `anyhow::Error` (feature `anyhow`)"
     )]
     pub trait ErrorSource {
         /// Converts the error.
@@ -241,7 +293,7 @@ pub mod dispatch {
         }
     }
 
-    /// Level 3: any [`Structured`] value; the bound sits on the method so its message reaches the user.
+    /// Level 5: any [`Structured`] value; the bound sits on the method so its message reaches the user.
     pub trait ViaStructured<T> {
         /// The spec.
         fn spec(&self) -> OutputSpec<T>
