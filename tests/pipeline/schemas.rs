@@ -98,3 +98,38 @@ fn declarations_reach_the_tool() {
         "the source names the tool's fn: {source}"
     );
 }
+
+/// Every `format` in `schema`, wherever it is.
+fn formats(schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(format)) = map.get("format") {
+                found.push(format.clone());
+            }
+            map.values().for_each(|v| formats(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| formats(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn published_schemas_carry_bounds_not_rust_number_formats() {
+    let registry = registry(&Ledger::default());
+    let mut found = Vec::new();
+    for tool in registry.tools() {
+        formats(tool.input_schema(), &mut found);
+        if let Some(output) = tool.output_schema() {
+            formats(output, &mut found);
+        }
+    }
+    assert_eq!(
+        found,
+        Vec::<String>::new(),
+        "no `int64` or `uint32` that validators do not know"
+    );
+    let add = registry.get("add").unwrap().input_schema();
+    assert_eq!(add["properties"]["a"]["type"], "integer");
+    let limit = &registry.get("find_orders").unwrap().input_schema()["properties"]["limit"];
+    assert_eq!(limit["minimum"], 1, "{limit}");
+}

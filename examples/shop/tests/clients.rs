@@ -151,6 +151,16 @@ fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
             "{}",
             report("search", &found)
         );
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&found.stdout),
+            String::from_utf8_lossy(&found.stderr)
+        );
+        assert!(
+            !said.contains("unknown format"),
+            "the Inspector's validator knows every format the schemas use: {}",
+            report("search", &found)
+        );
 
         let details = [
             "--method",

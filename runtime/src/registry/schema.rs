@@ -26,8 +26,10 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
         let Some(arg) = (spec.schema)(&mut generator) else {
             continue;
         };
+        let mut schema = arg.schema;
+        make_portable(&mut schema);
         if spec.kind == ParamKind::Input {
-            let mut schema = arg.schema.to_value();
+            let mut schema = schema.to_value();
             strip_root_annotations(&mut schema);
             if schema.get("type") != Some(&json!("object")) {
                 return Err("the type in `Input<T>` must have an object schema (a struct with named fields)".into());
@@ -35,8 +37,6 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
             return Ok(InputSchema { schema, defaults });
         }
         let name = spec.name();
-        let mut schema = arg.schema;
-        RecursiveTransform(split_nullable_type).transform(&mut schema);
         let mut property = schema.to_value();
         let object = property
             .as_object_mut()
@@ -106,16 +106,55 @@ fn number(v: f64) -> Value {
 /// The schema of a tool's structured result, or `None` when it returns none.
 pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) -> Option<Value> {
     let mut generator = settings().for_serialize().into_generator();
-    make(&mut generator).map(|schema| {
+    make(&mut generator).map(|mut schema| {
+        make_portable(&mut schema);
         let mut schema = schema.to_value();
         strip_root_annotations(&mut schema);
         schema
     })
 }
 
-/// JSON Schema 2020-12, with nullable types spelled portably.
+/// Spells nullable types and numbers portably throughout `schema` (the settings' transforms reach only
+/// the definitions a generator hands over).
+fn make_portable(schema: &mut Schema) {
+    RecursiveTransform(split_nullable_type).transform(schema);
+    RecursiveTransform(portable_number).transform(schema);
+}
+
+/// JSON Schema 2020-12, with nullable types and numbers spelled portably.
 fn settings() -> SchemaSettings {
-    SchemaSettings::draft2020_12().with_transform(RecursiveTransform(split_nullable_type))
+    SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(split_nullable_type))
+        .with_transform(RecursiveTransform(portable_number))
+}
+
+/// schemars' Rust number formats (`"format": "uint64"`) as bounds: the formats are no JSON Schema
+/// format, and validators such as the MCP Inspector's warn on every call. The bounds say the same and are
+/// checked: `u8` is `minimum: 0, maximum: 255`, `u64` is `minimum: 0`.
+fn portable_number(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let Some(format) = object.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    let (minimum, maximum): (Option<i64>, Option<i64>) = match format {
+        "int8" => (Some(i8::MIN.into()), Some(i8::MAX.into())),
+        "int16" => (Some(i16::MIN.into()), Some(i16::MAX.into())),
+        "int32" => (Some(i32::MIN.into()), Some(i32::MAX.into())),
+        "uint8" => (Some(0), Some(u8::MAX.into())),
+        "uint16" => (Some(0), Some(u16::MAX.into())),
+        "uint32" => (Some(0), Some(u32::MAX.into())),
+        "uint" | "uint64" | "uint128" => (Some(0), None),
+        "int" | "int64" | "int128" | "float" | "double" => (None, None),
+        _ => return,
+    };
+    object.remove("format");
+    for (key, bound) in [("minimum", minimum), ("maximum", maximum)] {
+        if let Some(bound) = bound {
+            object.entry(key).or_insert(bound.into());
+        }
+    }
 }
 
 /// `{"type": ["string", "null"], "maxLength": 5}` as `{"anyOf": [{"type": "string", "maxLength": 5},
