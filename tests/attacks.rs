@@ -262,6 +262,17 @@ async fn answer(response: reqwest::Response) -> (u16, String) {
     (response.status().as_u16(), response.text().await.unwrap())
 }
 
+/// Alice opens a session that declares elicitation and calls `pay` for `to`; returns the session, its
+/// call's stream, and the approval question the server sent on it.
+async fn alice_asked(alice: &Raw, to: &str) -> (String, Events, Value) {
+    let session = alice.open(json!({ "elicitation": {} })).await;
+    let call = call(5, "pay", json!({ "to": to }));
+    let mut stream = Events::new(alice.post(Some(&session), &call).await);
+    let question = stream.expect(DEADLINE, "approval question").await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    (session, stream, question)
+}
+
 #[tokio::test]
 async fn a_session_answers_only_the_caller_who_opened_it() {
     let served = Served::start(registry().build().unwrap(), HttpOptions::default(), 64).await;
@@ -269,14 +280,7 @@ async fn a_session_answers_only_the_caller_who_opened_it() {
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
     );
-    let session = alice.open(json!({ "elicitation": {} })).await;
-    let mut stream = Events::new(
-        alice
-            .post(Some(&session), &call(5, "pay", json!({ "to": "NL-1" })))
-            .await,
-    );
-    let question = stream.expect(DEADLINE, "approval question").await;
-    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let (session, mut stream, question) = alice_asked(&alice, "NL-1").await;
     let approve = json!({ "jsonrpc": "2.0", "id": question["id"],
                           "result": { "action": "accept", "content": { "approve": true } } });
 
@@ -340,14 +344,7 @@ async fn a_question_holds_no_call_slot_and_times_out() {
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
     );
-    let session = alice.open(json!({ "elicitation": {} })).await;
-    let mut stream = Events::new(
-        alice
-            .post(Some(&session), &call(5, "pay", json!({ "to": "NL-2" })))
-            .await,
-    );
-    let question = stream.expect(DEADLINE, "approval question").await;
-    assert_eq!(question["method"], "elicitation/create");
+    let (session, mut stream, question) = alice_asked(&alice, "NL-2").await;
 
     // Alice never answers. The one call slot is free for eve meanwhile.
     let eves = eve.open(json!({})).await;
@@ -710,13 +707,7 @@ async fn approval_prompts_show_every_hidden_character_in_every_channel() {
 
     let stateful = Served::start(registry, HttpOptions::default(), 64).await;
     let raw = Raw::new(&stateful, "alice-token");
-    let session = raw.open(json!({ "elicitation": {} })).await;
-    let mut stream = Events::new(
-        raw.post(Some(&session), &call(3, "pay", json!({ "to": SPOOF })))
-            .await,
-    );
-    let question = stream.expect(DEADLINE, "approval question").await;
-    assert_eq!(question["method"], "elicitation/create");
+    let (session, mut stream, question) = alice_asked(&raw, SPOOF).await;
     assert_shown(&question["params"]);
     let decline =
         json!({ "jsonrpc": "2.0", "id": question["id"], "result": { "action": "decline" } });

@@ -428,6 +428,22 @@ where
     }
 }
 
+/// rmcp's service with `manager`, behind the gate, at `path`.
+fn route<H, M>(
+    path: &str,
+    gate: Arc<Gate>,
+    factory: impl Fn() -> Result<McpHandler<H>, std::io::Error> + Send + Sync + 'static,
+    manager: Arc<M>,
+    config: StreamableHttpServerConfig,
+) -> Router
+where
+    H: ServerHandler + Clone + Send + Sync + 'static,
+    M: SessionManager,
+{
+    let inner = StreamableHttpService::new(factory, manager, config);
+    Router::new().route_service(path, Gated { inner, gate })
+}
+
 impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
     /// The MCP endpoint as an axum router, to mount in an existing application (`Router::merge`).
     /// Its sessions end when `cancellation` is cancelled.
@@ -456,27 +472,14 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             idle: self.http.limits.idle,
         });
         match sessions {
-            None => {
-                let manager = Arc::new(NeverSessionManager::default());
-                let service = StreamableHttpService::new(factory, manager, config);
-                Router::new().route_service(
-                    path,
-                    Gated {
-                        inner: service,
-                        gate,
-                    },
-                )
-            }
-            Some(manager) => {
-                let service = StreamableHttpService::new(factory, manager, config);
-                Router::new().route_service(
-                    path,
-                    Gated {
-                        inner: service,
-                        gate,
-                    },
-                )
-            }
+            None => route(
+                path,
+                gate,
+                factory,
+                NeverSessionManager::default().into(),
+                config,
+            ),
+            Some(manager) => route(path, gate, factory, manager, config),
         }
     }
 
