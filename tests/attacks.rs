@@ -344,7 +344,7 @@ async fn a_question_holds_no_call_slot_and_times_out() {
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
     );
-    let (session, mut stream, question) = alice_asked(&alice, "NL-2").await;
+    let (_, mut stream, _) = alice_asked(&alice, "NL-2").await;
 
     // Alice never answers. The one call slot is free for eve meanwhile.
     let eves = eve.open(json!({})).await;
