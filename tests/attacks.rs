@@ -96,10 +96,6 @@ fn eve() -> Caller {
     Caller::new("eve").with_role("Viewer")
 }
 
-fn registry() -> toolgate::RegistryBuilder {
-    Registry::builder()
-}
-
 /// A server on a loopback port, with tokens for alice and eve.
 struct Served {
     url: String,
@@ -275,7 +271,12 @@ async fn alice_asked(alice: &Raw, to: &str) -> (String, Events, Value) {
 
 #[tokio::test]
 async fn a_session_answers_only_the_caller_who_opened_it() {
-    let served = Served::start(registry().build().unwrap(), HttpOptions::default(), 64).await;
+    let served = Served::start(
+        Registry::builder().build().unwrap(),
+        HttpOptions::default(),
+        64,
+    )
+    .await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -335,7 +336,7 @@ async fn a_session_answers_only_the_caller_who_opened_it() {
 
 #[tokio::test]
 async fn a_question_holds_no_call_slot_and_times_out() {
-    let registry = registry()
+    let registry = Registry::builder()
         .confirmation_ttl(Duration::from_secs(1))
         .build()
         .unwrap();
@@ -373,7 +374,7 @@ async fn a_question_holds_no_call_slot_and_times_out() {
 #[tokio::test]
 async fn a_stateless_server_never_asks_during_a_call() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(registry().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
     let alice = Raw::new(&served, "alice-token");
     let mut request = call(1, "pay", json!({ "to": "NL-3" }));
     request["params"]["_meta"] =
@@ -394,7 +395,7 @@ async fn a_stateless_server_never_asks_during_a_call() {
 #[tokio::test]
 async fn stateless_ceilings_count_per_caller_whatever_session_header_is_sent() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(registry().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -432,7 +433,7 @@ async fn stateless_ceilings_count_per_caller_whatever_session_header_is_sent() {
 
 #[tokio::test]
 async fn in_process_ceilings_never_mix_callers_whatever_session_they_name() {
-    let registry = registry().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let bob = Caller::new("bob");
     for _ in 0..2 {
         let call = Call::new("visit", json!({})).session("caller:alice");
@@ -448,7 +449,7 @@ async fn in_process_ceilings_never_mix_callers_whatever_session_they_name() {
 #[tokio::test]
 async fn sessions_per_caller_are_bounded_and_freed_when_they_end() {
     let options = HttpOptions::default().sessions_per_caller(2);
-    let served = Served::start(registry().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -472,7 +473,7 @@ async fn sessions_per_caller_are_bounded_and_freed_when_they_end() {
 
 #[tokio::test]
 async fn a_run_is_counted_when_the_body_runs_not_for_previews_replays_or_declines() {
-    let registry = registry().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let ada = alice();
     let preview = async |session: &str| {
         let call = Call::new("tip", json!({ "to": "Bo" })).session(session.to_owned());
@@ -549,7 +550,7 @@ async fn a_run_is_counted_when_the_body_runs_not_for_previews_replays_or_decline
 #[tokio::test]
 async fn a_tool_the_caller_may_not_run_is_answered_as_an_unknown_one() {
     let trail = toolgate::sqlite::SqliteStore::in_memory().unwrap();
-    let registry = registry()
+    let registry = Registry::builder()
         .disable("echo")
         .read_only(true)
         .audit(trail.audit())
@@ -608,7 +609,7 @@ async fn a_tool_the_caller_may_not_run_is_answered_as_an_unknown_one() {
 #[tokio::test]
 async fn over_mcp_a_hidden_tool_gets_the_unknown_tools_error() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(registry().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
     let eve = Raw::new(&served, "eve-token");
     let error = async |name: &str| {
         let reply: Value = eve
@@ -659,7 +660,7 @@ fn assert_shown(value: &Value) {
 
 #[tokio::test]
 async fn approval_prompts_show_every_hidden_character_in_every_channel() {
-    let registry = registry().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let Outcome::NeedsConfirmation(pending) =
         registry.call(&alice(), "pay", json!({ "to": SPOOF })).await
     else {
@@ -734,7 +735,7 @@ async fn silent_stalled_and_surplus_connections_are_closed_or_kept_waiting() {
         .header_read_timeout(Duration::from_millis(300))
         .idle_timeout(Duration::from_millis(300))
         .max_connections(2);
-    let served = Served::start(registry().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
 
     let mut silent = tokio::net::TcpStream::connect(served.address)
         .await
@@ -819,7 +820,7 @@ fn absurd_confirmation_ttls_are_refused_at_build() {
 
 #[tokio::test]
 async fn the_longest_ttl_seals_confirmations_that_open() {
-    let registry = registry()
+    let registry = Registry::builder()
         .confirmation_ttl(Duration::from_secs(7 * 24 * 3600))
         .build()
         .unwrap();

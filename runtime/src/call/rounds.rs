@@ -212,12 +212,10 @@ impl Registry {
                 .and_then(Value::as_object),
             _ => None,
         };
-        if requests.is_some() {
+        if requests.is_some() && slot.tool.max_runs.is_some() {
             // A round that only asked is no run.
-            if slot.tool.max_runs.is_some() {
-                let session = flight.invocation.session_id.as_ref();
-                self.inner.ceilings.give_back(caller, session, index);
-            }
+            let session = flight.invocation.session_id.as_ref();
+            self.inner.ceilings.give_back(caller, session, index);
         }
         let outcome = match requests {
             Some(requests) => Outcome::InputRequired(InputRequired {

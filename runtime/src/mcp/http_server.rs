@@ -385,7 +385,8 @@ where
                 )
                     .into_response());
             };
-            let mut opening = false;
+            // The caller of a request that may open a session, to bind the session to.
+            let mut opener = None;
             if let Some(sessions) = &gate.sessions {
                 match parts.headers.get(SESSION_HEADER).map(|id| id.to_str()) {
                     Some(Ok(id)) if sessions.owned_by(id, &caller) => {
@@ -393,10 +394,10 @@ where
                         parts.extensions.insert(bound);
                     }
                     Some(_) => return Ok(unknown_session()),
-                    None => opening = true,
+                    None => opener = Some(caller.clone()),
                 }
             }
-            parts.extensions.insert(caller.clone());
+            parts.extensions.insert(caller);
             let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
             let (body, stalled) = Paced::wrap(body, gate.idle);
             let response = inner
@@ -410,7 +411,7 @@ where
                 );
                 return Ok((StatusCode::REQUEST_TIMEOUT, message).into_response());
             }
-            if let (true, Some(sessions)) = (opening, &gate.sessions)
+            if let (Some(caller), Some(sessions)) = (opener, &gate.sessions)
                 && let Some(id) = response.headers().get(SESSION_HEADER)
                 && let Ok(id) = id.to_str()
                 && sessions.bind(id, &caller) == Err(Unbound::TooMany)

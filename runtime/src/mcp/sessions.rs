@@ -6,7 +6,7 @@
 //! as an unknown session is, so the session's existence is not revealed.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -59,13 +59,10 @@ impl BoundSessions {
         }
     }
 
-    fn table(&self) -> MutexGuard<'_, Table> {
-        self.table.locked()
-    }
-
     /// Whether session `id` is open and `caller` opened it.
     pub(crate) fn owned_by(&self, id: &str, caller: &Caller) -> bool {
-        self.table()
+        self.table
+            .locked()
             .owners
             .get(id)
             .is_some_and(|owner| owner.as_deref() == Some(caller.id()))
@@ -73,7 +70,7 @@ impl BoundSessions {
 
     /// Binds a session just opened by `caller`'s `initialize` to `caller`.
     pub(crate) fn bind(&self, id: &str, caller: &Caller) -> Result<(), Unbound> {
-        let mut table = self.table();
+        let mut table = self.table.locked();
         let Table { owners, open } = &mut *table;
         let owner = owners.get_mut(id).ok_or(Unbound::Gone)?;
         if owner.is_some() {
@@ -91,7 +88,7 @@ impl BoundSessions {
     /// Forgets a closed session, its owner's count and its call ceilings.
     fn forget(&self, id: &str) {
         let owner = {
-            let mut table = self.table();
+            let mut table = self.table.locked();
             let owner = table.owners.remove(id).flatten();
             if let Some(owner) = &owner
                 && let Some(count) = table.open.get_mut(owner)
@@ -115,7 +112,7 @@ impl SessionManager for BoundSessions {
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let (id, transport) = self.inner.create_session().await?;
-        self.table().owners.insert(Arc::clone(&id), None);
+        self.table.locked().owners.insert(Arc::clone(&id), None);
         Ok((id, transport))
     }
 

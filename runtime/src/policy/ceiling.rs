@@ -5,7 +5,7 @@
 //! bound to its caller; counts of a session are forgotten when it ends.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use crate::caller::Caller;
 use crate::sync::Locked;
@@ -51,10 +51,6 @@ pub(crate) struct Ceilings {
 }
 
 impl Ceilings {
-    fn counts(&self) -> MutexGuard<'_, HashMap<Key, u32>> {
-        self.counts.locked()
-    }
-
     /// Refuses when the ceiling is reached already, counting nothing.
     pub(crate) fn check(
         &self,
@@ -63,7 +59,7 @@ impl Ceilings {
         tool: usize,
         max: u32,
     ) -> Result<(), Refused> {
-        let counts = self.counts();
+        let counts = self.counts.locked();
         match counts.get(&Key::new(caller, session, tool)) {
             Some(&done) if done >= max => Err(Refused::Reached),
             _ => Ok(()),
@@ -78,7 +74,7 @@ impl Ceilings {
         tool: usize,
         max: u32,
     ) -> Result<(), Refused> {
-        let mut counts = self.counts();
+        let mut counts = self.counts.locked();
         let full = counts.len() >= MAX_COUNTS;
         let key = Key::new(caller, session, tool);
         match counts.get_mut(&key) {
@@ -98,7 +94,7 @@ impl Ceilings {
 
     /// Takes back a run that turned out not to be one (a round that only asked the client).
     pub(crate) fn give_back(&self, caller: &Caller, session: Option<&Arc<str>>, tool: usize) {
-        let mut counts = self.counts();
+        let mut counts = self.counts.locked();
         let key = Key::new(caller, session, tool);
         if let Some(done) = counts.get_mut(&key) {
             *done -= 1;
@@ -110,14 +106,15 @@ impl Ceilings {
 
     /// Forgets every count of a session.
     pub(crate) fn end_session(&self, session: &str) {
-        self.counts()
+        self.counts
+            .locked()
             .retain(|key, _| key.session.as_deref() != Some(session));
     }
 
     /// How many counts are kept.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.counts().len()
+        self.counts.locked().len()
     }
 }
 
