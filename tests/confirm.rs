@@ -331,7 +331,7 @@ async fn an_approval_answer_runs_the_write_and_a_decline_answer_does_not() {
             ),
         )
         .await;
-    assert_eq!(refusal(&said_no).0, ErrorKind::Declined);
+    assert!(matches!(said_no, Outcome::Declined), "{said_no:?}");
     let second = preview(&registry, &payer(), args.clone()).await;
     let yes = registry
         .run(
@@ -603,9 +603,12 @@ async fn questions_of_one_round_are_asked_together_and_only_what_the_client_supp
         ..ClientSupport::ALL
     });
     let refused = registry.run(&ada, limited).await;
-    assert_eq!(refusal(&refused).0, ErrorKind::MissingCapability);
+    let Outcome::Unsupported(missing) = &refused else {
+        panic!("expected a missing capability, got {refused:?}")
+    };
+    assert_eq!(missing.capability(), "sampling");
     assert_eq!(
-        refused.error().unwrap().data().unwrap()["requiredCapabilities"],
+        refused.into_result().structured.unwrap()["error"]["data"]["requiredCapabilities"],
         json!({ "sampling": {} })
     );
 }

@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-/// Why a call did not succeed. The pipeline sets the kinds below [`ErrorKind::Failed`]; tools mostly use
+/// Why a call failed. The pipeline sets the kinds below [`ErrorKind::Internal`]; tools mostly use
 /// [`ToolError::new`] (a message for the model) or `?` on any error type ([`ErrorKind::Internal`]).
+///
+/// These are failures only. A call that waits for a person or a client is no failure: it ends in its own
+/// [`Outcome`](crate::Outcome) (`NeedsConfirmation`, `InputRequired`, `Declined`, `Unsupported`).
 ///
 /// ```
 /// use serde_json::json;
@@ -55,12 +58,6 @@ pub enum ErrorKind {
     /// A confirmation or request state was refused: forged, altered, expired, used, declined, or issued for
     /// another tool or other arguments. Nothing ran.
     Confirmation,
-    /// A person declined the write; it will never run.
-    Declined,
-    /// The tool needs an answer from the client first (see [`Ask`](crate::Ask)).
-    InputRequired,
-    /// The tool needs something the client did not declare it can do (elicitation, sampling, roots).
-    MissingCapability,
 }
 
 impl ErrorKind {
@@ -77,9 +74,6 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Confirmation => "confirmation_refused",
-            ErrorKind::Declined => "declined",
-            ErrorKind::InputRequired => "input_required",
-            ErrorKind::MissingCapability => "missing_capability",
         }
     }
 }
@@ -163,6 +157,16 @@ impl ToolError {
         self.source.as_deref()
     }
 
+    /// A failure whose message is `signal`'s, carrying it typed as the source: how a tool that asks stops,
+    /// through `?`, until the pipeline turns the signal into its outcome.
+    pub(crate) fn signal(signal: impl Error + Send + Sync + 'static) -> Self {
+        let message = signal.to_string();
+        ToolError {
+            source: Some(Arc::new(signal)),
+            ..ToolError::new(message)
+        }
+    }
+
     /// An internal error from a boxed one, which stays the source.
     pub(crate) fn from_boxed(error: Box<dyn Error + Send + Sync>) -> Self {
         let message = error.to_string();
@@ -185,16 +189,12 @@ impl ToolError {
 
     /// The text a model reads: `[ERROR] <message>`.
     pub fn to_text(&self) -> String {
-        format!("[ERROR] {}", self.message)
+        error_text(&self.message)
     }
 
     /// The structured form: `{"error": {"kind", "message", "data"?}}`.
     pub fn to_json(&self) -> Value {
-        let mut error = json!({ "kind": self.kind.as_str(), "message": self.message });
-        if let Some(data) = &self.data {
-            error["data"] = data.clone();
-        }
-        json!({ "error": error })
+        error_json(self.kind.as_str(), &self.message, self.data.as_ref())
     }
 
     /// This error with its message replaced by a generic one, for internal errors when masking is on.
@@ -204,6 +204,20 @@ impl ToolError {
             ..ToolError::with_kind(self.kind, "The tool failed because of an internal error.")
         }
     }
+}
+
+/// The text form of an unsuccessful call: `[ERROR] <message>`.
+pub(crate) fn error_text(message: &str) -> String {
+    format!("[ERROR] {message}")
+}
+
+/// The structured form of an unsuccessful call: `{"error": {"kind", "message", "data"?}}`.
+pub(crate) fn error_json(kind: &str, message: &str, data: Option<&Value>) -> Value {
+    let mut error = json!({ "kind": kind, "message": message });
+    if let Some(data) = data {
+        error["data"] = data.clone();
+    }
+    json!({ "error": error })
 }
 
 impl fmt::Display for ToolError {

@@ -65,7 +65,7 @@ pub use dialect::{Dialect, ModelCall};
 pub use error::{ErrorKind, ToolError};
 pub use output::{
     APPROVAL_KEY, Content, EmbeddedResource, InputRequired, IntoOutput, IntoPreview, Limit,
-    Outcome, Page, Pending, Preview, Row, Structured, ToolResult,
+    Outcome, Page, Pending, Preview, Row, Structured, ToolResult, Unsupported,
 };
 pub use param::{
     ArgSchema, Ask, CallParts, Cancellation, ClientSupport, Elicited, Extension, Input, Invocation,

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use crate::caller::Caller;
 use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::error::{ErrorKind, ToolError};
-use crate::output::{APPROVAL_KEY, InputRequired, Outcome};
-use crate::param::{Answers, ClientSupport, Invocation};
+use crate::output::{APPROVAL_KEY, InputRequired, Outcome, Unsupported};
+use crate::param::{Answers, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
 use crate::registry::Registry;
 
@@ -36,7 +36,7 @@ impl Registry {
     pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
         let call = self.bound_call(caller, confirmation, Decision::Decline)?;
         match self.run(caller, call).await {
-            Outcome::Failed(error) if error.kind() == ErrorKind::Declined => Ok(()),
+            Outcome::Declined => Ok(()),
             outcome => Err(outcome
                 .error()
                 .cloned()
@@ -205,29 +205,28 @@ impl Registry {
         sinks.answers = Some(Arc::clone(&answers));
         let step = self.launch(flight, index, arguments, sinks, true);
         let outcome = self.drive(flight, step).await;
-        let requests = match &outcome {
-            Outcome::Failed(error) if error.kind() == ErrorKind::InputRequired => error
-                .data()
-                .and_then(|d| d.get("inputRequests"))
-                .and_then(Value::as_object),
+        let unanswered = match &outcome {
+            Outcome::Failed(error) => error.source().and_then(|s| s.downcast_ref::<Unanswered>()),
             _ => None,
         };
-        if requests.is_some() && slot.tool.max_runs.is_some() {
-            // A round that only asked is no run.
-            let session = flight.invocation.session_id.as_ref();
-            self.inner.ceilings.give_back(caller, session, index);
-        }
-        let outcome = match requests {
-            Some(requests) => Outcome::InputRequired(InputRequired {
+        let outcome = match unanswered {
+            Some(Unanswered::Questions(requests)) => {
+                if slot.tool.max_runs.is_some() {
+                    // A round that only asked is no run.
+                    let session = flight.invocation.session_id.as_ref();
+                    self.inner.ceilings.give_back(caller, session, index);
+                }
+                let state =
+                    confirmations.seal(GrantKind::Ask, tool, caller, &kept, answers.given.clone());
+                Outcome::InputRequired(InputRequired {
+                    tool: tool.to_owned(),
+                    requests: requests.clone(),
+                    state,
+                })
+            }
+            Some(Unanswered::Unsupported(capability)) => Outcome::Unsupported(Unsupported {
                 tool: tool.to_owned(),
-                requests: requests.clone(),
-                state: confirmations.seal(
-                    GrantKind::Ask,
-                    tool,
-                    caller,
-                    &kept,
-                    answers.given.clone(),
-                ),
+                capability,
             }),
             None => outcome,
         };
@@ -283,10 +282,7 @@ impl Registry {
             .claim(&grant.id, Decision::Decline, grant.expires_at())
             .await
         {
-            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Failed(ToolError::with_kind(
-                ErrorKind::Declined,
-                "The user declined this change; nothing was changed. Do not try it again unless the user asks.",
-            )),
+            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Declined,
             Ok(Claimed::Approved { .. }) => refusal(confirm::refused(
                 "This write was already approved; it cannot be declined any more.",
             )),

@@ -151,10 +151,16 @@ pub(crate) fn call_result(
         Outcome::Failed(error) if error.kind() == ErrorKind::UnknownTool => {
             return Err(ErrorData::invalid_params(error.message().to_owned(), None));
         }
-        Outcome::Denied(error) | Outcome::Failed(error) => {
+        outcome @ (Outcome::Denied(_)
+        | Outcome::Failed(_)
+        | Outcome::Declined
+        | Outcome::Unsupported(_)) => {
+            let result = outcome.into_result();
             let mut meta = JsonObject::new();
-            meta.insert(META_ERROR.into(), error.to_json()["error"].clone());
-            CallToolResult::error(vec![ContentBlock::text(error.to_text())])
+            if let Some(error) = result.structured.as_ref().and_then(|s| s.get("error")) {
+                meta.insert(META_ERROR.into(), error.clone());
+            }
+            CallToolResult::error(vec![ContentBlock::text(result.text_for_model())])
                 .with_meta(Some(MetaObject(meta)))
         }
         Outcome::NeedsConfirmation(pending) => {

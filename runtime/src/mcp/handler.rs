@@ -487,13 +487,11 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 );
                 convert::call_result(Outcome::Denied(error), false).map(Into::into)
             }
-            Outcome::Failed(error) if error.kind() == ErrorKind::MissingCapability => {
-                Err(ErrorData::new(
-                    ErrorCode(MISSING_CLIENT_CAPABILITY),
-                    error.message().to_owned(),
-                    error.data().cloned(),
-                ))
-            }
+            Outcome::Unsupported(missing) => Err(ErrorData::new(
+                ErrorCode(MISSING_CLIENT_CAPABILITY),
+                missing.message(),
+                Some(missing.data()),
+            )),
             Outcome::Failed(error) if resumed && error.kind() == ErrorKind::Confirmation => {
                 Err(ErrorData::invalid_params(error.message().to_owned(), None))
             }

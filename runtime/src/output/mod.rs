@@ -10,7 +10,7 @@ mod result;
 
 pub use content::{Content, EmbeddedResource};
 pub use encode::{IntoOutput, OutputSpec, Structured, dispatch};
-pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending};
+pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending, Unsupported};
 pub use page::{Limit, Page, Row};
 pub use preview::{IntoPreview, Preview};
 pub use result::ToolResult;

@@ -83,6 +83,11 @@ pub enum Outcome {
     NeedsConfirmation(Pending),
     /// The tool asked for input (see [`Ask`](crate::Ask)): answer its requests and resume the call.
     InputRequired(InputRequired),
+    /// The tool asked what this client cannot answer: it did not declare the capability the question
+    /// needs (see [`ClientSupport`](crate::ClientSupport)).
+    Unsupported(Unsupported),
+    /// A person declined the write: nothing ran, and it never will.
+    Declined,
     /// The caller may not run this tool; nothing ran.
     Denied(ToolError),
     /// The call failed: unknown tool, invalid arguments, a ceiling, a timeout, or an error from the tool.
@@ -229,6 +234,61 @@ impl InputRequired {
     }
 }
 
+/// A question the client cannot answer: the tool needs a client capability the client did not declare.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{Ask, ClientSupport};
+///
+/// /// Pick a folder among the client's roots.
+/// #[tool(public, read_only)]
+/// async fn pick_folder(ask: Ask) -> Result<String, ToolError> {
+///     Ok(ask.roots("roots")?.len().to_string())
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let call = Call::new("pick_folder", serde_json::json!({})).client_support(ClientSupport::NONE);
+/// let Outcome::Unsupported(missing) = registry.run(&Caller::anonymous(), call).await else { unreachable!() };
+/// assert_eq!((missing.tool(), missing.capability()), ("pick_folder", "roots"));
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    pub(crate) tool: String,
+    pub(crate) capability: &'static str,
+}
+
+impl Unsupported {
+    /// The tool that asked.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The capability it needs: `elicitation`, `sampling` or `roots`.
+    pub fn capability(&self) -> &'static str {
+        self.capability
+    }
+
+    /// What the model and the client read.
+    pub fn message(&self) -> String {
+        format!(
+            "This tool needs the client capability `{}`, which the client did not declare.",
+            self.capability
+        )
+    }
+
+    /// The capability as MCP names it in an error's data: `{"requiredCapabilities": {"roots": {}}}`.
+    pub(crate) fn data(&self) -> Value {
+        json!({ "requiredCapabilities": { self.capability: {} } })
+    }
+}
+
+/// What the model reads of a declined write.
+const DECLINED: &str =
+    "The user declined this change; nothing was changed. Do not try it again unless the user asks.";
+
 impl Outcome {
     /// The result to hand to the model: the tool's own, the preview text, or an `[ERROR] ...` text.
     pub fn into_result(self) -> ToolResult {
@@ -249,6 +309,10 @@ impl Outcome {
                     .join(", ")
             ))
             .failed(),
+            Outcome::Unsupported(missing) => {
+                ToolResult::failure("missing_capability", &missing.message(), Some(&missing.data()))
+            }
+            Outcome::Declined => ToolResult::failure("declined", DECLINED, None),
             Outcome::Denied(error) | Outcome::Failed(error) => ToolResult::error(&error),
         }
     }
@@ -266,13 +330,16 @@ impl Outcome {
         }
     }
 
-    /// A short label: `done`, `tool_error`, `needs_confirmation`, `denied` or the failure's kind.
+    /// A short label: `done`, `tool_error`, `needs_confirmation`, `input_required`, `missing_capability`,
+    /// `declined`, `denied` or the failure's kind.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Done(result) if result.is_error => "tool_error",
             Outcome::Done(_) => "done",
             Outcome::NeedsConfirmation(_) => "needs_confirmation",
             Outcome::InputRequired(_) => "input_required",
+            Outcome::Unsupported(_) => "missing_capability",
+            Outcome::Declined => "declined",
             Outcome::Denied(_) => "denied",
             Outcome::Failed(error) => error.kind().as_str(),
         }

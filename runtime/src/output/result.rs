@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::ToolError;
+use crate::error::{ToolError, error_json, error_text};
 
 use super::Content;
 
@@ -66,9 +66,14 @@ impl ToolResult {
 
     /// The result for an error: `[ERROR] <message>` for the model and the error's structured form.
     pub fn error(error: &ToolError) -> Self {
+        Self::failure(error.kind().as_str(), error.message(), error.data())
+    }
+
+    /// The result for an unsuccessful call of `kind`, in the form of an error.
+    pub(crate) fn failure(kind: &str, message: &str, data: Option<&Value>) -> Self {
         ToolResult {
-            content: vec![Content::text(error.to_text())],
-            structured: Some(error.to_json()),
+            content: vec![Content::text(error_text(message))],
+            structured: Some(error_json(kind, message, data)),
             is_error: true,
             ..Self::default()
         }

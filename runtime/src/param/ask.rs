@@ -7,13 +7,14 @@
 //! 2026-07-28 clients get an `InputRequiredResult`, and older clients with a session get the questions as
 //! requests during the call.
 
+use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::error::{ErrorKind, ToolError};
+use crate::error::ToolError;
 use crate::sync::Locked;
 
 use super::{CallParts, Param, ParamKind, ParamSpec, Requirement};
@@ -22,7 +23,7 @@ use super::{CallParts, Param, ParamKind, ParamSpec, Requirement};
 ///
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
-/// use toolgate::{Ask, ClientSupport, ErrorKind};
+/// use toolgate::{Ask, ClientSupport};
 ///
 /// /// Summarize with the client's model when it has one.
 /// #[tool(public, read_only)]
@@ -135,8 +136,9 @@ pub struct Root {
 
 /// Asks the client of a call for input; take it as a tool parameter.
 ///
-/// Each question has a key. A question without an answer is recorded and returns an error of kind
-/// [`ErrorKind::InputRequired`]: return it (with `?`) and the call ends with the questions asked so far.
+/// Each question has a key. A question without an answer is recorded and returns an error: return it (with
+/// `?`) and the call ends with [`Outcome::InputRequired`](crate::Outcome::InputRequired) and the questions
+/// asked so far.
 /// To ask several questions in one round, ask them all, then call [`ready`](Self::ready).
 ///
 /// ```rust,standalone_crate
@@ -178,16 +180,45 @@ pub struct Ask {
     asked: Mutex<Asked>,
 }
 
-/// The questions of this round without an answer, and the first one the client cannot answer.
+/// The questions of this round without an answer, and the first capability a question needed that the
+/// client lacks.
 #[derive(Debug, Default)]
 struct Asked {
     questions: Map<String, Value>,
-    unsupported: Option<ToolError>,
+    unsupported: Option<&'static str>,
 }
 
+/// Why a tool that asks stops: questions without an answer, or a question the client cannot answer. It
+/// travels typed, as the source of the [`ToolError`] the tool returns with `?`, and the pipeline turns it
+/// into [`Outcome::InputRequired`](crate::Outcome::InputRequired) or
+/// [`Outcome::Unsupported`](crate::Outcome::Unsupported).
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    /// The questions asked so far, by key, as MCP requests.
+    Questions(Map<String, Value>),
+    /// The client capability (`elicitation`, `sampling` or `roots`) that a question needs.
+    Unsupported(&'static str),
+}
+
+impl fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unanswered::Questions(_) => {
+                f.write_str("This tool needs input from the user or the client before it can go on.")
+            }
+            Unanswered::Unsupported(capability) => write!(
+                f,
+                "This tool needs the client capability `{capability}`, which the client did not declare."
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unanswered {}
+
 impl Ask {
-    /// What the client can answer. Ask only what it supports; asking for more is refused with
-    /// [`ErrorKind::MissingCapability`].
+    /// What the client can answer. Ask only what it supports: asking for more ends the call with
+    /// [`Outcome::Unsupported`](crate::Outcome::Unsupported).
     pub fn supports(&self) -> ClientSupport {
         self.answers
             .as_ref()
@@ -202,8 +233,8 @@ impl Ask {
     /// Asks a person to fill in a form with the fields of `T` (flat: strings, numbers, booleans, enums).
     ///
     /// # Errors
-    /// [`ErrorKind::InputRequired`] until the answer comes back; [`ErrorKind::MissingCapability`] when the
-    /// client cannot show forms.
+    /// The error that asks, until the answer comes back, or, when the client cannot show forms, the one
+    /// that says so. Return either with `?`.
     pub fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         key: &str,
@@ -264,43 +295,29 @@ impl Ask {
     /// `Ok` when every question asked so far has its answer; otherwise the error that asks them all.
     ///
     /// # Errors
-    /// [`ErrorKind::InputRequired`] with every unanswered question.
+    /// The error that asks every unanswered question.
     pub fn ready(&self) -> Result<(), ToolError> {
         let asked = self.asked.locked();
-        match &asked.unsupported {
-            Some(error) => Err(error.clone()),
+        match asked.unsupported {
+            Some(capability) => Err(ToolError::signal(Unanswered::Unsupported(capability))),
             None if asked.questions.is_empty() => Ok(()),
-            None => Err(input_required(&asked.questions)),
+            None => Err(ToolError::signal(Unanswered::Questions(asked.questions.clone()))),
         }
     }
 
-    fn require(&self, supported: bool, capability: &str) -> Result<(), ToolError> {
+    fn require(&self, supported: bool, capability: &'static str) -> Result<(), ToolError> {
         if supported {
             return Ok(());
         }
-        let error = ToolError::with_kind(
-            ErrorKind::MissingCapability,
-            format!("This tool needs the client capability `{capability}`, which the client did not declare."),
-        )
-        .with_data(json!({ "requiredCapabilities": { capability: {} } }));
-        let mut asked = self.asked.locked();
-        asked.unsupported.get_or_insert_with(|| error.clone());
-        Err(error)
+        self.asked.locked().unsupported.get_or_insert(capability);
+        Err(ToolError::signal(Unanswered::Unsupported(capability)))
     }
 
     fn record(&self, key: &str, request: Value) -> ToolError {
         let mut asked = self.asked.locked();
         asked.questions.insert(key.to_owned(), request);
-        input_required(&asked.questions)
+        ToolError::signal(Unanswered::Questions(asked.questions.clone()))
     }
-}
-
-fn input_required(asked: &Map<String, Value>) -> ToolError {
-    ToolError::with_kind(
-        ErrorKind::InputRequired,
-        "This tool needs input from the user or the client before it can go on.",
-    )
-    .with_data(json!({ "inputRequests": asked }))
 }
 
 /// An `elicitation/create` request for a form.

@@ -8,7 +8,7 @@ mod parts;
 mod progress;
 mod spec;
 
-pub(crate) use ask::{Answers, elicitation};
+pub(crate) use ask::{Answers, Unanswered, elicitation};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
 pub use inject::{Cancellation, Extension, Invocation, Settings, State};
 pub use log::{Log, LogEntry, LogLevel};
