@@ -270,7 +270,7 @@ fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
         None => quote!(&[]),
     };
     quote_spanned! {ty.span()=>
-        #tg::ParamSpec {
+        #tg::ParamSpec::new(#tg::ParamFields {
             name: #name,
             description: #description,
             kind: <#ty as #tg::Param>::KIND,
@@ -283,7 +283,7 @@ fn param_spec(tg: &TokenStream, param: &Param) -> TokenStream {
             max_length: #max_length,
             pattern: #pattern,
             one_of: #one_of,
-        }
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 
 pub use crate::output::{OutputSpec, dispatch};
 pub use crate::param::{
-    CallParts, Literal, Param, ParamSpec, check_named, check_params, default_value,
+    CallParts, Literal, Param, ParamFields, ParamSpec, check_named, check_params, default_value,
 };
 pub use crate::tool::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
 pub use core::option::Option::{self, None, Some};

@@ -46,13 +46,9 @@ impl Registry {
                 arguments.insert(key.clone(), value.clone());
             }
         }
-        let arguments = Value::Object(arguments);
-        schema::validate(&slot.validator, name, &arguments)
+        schema::validate(&slot.validator, name, &mut arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
-        match arguments {
-            Value::Object(map) => Ok((index, map)),
-            _ => unreachable!("built as an object above"),
-        }
+        Ok((index, arguments))
     }
 
     /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool

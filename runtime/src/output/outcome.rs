@@ -273,10 +273,7 @@ impl Unsupported {
 
     /// What the model and the client read.
     pub fn message(&self) -> String {
-        format!(
-            "This tool needs the client capability `{}`, which the client did not declare.",
-            self.capability
-        )
+        crate::param::unsupported(self.capability)
     }
 
     /// The capability as MCP names it in an error's data: `{"requiredCapabilities": {"roots": {}}}`.
@@ -309,9 +306,11 @@ impl Outcome {
                     .join(", ")
             ))
             .failed(),
-            Outcome::Unsupported(missing) => {
-                ToolResult::failure("missing_capability", &missing.message(), Some(&missing.data()))
-            }
+            Outcome::Unsupported(missing) => ToolResult::failure(
+                "missing_capability",
+                &missing.message(),
+                Some(&missing.data()),
+            ),
             Outcome::Declined => ToolResult::failure("declined", DECLINED, None),
             Outcome::Denied(error) | Outcome::Failed(error) => ToolResult::error(&error),
         }

@@ -203,18 +203,22 @@ pub(crate) enum Unanswered {
 impl fmt::Display for Unanswered {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unanswered::Questions(_) => {
-                f.write_str("This tool needs input from the user or the client before it can go on.")
-            }
-            Unanswered::Unsupported(capability) => write!(
-                f,
-                "This tool needs the client capability `{capability}`, which the client did not declare."
+            Unanswered::Questions(_) => f.write_str(
+                "This tool needs input from the user or the client before it can go on.",
             ),
+            Unanswered::Unsupported(capability) => f.write_str(&unsupported(capability)),
         }
     }
 }
 
 impl std::error::Error for Unanswered {}
+
+/// What the model and the client read when a question needs `capability`, which the client lacks.
+pub(crate) fn unsupported(capability: &str) -> String {
+    format!(
+        "This tool needs the client capability `{capability}`, which the client did not declare."
+    )
+}
 
 impl Ask {
     /// What the client can answer. Ask only what it supports: asking for more ends the call with
@@ -301,7 +305,9 @@ impl Ask {
         match asked.unsupported {
             Some(capability) => Err(ToolError::signal(Unanswered::Unsupported(capability))),
             None if asked.questions.is_empty() => Ok(()),
-            None => Err(ToolError::signal(Unanswered::Questions(asked.questions.clone()))),
+            None => Err(ToolError::signal(Unanswered::Questions(
+                asked.questions.clone(),
+            ))),
         }
     }
 

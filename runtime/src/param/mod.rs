@@ -8,7 +8,7 @@ mod parts;
 mod progress;
 mod spec;
 
-pub(crate) use ask::{Answers, Unanswered, elicitation};
+pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
 pub use inject::{Cancellation, Extension, Invocation, Settings, State};
 pub use log::{Log, LogEntry, LogLevel};
@@ -17,6 +17,6 @@ pub(crate) use parts::StateMap;
 pub use progress::{Progress, ProgressUpdate};
 pub(crate) use spec::Need;
 pub use spec::{
-    ArgSchema, Input, Literal, Param, ParamKind, ParamSpec, Requirement, check_named, check_params,
-    default_value,
+    ArgSchema, Input, Literal, Param, ParamFields, ParamKind, ParamSpec, Requirement, check_named,
+    check_params, default_value,
 };

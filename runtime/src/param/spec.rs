@@ -173,10 +173,80 @@ impl Requirement {
     }
 }
 
-/// Not public API: the description of one parameter, written by the `#[tool]` macro.
-#[doc(hidden)]
+/// What a `#[tool]` knows of one of its parameters: written by the macro, handed to [`Param::extract`].
+///
+/// An argument-like type of your own reads its value under [`name`](Self::name):
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::{ArgSchema, CallParts, Param, ParamKind, ParamSpec};
+///
+/// /// A comma-separated list, given as one string.
+/// struct Tags(Vec<String>);
+///
+/// impl Param for Tags {
+///     const KIND: ParamKind = ParamKind::Argument;
+///
+///     fn extract(parts: &mut CallParts<'_>, spec: &'static ParamSpec) -> Result<Self, ToolError> {
+///         let text = parts.arguments().get(spec.name()).and_then(|v| v.as_str()).unwrap_or_default();
+///         Ok(Tags(text.split(',').map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).collect()))
+///     }
+///
+///     fn schema(generator: &mut schemars::SchemaGenerator) -> Option<ArgSchema> {
+///         Some(ArgSchema { schema: generator.subschema_for::<String>(), optional: true })
+///     }
+/// }
+///
+/// /// Count the tags.
+/// #[tool(public, read_only)]
+/// async fn count_tags(
+///     /// Tags, separated by commas.
+///     tags: Tags,
+/// ) -> usize {
+///     tags.0.len()
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build()?;
+/// let tool = registry.get("count_tags").unwrap();
+/// assert_eq!(tool.input_schema()["properties"]["tags"]["description"], "Tags, separated by commas.");
+/// let outcome = registry.call(&Caller::anonymous(), "count_tags", serde_json::json!({ "tags": "a, b" })).await;
+/// assert_eq!(outcome.into_result().text_for_model(), "2");
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug)]
 pub struct ParamSpec {
+    pub(crate) fields: ParamFields,
+}
+
+impl ParamSpec {
+    /// Not public API: the spec the macro writes.
+    #[doc(hidden)]
+    pub const fn new(fields: ParamFields) -> Self {
+        ParamSpec { fields }
+    }
+
+    /// The parameter's name in the arguments object: its own name, or `input` for [`Input<T>`].
+    pub fn name(&self) -> &'static str {
+        self.fields.name.unwrap_or("input")
+    }
+
+    /// Its doc comment, which becomes the argument's description (empty when it has none).
+    pub fn description(&self) -> &'static str {
+        self.fields.description
+    }
+
+    /// Its role, from its type's [`Param::KIND`].
+    pub fn kind(&self) -> ParamKind {
+        self.fields.kind
+    }
+}
+
+/// Not public API: the fields of a [`ParamSpec`], as the `#[tool]` macro writes them.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ParamFields {
     pub name: Option<&'static str>,
     pub description: &'static str,
     pub kind: ParamKind,
@@ -189,13 +259,6 @@ pub struct ParamSpec {
     pub max_length: Option<u64>,
     pub pattern: Option<&'static str>,
     pub one_of: &'static [Literal],
-}
-
-impl ParamSpec {
-    /// The parameter's name in the arguments object.
-    pub fn name(&self) -> &'static str {
-        self.name.unwrap_or("input")
-    }
 }
 
 /// Not public API: a literal from `#[arg(one_of = [...])]`.
@@ -226,7 +289,7 @@ pub const fn check_params(params: &[ParamSpec]) {
     let mut arguments = 0;
     let mut i = 0;
     while i < params.len() {
-        match params[i].kind {
+        match params[i].fields.kind {
             ParamKind::Input => inputs += 1,
             ParamKind::Argument => arguments += 1,
             ParamKind::Injected => {}

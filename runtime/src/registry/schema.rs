@@ -23,12 +23,12 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
     let mut required = Vec::new();
     let mut defaults = Vec::new();
     for spec in params {
-        let Some(arg) = (spec.schema)(&mut generator) else {
+        let Some(arg) = (spec.fields.schema)(&mut generator) else {
             continue;
         };
         let mut schema = arg.schema;
         make_portable(&mut schema);
-        if spec.kind == ParamKind::Input {
+        if spec.kind() == ParamKind::Input {
             let mut schema = schema.to_value();
             strip_root_annotations(&mut schema);
             if schema.get("type") != Some(&json!("object")) {
@@ -41,11 +41,11 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
         let object = property
             .as_object_mut()
             .ok_or_else(|| format!("argument `{name}` has a boolean schema"))?;
-        if !spec.description.is_empty() {
-            object.insert("description".into(), spec.description.into());
+        if !spec.description().is_empty() {
+            object.insert("description".into(), spec.description().into());
         }
         constrain(object, spec);
-        if let Some(default) = spec.default {
+        if let Some(default) = spec.fields.default {
             let value = default();
             object.insert("default".into(), value.clone());
             defaults.push((name, value));
@@ -68,28 +68,31 @@ pub(crate) fn input_schema(params: &[ParamSpec]) -> Result<InputSchema, String> 
 
 /// Applies `#[arg(range, length, pattern, one_of)]` to a property schema.
 fn constrain(object: &mut Map<String, Value>, spec: &ParamSpec) {
-    let numbers = [("minimum", spec.minimum), ("maximum", spec.maximum)];
+    let numbers = [
+        ("minimum", spec.fields.minimum),
+        ("maximum", spec.fields.maximum),
+    ];
     for (key, value) in numbers {
         if let Some(v) = value {
             object.insert(key.into(), number(v));
         }
     }
     let lengths = [
-        ("minLength", spec.min_length),
-        ("maxLength", spec.max_length),
+        ("minLength", spec.fields.min_length),
+        ("maxLength", spec.fields.max_length),
     ];
     for (key, value) in lengths {
         if let Some(v) = value {
             object.insert(key.into(), v.into());
         }
     }
-    if let Some(pattern) = spec.pattern {
+    if let Some(pattern) = spec.fields.pattern {
         object.insert("pattern".into(), pattern.into());
     }
-    if !spec.one_of.is_empty() {
+    if !spec.fields.one_of.is_empty() {
         object.insert(
             "enum".into(),
-            spec.one_of.iter().map(|l| l.to_value()).collect(),
+            spec.fields.one_of.iter().map(|l| l.to_value()).collect(),
         );
     }
 }
@@ -209,12 +212,23 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
+/// Checks `arguments` against a tool's input schema. The validator reads a `Value`, so the map moves into
+/// one and back out, without a copy.
 pub(crate) fn validate(
     validator: &Validator,
     tool: &str,
-    arguments: &Value,
+    arguments: &mut Map<String, Value>,
 ) -> Result<(), ToolError> {
+    let object = Value::Object(std::mem::take(arguments));
+    let checked = check(validator, tool, &object);
+    if let Value::Object(map) = object {
+        *arguments = map;
+    }
+    checked
+}
+
+/// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
+fn check(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), ToolError> {
     if validator.is_valid(arguments) {
         return Ok(());
     }
@@ -323,7 +337,7 @@ mod tests {
             "additionalProperties": false
         });
         let v = validator(&schema).unwrap();
-        let err = validate(&v, "t", &json!({ "n": "x", "zz": 1 })).unwrap_err();
+        let err = check(&v, "t", &json!({ "n": "x", "zz": 1 })).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArguments);
         let message = err.message();
         assert!(
@@ -335,6 +349,6 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
-        assert!(validate(&v, "t", &json!({ "q": "ok" })).is_ok());
+        assert!(check(&v, "t", &json!({ "q": "ok" })).is_ok());
     }
 }

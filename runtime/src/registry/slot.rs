@@ -51,7 +51,7 @@ pub(super) fn compiled_slot(
     };
     let mut asks = false;
     for spec in entry.params {
-        match (spec.requirement)().map(|r| r.need) {
+        match (spec.fields.requirement)().map(|r| r.need) {
             Some(Need::State { type_id, type_name }) if !state.contains(type_id()) => {
                 return Err(BuildError::MissingState {
                     tool: entry.name.to_owned(),
