@@ -26,12 +26,6 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let attr = ToolAttr::parse(args, &mut errors);
     let tool = ToolFn::new(item, &mut errors);
     valid::check(&attr, &tool, &mut errors);
-    if attr.description.is_none() && tool.docs.is_empty() {
-        errors.at(
-            tool.ident(),
-            "a `#[tool]` needs a description for the model: add a `///` doc comment saying what it does and returns",
-        );
-    }
     let item = &tool.item;
     match errors.into_result() {
         Ok(()) => {
@@ -63,6 +57,19 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         || ident_string.trim_start_matches("r#").to_owned(),
         |n| n.value.value(),
     );
+    // The name rule is the runtime's, checked in a `const` at the name's token.
+    let (name_span, named) = attr
+        .name
+        .as_ref()
+        .map_or((ident.span(), false), |n| (n.value.span(), true));
+    let message = if named {
+        quote!(#tg::INVALID_NAME)
+    } else {
+        quote!(#tg::INVALID_FN_NAME)
+    };
+    let check_name = quote_spanned! {name_span=>
+        const _: () = if !#tg::is_tool_name(#name) { ::core::panic!("{}", #message) };
+    };
     let title = match &attr.title {
         Some(title) => title.value.value(),
         None => humanize(&name),
@@ -154,6 +161,7 @@ fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
             const __TOOLGATE_PARAMS: &[#tg::ParamSpec] = &[#(#params),*];
+            #check_name
             #check_params
             #(#named_checks)*
 

@@ -5,28 +5,18 @@ use syn::{FnArg, LitStr, Signature, Type};
 use crate::ast::ToolFn;
 use crate::attr::{Errors, ToolAttr, attribute_span};
 
-/// The longest tool name MCP clients accept.
-const MAX_NAME_LEN: usize = 128;
-
 pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
     check_access(attr, errors);
     check_values(attr, errors);
     check_signature(&tool.item.sig, errors);
     check_output(&tool.output, errors);
-    if attr.name.is_none() {
-        let ident = tool.ident().to_string();
-        let name = ident.trim_start_matches("r#");
-        if !is_tool_name(name) {
-            errors.at(
-                tool.ident(),
-                format!("`{name}` is not a valid tool name; {NAME_RULE}, or set `name = \"...\"`"),
-            );
-        }
+    if attr.description.is_none() && tool.docs.is_empty() {
+        errors.at(
+            tool.ident(),
+            "a `#[tool]` needs a description for the model: add a `///` doc comment saying what it does and returns",
+        );
     }
 }
-
-const NAME_RULE: &str =
-    "tool names use only ASCII letters, digits, `_`, `-` and `.` (1 to 128 characters)";
 
 /// Permissions fail closed: exactly one of `ability` and `public`.
 fn check_access(attr: &ToolAttr, errors: &mut Errors) {
@@ -69,13 +59,6 @@ fn check_values(attr: &ToolAttr, errors: &mut Errors) {
         .chain(attr.categories.iter().flat_map(|c| &c.value));
     for category in categories {
         check_label(category, "category", "orders", errors);
-    }
-    if let Some(name) = attr
-        .name
-        .as_ref()
-        .filter(|n| !is_tool_name(&n.value.value()))
-    {
-        errors.at(&name.value, format!("invalid tool name; {NAME_RULE}"));
     }
     if let Some(max_runs) = &attr.max_runs {
         match max_runs.value.base10_parse::<u32>() {
@@ -184,14 +167,6 @@ fn check_output(output: &Type, errors: &mut Errors) {
     }
 }
 
-/// MCP's tool-name rule (SEP-986): 1 to 128 of `[A-Za-z0-9_.-]`.
-pub(crate) fn is_tool_name(name: &str) -> bool {
-    (1..=MAX_NAME_LEN).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-}
-
 /// `"500ms"`, `"30s"`, `"2m"`, `"1h"` in milliseconds; `None` for anything else or zero.
 pub(crate) fn parse_duration_ms(text: &str) -> Option<u64> {
     let split = text.find(|c: char| !c.is_ascii_digit())?;
@@ -220,12 +195,5 @@ mod tests {
         assert_eq!(parse_duration_ms("5"), None);
         assert_eq!(parse_duration_ms("s"), None);
         assert_eq!(parse_duration_ms("1d"), None);
-    }
-
-    #[test]
-    fn tool_names() {
-        assert!(is_tool_name("search_orders") && is_tool_name("shop.orders-v2"));
-        assert!(!is_tool_name("") && !is_tool_name("search orders") && !is_tool_name("café"));
-        assert!(!is_tool_name(&"a".repeat(129)));
     }
 }

@@ -5,7 +5,10 @@ pub use crate::output::{OutputSpec, dispatch};
 pub use crate::param::{
     CallParts, Literal, Param, ParamFields, ParamSpec, check_named, check_params, default_value,
 };
-pub use crate::tool::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
+pub use crate::tool::{
+    Access, INVALID_FN_NAME, INVALID_NAME, PreviewFuture, ToolEntry, ToolFuture, fail,
+    into_preview, is_tool_name,
+};
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{Err, Ok};
 pub use inventory;

@@ -1,5 +1,6 @@
 //! [`BuildError`]: why a registry could not be built.
 
+use crate::tool::NAME_RULE;
 use std::fmt;
 
 /// Why a registry could not be built. Each message names the tool and what to change.
@@ -99,10 +100,9 @@ impl fmt::Display for BuildError {
                 f,
                 "dynamic tool `{tool}` must declare who may run it: call exactly one of `.public()` or `.ability(..)`"
             ),
-            BuildError::InvalidName { name } => write!(
-                f,
-                "`{name}` is not a valid tool name: use 1 to 128 ASCII letters, digits, `_`, `-` and `.`"
-            ),
+            BuildError::InvalidName { name } => {
+                write!(f, "`{name}` is not a valid tool name: {NAME_RULE}")
+            }
             BuildError::UnknownTool { setting, name } => {
                 write!(f, "`{setting}` names `{name}`, but no tool has that name")
             }

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::param::{CallParts, Need, StateMap};
 use crate::tool::{
     Access, DynHandler, DynamicTool, PreviewFuture, Source, Tool, ToolEntry, ToolFuture,
+    is_tool_name,
 };
 
 use super::error::BuildError;
@@ -169,12 +170,4 @@ pub(super) fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
         enabled: true,
         required: Box::default(),
     })
-}
-
-/// MCP's tool-name rule: 1 to 128 of `[A-Za-z0-9_.-]` (the macro checks compiled-in names the same way).
-fn is_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(&c))
 }

@@ -4,8 +4,11 @@
 mod definition;
 mod dynamic;
 mod entry;
+mod name;
 
 pub use definition::{Source, Tool};
 pub(crate) use dynamic::DynHandler;
 pub use dynamic::DynamicTool;
 pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
+pub(crate) use name::NAME_RULE;
+pub use name::{INVALID_FN_NAME, INVALID_NAME, is_tool_name};
