@@ -1,9 +1,9 @@
 //! Parsing of `#[arg(...)]` on a tool's parameter: its JSON name, default and constraints.
 
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Expr, ExprArray, Lit, LitStr};
+use syn::{Attribute, Expr, ExprArray, ExprLit, Lit, LitBool, LitFloat, LitInt, LitStr};
 
-use crate::attr::{Errors, nearest};
+use crate::attr::{Errors, nearest, once};
 
 const KEYS: &[&str] = &["name", "default", "range", "length", "pattern", "one_of"];
 
@@ -17,7 +17,15 @@ pub(crate) struct ArgAttr {
     pub(crate) min_length: Option<Expr>,
     pub(crate) max_length: Option<Expr>,
     pub(crate) pattern: Option<LitStr>,
-    pub(crate) one_of: Option<ExprArray>,
+    pub(crate) one_of: Option<Vec<Choice>>,
+}
+
+/// A literal of `one_of = [...]`, checked against the parameter's schema when the registry is built.
+pub(crate) enum Choice {
+    Str(LitStr),
+    Int(LitInt),
+    Float(LitFloat),
+    Bool(LitBool),
 }
 
 impl ArgAttr {
@@ -40,7 +48,11 @@ impl ArgAttr {
             "name" => set(&mut self.name, meta.value()?.parse()?, meta, errors),
             "default" => set(&mut self.default, meta.value()?.parse()?, meta, errors),
             "pattern" => set(&mut self.pattern, meta.value()?.parse()?, meta, errors),
-            "one_of" => set(&mut self.one_of, meta.value()?.parse()?, meta, errors),
+            "one_of" => {
+                if let Some(choices) = choices(&meta.value()?.parse()?, errors) {
+                    set(&mut self.one_of, choices, meta, errors);
+                }
+            }
             "range" => meta.parse_nested_meta(|bound| {
                 bounds(
                     &bound,
@@ -89,15 +101,32 @@ impl ArgAttr {
 }
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
-    if slot.is_some() {
-        let path = &meta.path;
-        errors.at(
-            path,
-            format!("duplicate `#[arg]` argument `{}`", quote::quote!(#path)),
-        );
-    } else {
-        *slot = Some(value);
+    once(slot, value, &meta.path, "#[arg]", "", errors);
+}
+
+/// The literals of `one_of = [...]`, or `None` after an error at each element that is not one.
+fn choices(array: &ExprArray, errors: &mut Errors) -> Option<Vec<Choice>> {
+    let mut choices = Vec::with_capacity(array.elems.len());
+    for elem in &array.elems {
+        let choice = match elem {
+            Expr::Lit(ExprLit { lit, .. }) => match lit {
+                Lit::Str(s) => Some(Choice::Str(s.clone())),
+                Lit::Int(i) => Some(Choice::Int(i.clone())),
+                Lit::Float(f) => Some(Choice::Float(f.clone())),
+                Lit::Bool(b) => Some(Choice::Bool(b.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        match choice {
+            Some(choice) => choices.push(choice),
+            None => errors.at(
+                elem,
+                "`one_of` takes literals: `one_of = [\"open\", \"shipped\"]`",
+            ),
+        }
     }
+    (choices.len() == array.elems.len()).then_some(choices)
 }
 
 fn bounds(

@@ -27,7 +27,7 @@ pub(crate) const KEYS: &[&str] = &[
 ];
 
 /// A key that was written, with its value; the key's span is kept for errors about the key itself.
-pub(crate) struct Set<T> {
+pub(crate) struct KeyValue<T> {
     pub(crate) key: Path,
     pub(crate) value: T,
 }
@@ -35,26 +35,25 @@ pub(crate) struct Set<T> {
 /// The parsed `#[tool(...)]` arguments. Values keep their tokens so later errors point at them.
 #[derive(Default)]
 pub(crate) struct ToolAttr {
-    pub(crate) ability: Option<Set<Vec<LitStr>>>,
+    pub(crate) ability: Option<KeyValue<Vec<LitStr>>>,
     pub(crate) public: Option<Path>,
     pub(crate) read_only: Option<Path>,
-    pub(crate) preview: Option<Set<Path>>,
-    pub(crate) capability: Option<Set<LitStr>>,
-    pub(crate) name: Option<Set<LitStr>>,
-    pub(crate) title: Option<Set<LitStr>>,
-    pub(crate) description: Option<Set<LitStr>>,
-    pub(crate) category: Option<Set<LitStr>>,
-    pub(crate) categories: Option<Set<Vec<LitStr>>>,
+    pub(crate) preview: Option<KeyValue<Path>>,
+    pub(crate) capability: Option<KeyValue<LitStr>>,
+    pub(crate) name: Option<KeyValue<LitStr>>,
+    pub(crate) title: Option<KeyValue<LitStr>>,
+    pub(crate) description: Option<KeyValue<LitStr>>,
+    pub(crate) category: Option<KeyValue<LitStr>>,
+    pub(crate) categories: Option<KeyValue<Vec<LitStr>>>,
     pub(crate) system: Option<Path>,
-    pub(crate) max_runs: Option<Set<LitInt>>,
+    pub(crate) max_runs: Option<KeyValue<LitInt>>,
     pub(crate) defer: Option<Path>,
     pub(crate) idempotent: Option<Path>,
     pub(crate) open_world: Option<Path>,
-    pub(crate) timeout: Option<Set<LitStr>>,
-    pub(crate) krate: Option<Set<Path>>,
-    /// An access key was written, even if misspelled or with a bad value: the "declare access" error would
-    /// only repeat the error already reported for it.
-    pub(crate) access_attempted: bool,
+    pub(crate) timeout: Option<KeyValue<LitStr>>,
+    pub(crate) krate: Option<KeyValue<Path>>,
+    /// Every key as written, known or not, with a good value or not: for checks across keys.
+    pub(crate) written: Vec<String>,
 }
 
 /// Collects errors so one build reports every mistake (serde's `Ctxt`).
@@ -73,8 +72,17 @@ impl Errors {
         self.push(syn::Error::new(span.span(), message));
     }
 
-    pub(crate) fn into_result(self) -> Result<(), syn::Error> {
-        self.0.map_or(Ok(()), Err)
+    pub(crate) fn into_result(mut self) -> Result<(), syn::Error> {
+        self.0.take().map_or(Ok(()), Err)
+    }
+}
+
+/// Errors collected and then dropped unreported would vanish from the build: a bug in the macro.
+impl Drop for Errors {
+    fn drop(&mut self) {
+        if self.0.is_some() && !std::thread::panicking() {
+            panic!("#[tool] collected errors it never reported");
+        }
     }
 }
 
@@ -105,12 +113,8 @@ impl ToolAttr {
         let Some(key) = path.get_ident().map(ToString::to_string) else {
             return errors.at(&path, unknown_key(&quote::quote!(#path).to_string()));
         };
-        if ["ability", "public"].contains(&key.as_str())
-            || ["ability", "public"].contains(&nearest(&key, KEYS).unwrap_or(""))
-        {
-            self.access_attempted = true;
-        }
-        let v = Value {
+        self.written.push(key.clone());
+        let v = ValueParser {
             key: &path,
             value: value.as_ref(),
             errors,
@@ -150,48 +154,76 @@ impl ToolAttr {
 }
 
 /// Stores a parsed key, refusing a second occurrence of it.
-fn put<T: Keyed>(slot: &mut Option<T>, key: &Path, parsed: Option<T::Value>, errors: &mut Errors) {
+fn put<T: FromKey>(
+    slot: &mut Option<T>,
+    key: &Path,
+    parsed: Option<T::Value>,
+    errors: &mut Errors,
+) {
     let Some(value) = parsed else { return };
-    if slot.is_some() {
-        let name = quote::quote!(#key).to_string();
-        let hint = if name == "ability" {
-            "; to require several abilities write `ability = [\"a\", \"b\"]`"
-        } else {
-            ""
-        };
-        return errors.at(key, format!("duplicate `#[tool]` argument `{name}`{hint}"));
-    }
-    *slot = Some(T::make(key.clone(), value));
+    let hint = if key.is_ident("ability") {
+        "; to require several abilities write `ability = [\"a\", \"b\"]`"
+    } else {
+        ""
+    };
+    once(
+        slot,
+        T::make(key.clone(), value),
+        key,
+        "#[tool]",
+        hint,
+        errors,
+    );
 }
 
-/// What a slot holds: a bare flag keeps its path, a valued key a [`Set`].
-trait Keyed {
+/// Stores `value` unless `key` was written before in the `attribute`, which is an error at the second one.
+pub(crate) fn once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    key: &Path,
+    attribute: &str,
+    hint: &str,
+    errors: &mut Errors,
+) {
+    if slot.is_some() {
+        let name = quote::quote!(#key).to_string();
+        errors.at(
+            key,
+            format!("duplicate `{attribute}` argument `{name}`{hint}"),
+        );
+    } else {
+        *slot = Some(value);
+    }
+}
+
+/// What a slot holds, made from its key: a bare flag keeps its path, a valued key a [`KeyValue`].
+trait FromKey {
     type Value;
     fn make(key: Path, value: Self::Value) -> Self;
 }
 
-impl Keyed for Path {
+impl FromKey for Path {
     type Value = ();
     fn make(key: Path, (): ()) -> Self {
         key
     }
 }
 
-impl<T> Keyed for Set<T> {
+impl<T> FromKey for KeyValue<T> {
     type Value = T;
     fn make(key: Path, value: T) -> Self {
-        Set { key, value }
+        KeyValue { key, value }
     }
 }
 
 /// A key's optional `= value`, with the conversions each key needs and their error messages.
-struct Value<'a> {
+struct ValueParser<'a> {
     key: &'a Path,
     value: Option<&'a Expr>,
     errors: &'a mut Errors,
 }
 
-impl Value<'_> {
+impl ValueParser<'_> {
     fn name(&self) -> String {
         let key = self.key;
         quote::quote!(#key).to_string()

@@ -3,7 +3,7 @@
 use syn::{FnArg, LitStr, Signature, Type};
 
 use crate::ast::ToolFn;
-use crate::attr::{Errors, ToolAttr, attribute_span};
+use crate::attr::{Errors, KEYS, ToolAttr, attribute_span, nearest};
 
 pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
     check_access(attr, errors);
@@ -18,10 +18,19 @@ pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
     }
 }
 
+/// Whether an access key was written, even misspelled or with a bad value: the "declare access" error
+/// would only repeat the error already reported for it.
+fn access_attempted(attr: &ToolAttr) -> bool {
+    const ACCESS: [&str; 2] = ["ability", "public"];
+    attr.written.iter().any(|key| {
+        ACCESS.contains(&key.as_str()) || ACCESS.contains(&nearest(key, KEYS).unwrap_or(""))
+    })
+}
+
 /// Permissions fail closed: exactly one of `ability` and `public`.
 fn check_access(attr: &ToolAttr, errors: &mut Errors) {
     match (&attr.ability, &attr.public) {
-        (None, None) if !attr.access_attempted => errors.at(
+        (None, None) if !access_attempted(attr) => errors.at(
             attribute_span(),
             "a `#[tool]` must declare who may run it: add `ability = \"...\"` (the ability a caller needs) \
              or `public` (anyone may run it)",
