@@ -841,7 +841,7 @@ async fn used_after_its_expiry_stays_used(store: &dyn ConfirmationStore) {
             .claim("c-late", Decision::Approve, expired)
             .await
             .unwrap(),
-        Claimed::Fresh
+        Claimed::First
     );
     store
         .claim("c-other", Decision::Approve, expired)

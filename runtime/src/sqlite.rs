@@ -202,7 +202,7 @@ impl SqliteStore {
             )?
             .execute(params![id, decision.as_str(), ms(expires)])?;
         if inserted == 1 {
-            return Ok(Claimed::Fresh);
+            return Ok(Claimed::First);
         }
         let (before, outcome): (String, Option<String>) = connection
             .prepare_cached("SELECT decision, outcome FROM toolgate_confirmations WHERE id = ?1")?

@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{Registry, Slot, schema};
+use crate::registry::{RegisteredTool, Registry, schema};
 
 impl Registry {
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
@@ -24,8 +24,8 @@ impl Registry {
     ) -> Result<(usize, Map<String, Value>), Refusal> {
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
-        let slot = &self.inner.slots[index];
-        self.gate(slot, caller)?;
+        let registered = &self.inner.tools[index];
+        self.gate(registered, caller)?;
         if !replying {
             self.ceiling(index, caller, invocation, Ceilings::check)?;
         }
@@ -41,12 +41,12 @@ impl Registry {
                 ))));
             }
         };
-        for (key, value) in &slot.defaults {
+        for (key, value) in &registered.defaults {
             if !arguments.contains_key(key) {
                 arguments.insert(key.clone(), value.clone());
             }
         }
-        schema::validate(&slot.validator, name, &mut arguments)
+        schema::validate(&registered.validator, name, &mut arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
         Ok((index, arguments))
     }
@@ -54,14 +54,14 @@ impl Registry {
     /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool
     /// learns why it cannot run now. A denial reaches the audit as one; unless denials are explained, the
     /// caller gets the unknown tool's answer instead (see [`call_with`](Self::call_with)).
-    pub(super) fn gate(&self, slot: &Slot, caller: &Caller) -> Result<(), Refusal> {
-        if !self.authorized(slot, caller, None) {
+    pub(super) fn gate(&self, registered: &RegisteredTool, caller: &Caller) -> Result<(), Refusal> {
+        if !self.authorized(registered, caller, None) {
             return Err(refuse(Outcome::Denied(ToolError::with_kind(
                 ErrorKind::Denied,
                 caller.denial(),
             ))));
         }
-        self.availability(slot).map_err(|reason| {
+        self.availability(registered).map_err(|reason| {
             refuse(Outcome::Failed(ToolError::with_kind(
                 ErrorKind::Unavailable,
                 reason,
@@ -78,7 +78,7 @@ impl Registry {
         invocation: &Invocation,
         count: Count,
     ) -> Result<(), Refusal> {
-        let tool = &self.inner.slots[index].tool;
+        let tool = &self.inner.tools[index].tool;
         let Some(max) = tool.max_runs else {
             return Ok(());
         };

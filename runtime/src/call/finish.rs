@@ -8,17 +8,17 @@ use crate::policy::AuditEvent;
 use crate::policy::hooks::CallInfo;
 use crate::registry::Registry;
 
-use super::pipeline::Flight;
+use super::pipeline::InFlight;
 
 impl Registry {
     /// Hooks after the call, masking of internal errors, audit.
-    pub(super) fn finish(&self, flight: &Flight<'_>, outcome: &mut Outcome) {
-        if let (Some(index), Some(seen)) = (flight.slot, &flight.seen) {
-            let tool = &self.inner.slots[index].tool;
+    pub(super) fn finish(&self, flight: &InFlight<'_>, outcome: &mut Outcome) {
+        if let (Some(index), Some(hook_arguments)) = (flight.admitted, &flight.hook_arguments) {
+            let tool = &self.inner.tools[index].tool;
             let info = CallInfo {
                 tool,
                 caller: flight.caller,
-                arguments: seen,
+                arguments: hook_arguments,
                 invocation: &flight.invocation,
             };
             for hook in &self.inner.hooks {
@@ -27,7 +27,7 @@ impl Registry {
         }
         self.mask(outcome);
         if let (Some(sink), Some(arguments), Some(started)) =
-            (&self.inner.audit, &flight.audited, flight.started)
+            (&self.inner.audit, &flight.audit_arguments, flight.started)
         {
             sink.record(&AuditEvent {
                 tool: &flight.invocation.tool_name,

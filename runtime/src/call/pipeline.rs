@@ -14,23 +14,23 @@ use crate::registry::Registry;
 use crate::tool::{PreviewFuture, ToolFuture};
 
 use super::admit::{Refusal, unknown_tool};
-use super::request::{Call, Meta, Sinks};
+use super::request::{Attachments, Call, Meta};
 
 /// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
-pub(super) struct Flight<'a> {
+pub(super) struct InFlight<'a> {
     pub(super) caller: &'a Caller,
     pub(super) invocation: Invocation,
     /// The admitted tool; `None` when the call was refused before admission.
-    pub(super) slot: Option<usize>,
+    pub(super) admitted: Option<usize>,
     /// The arguments as hooks see them; `None` when there are no hooks.
-    pub(super) seen: Option<Value>,
-    pub(super) audited: Option<Value>,
+    pub(super) hook_arguments: Option<Value>,
+    pub(super) audit_arguments: Option<Value>,
     pub(super) started: Option<Instant>,
     pub(super) action: AuditAction,
 }
 
 /// The asynchronous part of a call: nothing, a preview, or the tool's future.
-pub(super) enum Step {
+pub(super) enum Launched {
     Done(Refusal),
     Preview {
         future: PreviewFuture,
@@ -81,26 +81,26 @@ impl Registry {
         arguments: Value,
         mut meta: Meta,
     ) -> Outcome {
-        let mut flight = Flight {
+        let mut flight = InFlight {
             caller,
             invocation: Invocation {
                 tool_name: resolved.map_or_else(
                     || Arc::from(name),
-                    |i| Arc::clone(&self.inner.slots[i].tool.name),
+                    |i| Arc::clone(&self.inner.tools[i].tool.name),
                 ),
                 tool_call_id: meta.tool_call_id.take(),
                 session_id: meta.session_id.take(),
                 traceparent: meta.traceparent.take(),
                 tracestate: meta.tracestate.take(),
             },
-            slot: None,
-            seen: None,
-            audited: self.inner.audit.as_ref().map(|_| arguments.clone()),
+            admitted: None,
+            hook_arguments: None,
+            audit_arguments: self.inner.audit.as_ref().map(|_| arguments.clone()),
             started: self.inner.audit.as_ref().map(|_| Instant::now()),
             action: AuditAction::Call,
         };
-        let replying = meta.gated();
-        let step = match self.admit(
+        let replying = meta.is_reply();
+        let launched = match self.admit(
             caller,
             name,
             resolved,
@@ -108,19 +108,19 @@ impl Registry {
             &flight.invocation,
             replying,
         ) {
-            Ok((index, arguments)) if self.inner.slots[index].gated || meta.gated() => {
+            Ok((index, arguments)) if self.inner.tools[index].has_rounds || meta.is_reply() => {
                 // Boxed whole, so that the common path's state machine holds one pointer for it.
-                return Box::pin(self.gated_call(flight, index, arguments, meta)).await;
+                return Box::pin(self.call_with_rounds(flight, index, arguments, meta)).await;
             }
             Ok((index, arguments)) => {
-                let (sinks, ..) = Sinks::of(meta);
-                self.launch(&mut flight, index, arguments, sinks, true)
+                let (attachments, ..) = Attachments::of(meta);
+                self.launch(&mut flight, index, arguments, attachments, true)
             }
-            Err(outcome) => Step::Done(outcome),
+            Err(outcome) => Launched::Done(outcome),
         };
-        let mut outcome = self.drive(&flight, step).await;
+        let mut outcome = self.drive(&flight, launched).await;
         self.finish(&flight, &mut outcome);
-        if flight.slot.is_none()
+        if flight.admitted.is_none()
             && matches!(outcome, Outcome::Denied(_))
             && !self.inner.explain_denials
         {

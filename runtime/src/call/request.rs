@@ -67,7 +67,7 @@ pub(super) struct Resume {
 
 impl Meta {
     /// Whether the call carries anything for the confirmation path.
-    pub(super) fn gated(&self) -> bool {
+    pub(super) fn is_reply(&self) -> bool {
         self.reply.is_some()
     }
 
@@ -182,8 +182,9 @@ impl Call {
     }
 }
 
-/// The call's sinks, moved into the tool's parts.
-pub(super) struct Sinks {
+/// What a call attaches for the tool besides its arguments (progress and log sinks, extensions,
+/// cancellation, answers), moved into its parts.
+pub(super) struct Attachments {
     pub(super) progress: Progress,
     pub(super) log: Log,
     pub(super) extensions: StateMap,
@@ -191,16 +192,16 @@ pub(super) struct Sinks {
     pub(super) answers: Option<Arc<Answers>>,
 }
 
-impl Sinks {
+impl Attachments {
     pub(super) fn of(
         meta: Meta,
     ) -> (
-        Sinks,
+        Attachments,
         Option<Decided>,
         Option<Resume>,
         Option<ClientSupport>,
     ) {
-        let sinks = Sinks {
+        let attachments = Attachments {
             progress: meta.progress,
             log: meta.log,
             extensions: meta.extensions,
@@ -208,6 +209,6 @@ impl Sinks {
             answers: None,
         };
         let reply = meta.reply.map_or_else(Reply::default, |reply| *reply);
-        (sinks, reply.decided, reply.resume, meta.support)
+        (attachments, reply.decided, reply.resume, meta.support)
     }
 }

@@ -13,8 +13,8 @@ use crate::param::{Answers, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
 use crate::registry::Registry;
 
-use super::pipeline::Flight;
-use super::request::{Call, Decided, Meta, Resume, Sinks};
+use super::pipeline::InFlight;
+use super::request::{Attachments, Call, Decided, Meta, Resume};
 
 impl Registry {
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
@@ -66,15 +66,15 @@ impl Registry {
                 Ok(call.decided(confirmation, decision, grant))
             }
             Err(error) => {
-                let flight = Flight {
+                let flight = InFlight {
                     caller,
                     invocation: Invocation {
                         tool_name: Arc::from("-"),
                         ..Invocation::default()
                     },
-                    slot: None,
-                    seen: None,
-                    audited: self.inner.audit.as_ref().map(|_| Value::Null),
+                    admitted: None,
+                    hook_arguments: None,
+                    audit_arguments: self.inner.audit.as_ref().map(|_| Value::Null),
                     started: self.inner.audit.as_ref().map(|_| Instant::now()),
                     action: AuditAction::Approve,
                 };
@@ -88,16 +88,16 @@ impl Registry {
         }
     }
 
-    /// [`gated`](Self::gated), then the synchronous steps after the call, then the record of an approved
+    /// [`round`](Self::round), then the synchronous steps after the call, then the record of an approved
     /// write's final outcome.
-    pub(super) async fn gated_call(
+    pub(super) async fn call_with_rounds(
         &self,
-        mut flight: Flight<'_>,
+        mut flight: InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> Outcome {
-        let (mut outcome, claimed) = self.gated(&mut flight, index, arguments, meta).await;
+        let (mut outcome, claimed) = self.round(&mut flight, index, arguments, meta).await;
         self.finish(&flight, &mut outcome);
         if let Some(id) = claimed {
             self.record(&id, &outcome).await;
@@ -108,18 +108,18 @@ impl Registry {
     /// The path of writes with a preview, of tools that ask for input, and of calls that carry a
     /// confirmation or answers. Returns, with the outcome, the id of a confirmation whose write ran, for
     /// [`record`](Self::record) once the outcome is final.
-    pub(super) async fn gated(
+    pub(super) async fn round(
         &self,
-        flight: &mut Flight<'_>,
+        flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> (Outcome, Option<String>) {
-        let slot = &self.inner.slots[index];
-        let (tool, caller) = (&*slot.tool.name, flight.caller);
+        let registered = &self.inner.tools[index];
+        let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let (mut sinks, mut decided, resume, support) = Sinks::of(meta);
-        let has_preview = slot.tool.has_preview;
+        let (mut attachments, mut decided, resume, support) = Attachments::of(meta);
+        let has_preview = registered.tool.has_preview;
         let mut answers = Map::new();
         if let Some(Resume {
             state,
@@ -140,14 +140,14 @@ impl Registry {
                         if let Err(error) =
                             confirmations.open(&state, GrantKind::Confirm, tool, caller, &arguments)
                         {
-                            return (refusal(error), None);
+                            return (state_refused(error), None);
                         }
                     }
                 },
                 Some(state) => {
                     match confirmations.open(&state, GrantKind::Ask, tool, caller, &arguments) {
                         Ok(grant) => answers = grant.answers,
-                        Err(error) => return (refusal(error), None),
+                        Err(error) => return (state_refused(error), None),
                     }
                     answers.extend(given);
                 }
@@ -164,7 +164,7 @@ impl Registry {
                 let error = confirm::refused(format!(
                     "`{tool}` has no preview and takes no confirmation; call it without one."
                 ));
-                return (refusal(error), None);
+                return (state_refused(error), None);
             }
             let grant = match opened {
                 Some(grant) => {
@@ -174,7 +174,7 @@ impl Registry {
             };
             let grant = match grant {
                 Ok(grant) => grant,
-                Err(error) => return (refusal(error), None),
+                Err(error) => return (state_refused(error), None),
             };
             return match decision {
                 Decision::Decline => {
@@ -183,7 +183,8 @@ impl Registry {
                 }
                 Decision::Approve => {
                     flight.action = AuditAction::Approve;
-                    self.approved(flight, index, arguments, grant, sinks).await
+                    self.approved(flight, index, arguments, grant, attachments)
+                        .await
                 }
             };
         }
@@ -191,27 +192,27 @@ impl Registry {
             && confirmations
                 .skip
                 .as_ref()
-                .is_some_and(|policy| policy(caller, &slot.tool));
+                .is_some_and(|policy| policy(caller, &registered.tool));
         if has_preview && !skip {
             flight.action = AuditAction::Preview;
-            let step = self.launch(flight, index, arguments, sinks, false);
-            return (self.drive(flight, step).await, None);
+            let launched = self.launch(flight, index, arguments, attachments, false);
+            return (self.drive(flight, launched).await, None);
         }
         let kept = arguments.clone();
         let answers = Arc::new(Answers {
             given: answers,
             support: support.unwrap_or(ClientSupport::ALL),
         });
-        sinks.answers = Some(Arc::clone(&answers));
-        let step = self.launch(flight, index, arguments, sinks, true);
-        let outcome = self.drive(flight, step).await;
+        attachments.answers = Some(Arc::clone(&answers));
+        let launched = self.launch(flight, index, arguments, attachments, true);
+        let outcome = self.drive(flight, launched).await;
         let unanswered = match &outcome {
             Outcome::Failed(error) => error.source().and_then(|s| s.downcast_ref::<Unanswered>()),
             _ => None,
         };
         let outcome = match unanswered {
             Some(Unanswered::Questions(requests)) => {
-                if slot.tool.max_runs.is_some() {
+                if registered.tool.max_runs.is_some() {
                     // A round that only asked is no run.
                     let session = flight.invocation.session_id.as_ref();
                     self.inner.ceilings.give_back(caller, session, index);
@@ -236,11 +237,11 @@ impl Registry {
     /// Runs an approved write once; a retry gets the first run's result.
     pub(super) async fn approved(
         &self,
-        flight: &mut Flight<'_>,
+        flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
         grant: Grant,
-        sinks: Sinks,
+        attachments: Attachments,
     ) -> (Outcome, Option<String>) {
         let claimed = self
             .confirmations()
@@ -248,18 +249,18 @@ impl Registry {
             .claim(&grant.id, Decision::Approve, grant.expires_at())
             .await;
         let outcome = match claimed {
-            Ok(Claimed::Fresh) => {
-                let step = self.launch(flight, index, arguments, sinks, true);
-                return (self.drive(flight, step).await, Some(grant.id));
+            Ok(Claimed::First) => {
+                let launched = self.launch(flight, index, arguments, attachments, true);
+                return (self.drive(flight, launched).await, Some(grant.id));
             }
             Ok(Claimed::Approved {
                 outcome: Some(record),
             }) => match serde_json::from_str(&record) {
                 Ok(result) => Outcome::Done(result),
-                Err(_) => refusal(already_used()),
+                Err(_) => state_refused(already_used()),
             },
-            Ok(Claimed::Approved { outcome: None }) => refusal(already_used()),
-            Ok(Claimed::Declined) => refusal(confirm::refused(
+            Ok(Claimed::Approved { outcome: None }) => state_refused(already_used()),
+            Ok(Claimed::Declined) => state_refused(confirm::refused(
                 "This write was declined and will never run; nothing was changed. Call the tool again for a new preview.",
             )),
             Err(error) => Outcome::Failed(error),
@@ -282,8 +283,8 @@ impl Registry {
             .claim(&grant.id, Decision::Decline, grant.expires_at())
             .await
         {
-            Ok(Claimed::Fresh | Claimed::Declined) => Outcome::Declined,
-            Ok(Claimed::Approved { .. }) => refusal(confirm::refused(
+            Ok(Claimed::First | Claimed::Declined) => Outcome::Declined,
+            Ok(Claimed::Approved { .. }) => state_refused(confirm::refused(
                 "This write was already approved; it cannot be declined any more.",
             )),
             Err(error) => Outcome::Failed(error),
@@ -311,7 +312,7 @@ pub(super) fn already_used() -> ToolError {
 }
 
 /// A refused confirmation or request state, as an outcome: denied when it is another caller's.
-pub(super) fn refusal(error: ToolError) -> Outcome {
+pub(super) fn state_refused(error: ToolError) -> Outcome {
     if error.kind() == ErrorKind::Denied {
         Outcome::Denied(error)
     } else {

@@ -19,34 +19,34 @@ use crate::policy::hooks::CallInfo;
 use crate::registry::{Handler, Registry};
 use crate::tool::ToolFuture;
 
-use super::pipeline::{Flight, Step};
-use super::request::Sinks;
+use super::pipeline::{InFlight, Launched};
+use super::request::Attachments;
 
 impl Registry {
     /// Hooks before the call, then the preview's or the tool's future, with its parameters' parts.
     pub(super) fn launch(
         &self,
-        flight: &mut Flight<'_>,
+        flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        sinks: Sinks,
+        attachments: Attachments,
         confirmed: bool,
-    ) -> Step {
-        let Sinks {
+    ) -> Launched {
+        let Attachments {
             progress,
             log,
             extensions,
             cancellation,
             answers,
-        } = sinks;
-        let slot = &self.inner.slots[index];
-        flight.slot = Some(index);
+        } = attachments;
+        let registered = &self.inner.tools[index];
+        flight.admitted = Some(index);
         if !self.inner.hooks.is_empty() {
-            let seen = Value::Object(arguments.clone());
+            let hook_arguments = Value::Object(arguments.clone());
             let info = CallInfo {
-                tool: &slot.tool,
+                tool: &registered.tool,
                 caller: flight.caller,
-                arguments: &seen,
+                arguments: &hook_arguments,
                 invocation: &flight.invocation,
             };
             let answer = self
@@ -54,44 +54,44 @@ impl Registry {
                 .hooks
                 .iter()
                 .find_map(|hook| hook.before_call(&info));
-            flight.seen = Some(seen);
+            flight.hook_arguments = Some(hook_arguments);
             if let Some(result) = answer {
-                return Step::Done(Box::new(Outcome::Done(result)));
+                return Launched::Done(Box::new(Outcome::Done(result)));
             }
         }
         if confirmed
             && let Err(refusal) =
                 self.ceiling(index, flight.caller, &flight.invocation, Ceilings::take)
         {
-            return Step::Done(refusal);
+            return Launched::Done(refusal);
         }
         let external = cancellation.is_some();
-        let timeout = slot.tool.timeout.or(self.inner.default_timeout);
+        let timeout = registered.tool.timeout.or(self.inner.default_timeout);
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
         let mut parts = CallParts {
             arguments,
             caller: Cow::Borrowed(flight.caller),
             invocation: Cow::Borrowed(&flight.invocation),
             state: Cow::Borrowed(&self.inner.state),
-            settings: slot.settings.as_ref().map(Cow::Borrowed),
+            settings: registered.settings.as_ref().map(Cow::Borrowed),
             progress,
             log,
             extensions,
             cancellation: token.clone(),
             answers,
         };
-        match &slot.handler {
+        match &registered.handler {
             Handler::Compiled {
                 preview: Some(preview),
                 ..
             } if !confirmed => {
                 let arguments = parts.arguments.clone();
-                Step::Preview {
+                Launched::Preview {
                     future: preview(parts),
                     arguments,
                 }
             }
-            Handler::Compiled { call, .. } => Step::Run {
+            Handler::Compiled { call, .. } => Launched::Run {
                 future: call(parts),
                 timeout,
                 token,
@@ -99,7 +99,7 @@ impl Registry {
             },
             Handler::Dynamic(handler) => {
                 let arguments = Value::Object(parts.take_arguments());
-                Step::Run {
+                Launched::Run {
                     future: handler(arguments, parts.into_owned()),
                     timeout,
                     token,
@@ -110,16 +110,16 @@ impl Registry {
     }
 
     /// Awaits the step. Timeouts, cancellation and previews are boxed, off the common path's state machine.
-    pub(super) async fn drive(&self, flight: &Flight<'_>, step: Step) -> Outcome {
-        let result = match step {
-            Step::Done(outcome) => return *outcome,
-            Step::Run {
+    pub(super) async fn drive(&self, flight: &InFlight<'_>, launched: Launched) -> Outcome {
+        let result = match launched {
+            Launched::Done(outcome) => return *outcome,
+            Launched::Run {
                 future,
                 timeout: None,
                 token: None,
                 ..
             } => CatchPanic(future).await,
-            Step::Run {
+            Launched::Run {
                 future,
                 timeout,
                 token,
@@ -134,7 +134,7 @@ impl Registry {
                 ))
                 .await
             }
-            Step::Preview { future, arguments } => {
+            Launched::Preview { future, arguments } => {
                 let preview = match Box::pin(CatchPanic(future)).await {
                     Ok(preview) => preview.shown_to_people(),
                     Err(error) => return Outcome::Failed(error),

@@ -52,7 +52,7 @@ impl Decision {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryStore::new();
 /// let until = SystemTime::now() + Duration::from_secs(600);
-/// assert_eq!(store.claim("c2", Decision::Decline, until).await?, Claimed::Fresh);
+/// assert_eq!(store.claim("c2", Decision::Decline, until).await?, Claimed::First);
 /// assert_eq!(store.claim("c2", Decision::Approve, until).await?, Claimed::Declined);
 /// # Ok::<(), toolgate::ToolError>(())
 /// # }).unwrap();
@@ -60,7 +60,7 @@ impl Decision {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claimed {
     /// First use: the decision is recorded now and the caller acts on it.
-    Fresh,
+    First,
     /// It was approved before; `outcome` is the first run's recorded result, `None` while it runs (or if
     /// the process running it died).
     Approved {
@@ -85,7 +85,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> 
 /// Records used confirmations. Share one store between replicas (with a shared [`KeyRing`](crate::KeyRing))
 /// and a confirmation acts once across all of them.
 ///
-/// `claim` must be atomic: of two concurrent claims of one id, exactly one sees [`Claimed::Fresh`].
+/// `claim` must be atomic: of two concurrent claims of one id, exactly one sees [`Claimed::First`].
 ///
 /// A store that counts claims, in front of another:
 ///
@@ -176,7 +176,7 @@ impl<S: ConfirmationStore> ConfirmationStore for std::sync::Arc<S> {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryStore::new();
 /// let until = SystemTime::now() + Duration::from_secs(600);
-/// assert_eq!(store.claim("c1", Decision::Approve, until).await?, Claimed::Fresh);
+/// assert_eq!(store.claim("c1", Decision::Approve, until).await?, Claimed::First);
 /// store.finish("c1", r#"{"sent":true}"#.to_owned()).await?;
 /// let again = store.claim("c1", Decision::Approve, until).await?;
 /// assert_eq!(again, Claimed::Approved { outcome: Some(r#"{"sent":true}"#.to_owned()) });
@@ -215,7 +215,7 @@ impl ConfirmationStore for MemoryStore {
                 };
                 let forget = expires.checked_add(KEEP_USED).unwrap_or(expires);
                 used.insert(id.to_owned(), (record, forget));
-                Claimed::Fresh
+                Claimed::First
             }
         };
         Box::pin(std::future::ready(Ok(claimed)))

@@ -27,7 +27,7 @@ use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
 use crate::registry::Registry;
 use crate::sync::Locked;
 
-use super::input::{self, Channel, META_CONFIRMATION};
+use super::input::{self, META_CONFIRMATION, Questions};
 use super::sessions::BoundSession;
 use super::{convert, logging};
 
@@ -262,16 +262,17 @@ struct RelayState {
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
     min_level: u8,
-    running: Option<(mpsc::UnboundedSender<Note>, JoinHandle<()>)>,
+    running: Option<(mpsc::UnboundedSender<Relayed>, JoinHandle<()>)>,
 }
 
-enum Note {
+/// A progress update or a log entry on its way to the client.
+enum Relayed {
     Progress(ProgressUpdate),
     Log(LogEntry),
 }
 
 impl Relay {
-    /// Attaches the sinks that the request asks for to `call`.
+    /// Attaches the progress and log sinks that the request asks for to `call`.
     fn attach(
         call: Call,
         context: &RequestContext<RoleServer>,
@@ -293,16 +294,16 @@ impl Relay {
         let mut call = call;
         if min_level != u8::MAX {
             let logs = Arc::clone(&state);
-            call = call.on_log(move |entry| Self::send(&logs, Note::Log(entry)));
+            call = call.on_log(move |entry| Self::send(&logs, Relayed::Log(entry)));
         }
         if wants_progress {
             let progress = Arc::clone(&state);
-            call = call.on_progress(move |update| Self::send(&progress, Note::Progress(update)));
+            call = call.on_progress(move |update| Self::send(&progress, Relayed::Progress(update)));
         }
         (call, Relay(Some(state)))
     }
 
-    fn send(state: &Mutex<RelayState>, note: Note) {
+    fn send(state: &Mutex<RelayState>, relayed: Relayed) {
         let mut state = state.locked();
         if state.running.is_none() {
             let (sender, receiver) = mpsc::unbounded_channel();
@@ -315,7 +316,7 @@ impl Relay {
             state.running = Some((sender, task));
         }
         if let Some((sender, _)) = &state.running {
-            let _ = sender.send(note);
+            let _ = sender.send(relayed);
         }
     }
 
@@ -323,11 +324,11 @@ impl Relay {
         peer: Peer<RoleServer>,
         token: Option<ProgressToken>,
         min_level: u8,
-        mut notes: mpsc::UnboundedReceiver<Note>,
+        mut receiver: mpsc::UnboundedReceiver<Relayed>,
     ) {
-        while let Some(note) = notes.recv().await {
-            let sent = match note {
-                Note::Progress(update) => {
+        while let Some(relayed) = receiver.recv().await {
+            let sent = match relayed {
+                Relayed::Progress(update) => {
                     let Some(token) = token.clone() else { continue };
                     let mut param = ProgressNotificationParam::new(token, update.progress);
                     if let Some(total) = update.total {
@@ -338,7 +339,7 @@ impl Relay {
                     }
                     peer.notify_progress(param).await
                 }
-                Note::Log(entry) => match logging::send(&peer, entry, min_level) {
+                Relayed::Log(entry) => match logging::send(&peer, entry, min_level) {
                     Some(sending) => sending.await,
                     None => continue,
                 },
@@ -424,18 +425,18 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let mut slot = self.call_slot().await?;
         let caller = self.caller(&context);
         // Only a tool that may ask needs to know how the client answers.
-        let (channel, support) = if self.shared.registry.may_ask(&request.name) {
-            Channel::of(&context)
+        let (questions, support) = if self.shared.registry.may_ask(&request.name) {
+            Questions::of(&context)
         } else {
-            (Channel::None, ClientSupport::NONE)
+            (Questions::Unanswerable, ClientSupport::NONE)
         };
         let arguments = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
         // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
         let parts = context.extensions.remove::<http::request::Parts>();
-        let spare =
-            matches!(channel, Channel::During(_)).then(|| (arguments.clone(), parts.clone()));
+        let spare = matches!(questions, Questions::AsRequests(_))
+            .then(|| (arguments.clone(), parts.clone()));
         let mut call = self
             .call_for(&request.name, arguments, &context, parts)
             .client_support(support);
@@ -448,7 +449,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             call = call.resume(request.request_state, answers.into_iter().collect());
         }
         let (mut outcome, mut resolved) = self.round(&caller, call, &context).await;
-        if let (Channel::During(peer), Some((arguments, parts))) = (&channel, spare) {
+        if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
             for _ in 0..input::MAX_ROUNDS {
                 let (state, questions) = match &outcome {
                     Outcome::InputRequired(input) => {
@@ -473,10 +474,10 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             }
         }
         drop(slot);
-        let retry = matches!(channel, Channel::Retry);
+        let in_result = matches!(questions, Questions::InResult);
         match outcome {
-            Outcome::InputRequired(input) if retry => Ok(input::input_required(&input)?.into()),
-            Outcome::NeedsConfirmation(pending) if retry && support.elicitation => {
+            Outcome::InputRequired(input) if in_result => Ok(input::input_required(&input)?.into()),
+            Outcome::NeedsConfirmation(pending) if in_result && support.elicitation => {
                 Ok(input::approval(&pending)?.into())
             }
             Outcome::NeedsConfirmation(_) if self.shared.refuse_unconfirmable_writes => {

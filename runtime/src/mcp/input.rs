@@ -81,18 +81,18 @@ pub(crate) const MAX_ROUNDS: usize = 10;
 
 /// How the client of a request can answer questions.
 #[derive(Clone)]
-pub(crate) enum Channel {
-    /// In the retry of the request (2026-07-28).
-    Retry,
+pub(crate) enum Questions {
+    /// In an `InputRequiredResult`; the client retries the request with the answers (2026-07-28).
+    InResult,
     /// As requests during the call (an older client on a session).
-    During(Peer<RoleServer>),
+    AsRequests(Peer<RoleServer>),
     /// Not at all.
-    None,
+    Unanswerable,
 }
 
-impl Channel {
+impl Questions {
     /// The channel of a request, and what the client declared it can answer.
-    pub(crate) fn of(context: &RequestContext<RoleServer>) -> (Channel, ClientSupport) {
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> (Questions, ClientSupport) {
         let declared = context
             .client_capabilities()
             .map_or(ClientSupport::NONE, |c| support(&c));
@@ -104,11 +104,11 @@ impl Channel {
         let parts = context.extensions.get::<http::request::Parts>();
         let session = parts.is_none_or(|p| p.extensions.get::<BoundSession>().is_some());
         if modern {
-            (Channel::Retry, declared)
+            (Questions::InResult, declared)
         } else if session {
-            (Channel::During(context.peer.clone()), declared)
+            (Questions::AsRequests(context.peer.clone()), declared)
         } else {
-            (Channel::None, ClientSupport::NONE)
+            (Questions::Unanswerable, ClientSupport::NONE)
         }
     }
 }

@@ -15,7 +15,7 @@ pub use log::{Log, LogEntry, LogLevel};
 pub use parts::CallParts;
 pub(crate) use parts::StateMap;
 pub use progress::{Progress, ProgressUpdate};
-pub(crate) use spec::Need;
+pub(crate) use spec::RequirementKind;
 pub use spec::{
     ArgSchema, Input, Literal, Param, ParamFields, ParamKind, ParamSpec, Requirement, check_named,
     check_params, default_value,

@@ -143,11 +143,11 @@ pub struct ArgSchema {
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Requirement {
-    pub(crate) need: Need,
+    pub(crate) kind: RequirementKind,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Need {
+pub(crate) enum RequirementKind {
     State {
         type_id: fn() -> TypeId,
         type_name: &'static str,
@@ -160,7 +160,7 @@ impl Requirement {
     /// The registry must hold state of type `T` (added with [`RegistryBuilder::state`](crate::RegistryBuilder::state)).
     pub fn state<T: 'static>() -> Self {
         Requirement {
-            need: Need::State {
+            kind: RequirementKind::State {
                 type_id: TypeId::of::<T>,
                 type_name: std::any::type_name::<T>(),
             },
@@ -169,7 +169,9 @@ impl Requirement {
 
     /// The tool takes an [`Ask`](crate::Ask).
     pub(crate) fn asks() -> Self {
-        Requirement { need: Need::Asks }
+        Requirement {
+            kind: RequirementKind::Asks,
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use crate::tool::{DynamicTool, Tool, ToolEntry};
 use super::config::{Config, merge_settings};
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
-use super::slot::{compiled_slot, dynamic_slot};
+use super::registered::{compiled_tool, dynamic_tool};
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
 ///
@@ -328,22 +328,22 @@ impl RegistryBuilder {
                 range: "more than zero and at most 7 days",
             });
         }
-        let mut slots = Vec::new();
+        let mut tools = Vec::new();
         for entry in inventory::iter::<ToolEntry> {
-            slots.push(compiled_slot(entry, &self.state)?);
+            tools.push(compiled_tool(entry, &self.state)?);
         }
         for tool in self.dynamic {
-            slots.push(dynamic_slot(tool)?);
+            tools.push(dynamic_tool(tool)?);
         }
-        slots.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
-        if let Some(pair) = slots.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        if let Some(pair) = tools.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
             return Err(BuildError::DuplicateName {
                 name: pair[0].tool.name.to_string(),
                 first: pair[0].tool.source.to_string(),
                 second: pair[1].tool.source.to_string(),
             });
         }
-        let known: HashSet<&str> = slots.iter().map(|s| &*s.tool.name).collect();
+        let known: HashSet<&str> = tools.iter().map(|s| &*s.tool.name).collect();
         // The configuration's names first: a misspelt tool there is reported as the file's mistake.
         let configured = self.configured.iter();
         let named = configured.map(|n| ("config", n));
@@ -364,35 +364,35 @@ impl RegistryBuilder {
                 .position(|f| f == name)
                 .unwrap_or(usize::MAX)
         };
-        slots.sort_by_key(|s| rank(&s.tool.name));
+        tools.sort_by_key(|s| rank(&s.tool.name));
 
-        let mut abilities: Vec<String> = slots
+        let mut abilities: Vec<String> = tools
             .iter()
             .flat_map(|s| s.tool.abilities.iter().cloned())
             .collect();
         abilities.sort();
         abilities.dedup();
         let mut settings = self.settings;
-        for slot in &mut slots {
-            let name = &*slot.tool.name;
-            slot.required = slot
+        for registered in &mut tools {
+            let name = &*registered.tool.name;
+            registered.required = registered
                 .tool
                 .abilities
                 .iter()
                 .map(|a| abilities.binary_search(a).unwrap_or_default())
                 .collect();
-            slot.enabled = !self.disabled.contains(name)
+            registered.enabled = !self.disabled.contains(name)
                 && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
-            slot.settings = settings.remove(name).map(Arc::new);
+            registered.settings = settings.remove(name).map(Arc::new);
         }
-        let by_name = slots
+        let by_name = tools
             .iter()
             .enumerate()
             .map(|(i, s)| (Box::from(&*s.tool.name), i))
             .collect();
         Ok(Registry {
             inner: Arc::new(Inner {
-                slots,
+                tools,
                 by_name,
                 abilities,
                 state: Arc::new(self.state),

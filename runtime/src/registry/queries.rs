@@ -14,7 +14,7 @@ use crate::policy::hooks::{Hook, Lookup};
 use crate::policy::{AuditSink, Authorizer};
 use crate::tool::Tool;
 
-use super::slot::Slot;
+use super::registered::RegisteredTool;
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
@@ -42,7 +42,7 @@ pub struct Registry {
 }
 
 pub(crate) struct Inner {
-    pub(crate) slots: Vec<Slot>,
+    pub(crate) tools: Vec<RegisteredTool>,
     pub(crate) by_name: FxHashMap<Box<str>, usize>,
     pub(crate) abilities: Vec<String>,
     pub(crate) state: Arc<StateMap>,
@@ -79,11 +79,12 @@ impl Registry {
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<&Tool> {
         let (index, _) = self
-            .visible_slots(caller)
+            .visible_tools(caller)
             .find(|(_, s)| s.tool.capability.as_deref() == Some(capability))?;
         let index = self.redirect(Lookup::Capability(capability), index);
-        let slot = &self.inner.slots[index];
-        self.may_see(slot, caller, None).then_some(&slot.tool)
+        let registered = &self.inner.tools[index];
+        self.may_see(registered, caller, None)
+            .then_some(&registered.tool)
     }
 
     /// Tools `caller` may run whose name, title, description, capability or categories match words of
@@ -112,26 +113,26 @@ impl Registry {
         self.inner
             .by_name
             .get(name)
-            .map(|&i| &self.inner.slots[i].tool)
+            .map(|&i| &self.inner.tools[i].tool)
     }
 
     /// Every tool, in listing order, whoever may run it (for administration).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.inner.slots.iter().map(|s| &s.tool)
+        self.inner.tools.iter().map(|s| &s.tool)
     }
 
-    /// The slots `caller` may run, without deferred ones, in listing order.
+    /// The indices of the tools `caller` may run, without deferred ones, in listing order.
     #[cfg(feature = "mcp")]
     pub(crate) fn visible_indices<'a>(
         &'a self,
         caller: &'a Caller,
     ) -> impl Iterator<Item = usize> + 'a {
-        self.visible_slots(caller)
+        self.visible_tools(caller)
             .filter(|(_, s)| !s.tool.defer)
             .map(|(i, _)| i)
     }
 
-    /// The slot of a tool by name (no hooks, no policy).
+    /// The index of a tool by name (no hooks, no policy).
     #[cfg(feature = "mcp")]
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.inner.by_name.get(name).copied()
@@ -144,7 +145,7 @@ impl Registry {
         !self.inner.hooks.is_empty()
             || self
                 .index_of(name)
-                .is_some_and(|i| self.inner.slots[i].gated)
+                .is_some_and(|i| self.inner.tools[i].has_rounds)
     }
 
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
@@ -157,56 +158,66 @@ impl Registry {
         &'a self,
         caller: &'c Caller,
     ) -> impl Iterator<Item = &'a Tool> + use<'a, 'c> {
-        self.visible_slots(caller).map(|(_, s)| &s.tool)
+        self.visible_tools(caller).map(|(_, s)| &s.tool)
     }
 
-    /// The slots `caller` may see, with their indices, in listing order: the one filter every listing uses.
-    fn visible_slots<'a, 'c>(
+    /// The tools `caller` may see, with their indices, in listing order: the one filter every listing uses.
+    fn visible_tools<'a, 'c>(
         &'a self,
         caller: &'c Caller,
-    ) -> impl Iterator<Item = (usize, &'a Slot)> + use<'a, 'c> {
-        let held = self.held(caller);
+    ) -> impl Iterator<Item = (usize, &'a RegisteredTool)> + use<'a, 'c> {
+        let abilities_held = self.abilities_held(caller);
         self.inner
-            .slots
+            .tools
             .iter()
             .enumerate()
-            .filter(move |(_, s)| self.may_see(s, caller, held.as_deref()))
+            .filter(move |(_, s)| self.may_see(s, caller, abilities_held.as_deref()))
     }
 
     /// With the default authorizer: which of the registry's abilities `caller` holds, looked up once per listing.
-    fn held(&self, caller: &Caller) -> Option<Vec<bool>> {
+    fn abilities_held(&self, caller: &Caller) -> Option<Vec<bool>> {
         self.inner
             .authorizer
             .is_none()
             .then(|| self.inner.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
-    fn may_see(&self, slot: &Slot, caller: &Caller, held: Option<&[bool]>) -> bool {
-        self.availability(slot).is_ok() && self.authorized(slot, caller, held)
+    fn may_see(
+        &self,
+        registered: &RegisteredTool,
+        caller: &Caller,
+        abilities_held: Option<&[bool]>,
+    ) -> bool {
+        self.availability(registered).is_ok() && self.authorized(registered, caller, abilities_held)
     }
 
     /// Whether the tool is switched on and allowed in the current mode.
-    pub(crate) fn availability(&self, slot: &Slot) -> Result<(), &'static str> {
-        if !slot.enabled && !slot.tool.system {
+    pub(crate) fn availability(&self, registered: &RegisteredTool) -> Result<(), &'static str> {
+        if !registered.enabled && !registered.tool.system {
             Err("This tool is switched off.")
-        } else if self.inner.read_only && !slot.tool.read_only {
+        } else if self.inner.read_only && !registered.tool.read_only {
             Err("This tool changes data and the server only allows reading.")
         } else {
             Ok(())
         }
     }
 
-    pub(crate) fn authorized(&self, slot: &Slot, caller: &Caller, held: Option<&[bool]>) -> bool {
-        match (&self.inner.authorizer, held) {
-            (Some(authorizer), _) => authorizer.allows(caller, &slot.tool),
-            (None, Some(held)) => slot
+    pub(crate) fn authorized(
+        &self,
+        registered: &RegisteredTool,
+        caller: &Caller,
+        abilities_held: Option<&[bool]>,
+    ) -> bool {
+        match (&self.inner.authorizer, abilities_held) {
+            (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
+            (None, Some(abilities_held)) => registered
                 .tool
-                .allows_holding(slot.required.iter().map(|&i| held[i])),
-            (None, None) => slot.tool.allows(caller),
+                .allows_holding(registered.required.iter().map(|&i| abilities_held[i])),
+            (None, None) => registered.tool.allows(caller),
         }
     }
 
-    /// The slot for a name, after resolution hooks.
+    /// The index of the tool for a name, after resolution hooks.
     pub(crate) fn resolve(&self, name: &str) -> Option<usize> {
         let index = *self.inner.by_name.get(name)?;
         Some(self.redirect(Lookup::Name(name), index))
@@ -215,7 +226,7 @@ impl Registry {
     fn redirect(&self, lookup: Lookup<'_>, index: usize) -> usize {
         let mut index = index;
         for hook in &self.inner.hooks {
-            if let Some(other) = hook.on_resolve(lookup, &self.inner.slots[index].tool) {
+            if let Some(other) = hook.on_resolve(lookup, &self.inner.tools[index].tool) {
                 match self.inner.by_name.get(other.as_str()) {
                     Some(&i) => index = i,
                     None => tracing::warn!(
@@ -256,7 +267,7 @@ impl fmt::Debug for Registry {
                 "tools",
                 &self
                     .inner
-                    .slots
+                    .tools
                     .iter()
                     .map(|s| &*s.tool.name)
                     .collect::<Vec<_>>(),

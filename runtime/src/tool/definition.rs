@@ -89,8 +89,8 @@ impl Tool {
     }
 
     /// The default rule, given whether the caller holds each of the tool's abilities, in order.
-    pub(crate) fn allows_holding(&self, mut held: impl Iterator<Item = bool>) -> bool {
-        self.public || held.all(|holds| holds)
+    pub(crate) fn allows_holding(&self, mut abilities_held: impl Iterator<Item = bool>) -> bool {
+        self.public || abilities_held.all(|holds| holds)
     }
 
     /// Whether it only reads; a tool that is not read-only is a write.

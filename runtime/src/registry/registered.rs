@@ -1,4 +1,5 @@
-//! Slots: each tool with everything needed to run it, built once from its entry or its dynamic definition.
+//! Registered tools: each tool with everything needed to run it, built once from its entry or its dynamic
+//! definition.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -6,7 +7,7 @@ use std::time::Duration;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use crate::param::{CallParts, Need, StateMap};
+use crate::param::{CallParts, RequirementKind, StateMap};
 use crate::tool::{
     Access, DynHandler, DynamicTool, PreviewFuture, Source, Tool, ToolEntry, ToolFuture,
     is_tool_name,
@@ -16,16 +17,17 @@ use super::error::BuildError;
 use super::schema;
 
 /// A tool with everything needed to run it.
-pub(crate) struct Slot {
+pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
     pub(crate) handler: Handler,
     pub(crate) validator: Validator,
     pub(crate) defaults: Vec<(String, Value)>,
     pub(crate) settings: Option<Arc<Value>>,
-    /// A write with a preview, or a tool that asks the client for input: its calls take the confirmation
-    /// path, which keeps the arguments to seal them.
-    pub(crate) gated: bool,
+    /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
+    /// round, and keep their arguments to seal them.
+    pub(crate) has_rounds: bool,
     pub(crate) enabled: bool,
+    /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
 }
 
@@ -37,10 +39,10 @@ pub(crate) enum Handler {
     Dynamic(DynHandler),
 }
 
-pub(super) fn compiled_slot(
+pub(super) fn compiled_tool(
     entry: &'static ToolEntry,
     state: &StateMap,
-) -> Result<Slot, BuildError> {
+) -> Result<RegisteredTool, BuildError> {
     let source = Source::Compiled {
         module: entry.module,
         file: entry.file,
@@ -52,14 +54,14 @@ pub(super) fn compiled_slot(
     };
     let mut asks = false;
     for spec in entry.params {
-        match (spec.fields.requirement)().map(|r| r.need) {
-            Some(Need::State { type_id, type_name }) if !state.contains(type_id()) => {
+        match (spec.fields.requirement)().map(|r| r.kind) {
+            Some(RequirementKind::State { type_id, type_name }) if !state.contains(type_id()) => {
                 return Err(BuildError::MissingState {
                     tool: entry.name.to_owned(),
                     type_name: type_name.to_owned(),
                 });
             }
-            Some(Need::Asks) => asks = true,
+            Some(RequirementKind::Asks) => asks = true,
             _ => {}
         }
     }
@@ -103,8 +105,8 @@ pub(super) fn compiled_slot(
         output_schema: schema::output_schema(entry.output_schema).map(Arc::new),
         source,
     };
-    Ok(Slot {
-        gated: asks || entry.preview.is_some(),
+    Ok(RegisteredTool {
+        has_rounds: asks || entry.preview.is_some(),
         tool,
         handler: Handler::Compiled {
             call: entry.call,
@@ -122,7 +124,7 @@ pub(super) fn compiled_slot(
     })
 }
 
-pub(super) fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
+pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
     let name = tool.name;
     if !is_tool_name(&name) {
         return Err(BuildError::InvalidName { name });
@@ -160,13 +162,13 @@ pub(super) fn dynamic_slot(tool: DynamicTool) -> Result<Slot, BuildError> {
         output_schema: tool.output_schema.map(Arc::new),
         source: Source::Dynamic,
     };
-    Ok(Slot {
+    Ok(RegisteredTool {
         tool: tool_info,
         handler: Handler::Dynamic(tool.handler),
         validator,
         defaults: Vec::new(),
         settings: None,
-        gated: false,
+        has_rounds: false,
         enabled: true,
         required: Box::default(),
     })
