@@ -11,6 +11,7 @@ macro_rules! name_rule {
 pub(crate) const NAME_RULE: &str = name_rule!();
 
 /// Not public API: 1 to 128 of `[A-Za-z0-9_.-]`.
+#[doc(hidden)]
 pub const fn is_tool_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() > 128 {
@@ -28,9 +29,11 @@ pub const fn is_tool_name(name: &str) -> bool {
 }
 
 /// Not public API: the build error for an invalid name given with `name = "..."`.
+#[doc(hidden)]
 pub const INVALID_NAME: &str = concat!("invalid tool name; ", name_rule!());
 
 /// Not public API: the build error for a function whose name is not a valid tool name.
+#[doc(hidden)]
 pub const INVALID_FN_NAME: &str = concat!(
     "this function's name is not a valid tool name; ",
     name_rule!(),
