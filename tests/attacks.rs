@@ -513,7 +513,7 @@ async fn a_run_is_counted_when_the_body_runs_not_for_previews_replays_or_decline
         .resume(
             Some(declined.confirmation()),
             [(
-                toolgate::APPROVAL_KEY.to_owned(),
+                toolgate::output::APPROVAL_KEY.to_owned(),
                 json!({ "action": "decline" }),
             )]
             .into_iter()

@@ -7,10 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use toolgate::confirm::KeyRing;
 use toolgate::confirm::{ConfirmationStore, MemoryStore};
+use toolgate::output::{APPROVAL_KEY, Pending};
+use toolgate::param::ClientSupport;
 use toolgate::prelude::*;
 use toolgate::sqlite::SqliteStore;
-use toolgate::{APPROVAL_KEY, Ask, ClientSupport, Elicited, ErrorKind, KeyRing, Outcome, Pending};
+use toolgate::{Ask, Elicited, ErrorKind, Outcome};
 
 /// Every transfer that really happened.
 #[derive(Clone, Default)]

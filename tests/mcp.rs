@@ -523,13 +523,13 @@ async fn a_panicking_tool_is_an_error_result_and_the_server_keeps_serving() {
 /// Sends calls of `count`, which returns text, to `list_orders`, which returns a structured page.
 struct Renamed;
 
-impl toolgate::hooks::Hook for Renamed {
+impl toolgate::policy::hooks::Hook for Renamed {
     fn on_resolve(
         &self,
-        lookup: toolgate::hooks::Lookup<'_>,
+        lookup: toolgate::policy::hooks::Lookup<'_>,
         _: &toolgate::Tool,
     ) -> Option<String> {
-        (lookup == toolgate::hooks::Lookup::Name("count")).then(|| "list_orders".to_owned())
+        (lookup == toolgate::policy::hooks::Lookup::Name("count")).then(|| "list_orders".to_owned())
     }
 }
 

@@ -14,7 +14,7 @@ use crate::tool::Tool;
 /// ```rust,standalone_crate
 /// use serde_json::json;
 /// use toolgate::prelude::*;
-/// use toolgate::Dialect;
+/// use toolgate::dialect::Dialect;
 ///
 /// /// Add two integers.
 /// #[tool(public, read_only)]
@@ -59,7 +59,7 @@ pub enum Dialect {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolgate::Dialect;
+/// use toolgate::dialect::Dialect;
 ///
 /// let reply = json!({ "content": [{ "type": "tool_use", "id": "toolu_1", "name": "weather", "input": { "city": "Oslo" } }] });
 /// let call = &Dialect::Anthropic.calls(&reply)[0];

@@ -45,37 +45,28 @@
 mod call;
 mod caller;
 pub mod confirm;
-mod dialect;
+pub mod dialect;
 mod error;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod output;
-mod param;
-mod policy;
-mod registry;
+pub mod output;
+pub mod param;
+pub mod policy;
+pub mod registry;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
 mod tool;
 
+// What a tool author and an app write every day; the rest is in its concept's module.
 pub use call::Call;
 pub use caller::Caller;
-pub use confirm::{KeyError, KeyRing};
-pub use dialect::{Dialect, ModelCall};
 pub use error::{ErrorKind, ToolError};
-pub use output::{
-    APPROVAL_KEY, Content, EmbeddedResource, InputRequired, IntoOutput, IntoPreview, Limit,
-    Outcome, Page, Pending, Preview, Row, Structured, ToolResult, Unsupported,
-};
+pub use output::{Content, Limit, Outcome, Page, Preview, ToolResult};
 pub use param::{
-    ArgSchema, Ask, CallParts, Cancellation, ClientSupport, Elicited, Extension, Input, Invocation,
-    Log, LogEntry, LogLevel, Param, ParamKind, ParamSpec, Progress, ProgressUpdate, Requirement,
-    Root, Settings, State,
+    Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };
-pub use policy::hooks;
-pub use policy::{AuditAction, AuditEvent, AuditSink, Authorizer, TracingAudit};
-pub use registry::{BuildError, Config, ConfigError, Registry, RegistryBuilder, ToolConfig};
-pub use tokio_util::sync::CancellationToken;
+pub use registry::{BuildError, Registry, RegistryBuilder};
 pub use tool::{DynamicTool, Source, Tool};
 
 #[doc = include_str!("../docs/tool.md")]
@@ -84,8 +75,8 @@ pub use toolgate_macros::tool;
 /// The items a tool module needs: `use toolgate::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Call, Caller, Cancellation, Content, Input, Invocation, Limit, Log, Outcome, Page, Preview,
-        Progress, Registry, Settings, State, ToolError, ToolResult, tool,
+        Ask, Call, Caller, Cancellation, Content, Elicited, Input, Invocation, Limit, Log, Outcome,
+        Page, Preview, Progress, Registry, Settings, State, ToolError, ToolResult, tool,
     };
 }
 

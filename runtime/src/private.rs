@@ -1,10 +1,11 @@
 //! Everything the code `#[tool]` generates uses, and nothing else. Not public API: it may change in any
 //! release.
 
-pub use crate::output::{OutputSpec, dispatch};
-pub use crate::param::{
-    CallParts, Literal, Param, ParamFields, ParamSpec, check_named, check_params, default_value,
+pub use crate::output::encode::{OutputSpec, dispatch};
+pub use crate::param::spec::{
+    Literal, ParamFields, ParamSpec, check_named, check_params, default_value,
 };
+pub use crate::param::{CallParts, Param};
 pub use crate::tool::{
     Access, INVALID_FN_NAME, INVALID_NAME, PreviewFuture, ToolEntry, ToolFuture, fail,
     into_preview, is_tool_name,

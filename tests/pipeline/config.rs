@@ -22,7 +22,7 @@ async fn an_operator_file_switches_tools_and_sets_settings_over_the_code() {
         "#,
     )
     .unwrap();
-    let config = toolgate::Config::load(&path).unwrap();
+    let config = toolgate::registry::Config::load(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     let ledger = Ledger::default();
     let registry = Registry::builder()
@@ -60,7 +60,8 @@ async fn an_operator_file_switches_tools_and_sets_settings_over_the_code() {
         )
     );
 
-    let json = toolgate::Config::from_json(r#"{ "read_only": true, "tools": {} }"#).unwrap();
+    let json =
+        toolgate::registry::Config::from_json(r#"{ "read_only": true, "tools": {} }"#).unwrap();
     let read_only = Registry::builder()
         .state(Ledger::default())
         .config(json)
@@ -73,17 +74,17 @@ async fn an_operator_file_switches_tools_and_sets_settings_over_the_code() {
             && !listed.iter().any(|t| t.name() == "confirm_order")
     );
 
-    let typo = toolgate::Config::from_toml("[tools.ship]\nenabeld = false").unwrap_err();
+    let typo = toolgate::registry::Config::from_toml("[tools.ship]\nenabeld = false").unwrap_err();
     assert!(
         typo.to_string().contains("unknown field `enabeld`"),
         "{typo}"
     );
-    let bad = toolgate::Config::from_toml("default_timeout_secs = -1").unwrap_err();
+    let bad = toolgate::registry::Config::from_toml("default_timeout_secs = -1").unwrap_err();
     assert_eq!(
         bad.to_string(),
         "configuration: `default_timeout_secs` must be a positive number of seconds, not -1"
     );
-    let missing = toolgate::Config::load("/nonexistent/toolgate.toml").unwrap_err();
+    let missing = toolgate::registry::Config::load("/nonexistent/toolgate.toml").unwrap_err();
     assert!(
         missing
             .to_string()

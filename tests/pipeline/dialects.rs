@@ -4,7 +4,7 @@ use super::fixtures::*;
 
 #[tokio::test]
 async fn each_model_dialect_offers_reads_and_answers_tool_calls() {
-    use toolgate::Dialect;
+    use toolgate::dialect::Dialect;
     let registry = registry(&Ledger::default());
     let anyone = Caller::anonymous();
     let add = registry.get("add").unwrap();

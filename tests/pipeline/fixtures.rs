@@ -6,12 +6,11 @@ pub(crate) use std::time::Duration;
 pub(crate) use schemars::JsonSchema;
 pub(crate) use serde::{Deserialize, Serialize};
 pub(crate) use serde_json::{Value, json};
-pub(crate) use toolgate::hooks::{CallInfo, Hook, Lookup};
+pub(crate) use toolgate::param::{CallParts, Param, ParamKind, ParamSpec};
+pub(crate) use toolgate::policy::hooks;
+pub(crate) use toolgate::policy::hooks::{CallInfo, Hook, Lookup};
 pub(crate) use toolgate::prelude::*;
-pub(crate) use toolgate::{
-    CallParts, Content, DynamicTool, ErrorKind, Param, ParamKind, ParamSpec, Tool, ToolResult,
-    hooks,
-};
+pub(crate) use toolgate::{Content, DynamicTool, ErrorKind, Tool, ToolResult};
 
 /// What the tools did, so tests can tell whether anything ran.
 #[derive(Clone, Default)]

@@ -128,7 +128,7 @@ async fn the_caller_can_cancel_a_call() {
         .state(Ledger::default())
         .build()
         .unwrap();
-    let token = toolgate::CancellationToken::new();
+    let token = toolgate::param::CancellationToken::new();
     let cancel = token.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 use std::error::Error;
 
 use serde_json::{Value, json};
-use toolgate::{Caller, Dialect, Outcome, Pending, Registry, ToolResult};
+use toolgate::dialect::Dialect;
+use toolgate::output::Pending;
+use toolgate::{Caller, Outcome, Registry, ToolResult};
 
 /// A model behind a Chat Completions API (OpenAI, or any server compatible with it).
 pub trait Model {

@@ -6,9 +6,11 @@ pub mod agent;
 pub mod db;
 pub mod tools;
 
+use toolgate::confirm::KeyRing;
 use toolgate::mcp::{BearerTokens, McpServer};
+use toolgate::registry::Config;
 use toolgate::sqlite::SqliteStore;
-use toolgate::{Caller, Config, KeyRing, Registry};
+use toolgate::{Caller, Registry};
 
 pub use db::Db;
 

@@ -8,8 +8,10 @@
 use example_shop::agent::{self, Scripted};
 use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
+use toolgate::output::Pending;
+use toolgate::registry::Config;
 use toolgate::sqlite::SqliteStore;
-use toolgate::{Caller, Config, Outcome, Pending, Registry};
+use toolgate::{Caller, Outcome, Registry};
 
 enum Mode {
     Http(String),

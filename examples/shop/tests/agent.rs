@@ -6,7 +6,9 @@ use example_shop::agent::{self, Scripted};
 use example_shop::db::Status;
 use example_shop::{Db, manager, registry, viewer};
 use serde_json::{Value, json};
-use toolgate::{Caller, Config, Pending};
+use toolgate::Caller;
+use toolgate::output::Pending;
+use toolgate::registry::Config;
 
 fn shop() -> (Db, toolgate::Registry) {
     let db = Db::open(":memory:").unwrap();

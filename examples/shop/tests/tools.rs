@@ -3,7 +3,8 @@
 use example_shop::db::Status;
 use example_shop::{Db, manager, registry, viewer};
 use serde_json::json;
-use toolgate::{Config, Outcome, Registry};
+use toolgate::registry::Config;
+use toolgate::{Outcome, Registry};
 
 // ANCHOR: registry_test
 fn shop() -> (Db, Registry) {

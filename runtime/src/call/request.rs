@@ -137,7 +137,7 @@ impl Call {
         self
     }
 
-    /// Sends back the confirmation of a previewed write ([`Pending::confirmation`](crate::Pending::confirmation)): the write runs once,
+    /// Sends back the confirmation of a previewed write ([`Pending::confirmation`](crate::output::Pending::confirmation)): the write runs once,
     /// if this call has the same tool, arguments and caller as the preview and it has not expired.
     #[must_use]
     pub fn confirmation(mut self, token: impl Into<String>) -> Self {
@@ -150,11 +150,11 @@ impl Call {
     }
 
     /// Resumes a call that asked for input: `state` as given by [`InputRequired::state`] (or
-    /// [`Pending::confirmation`](crate::Pending::confirmation) for a write), and the answers by question key. A write's answer is under
-    /// [`APPROVAL_KEY`](crate::APPROVAL_KEY): `{"action": "accept", "content": {"approve": true}}`
+    /// [`Pending::confirmation`](crate::output::Pending::confirmation) for a write), and the answers by question key. A write's answer is under
+    /// [`APPROVAL_KEY`](crate::output::APPROVAL_KEY): `{"action": "accept", "content": {"approve": true}}`
     /// runs it, anything else that is an answer declines it.
     ///
-    /// [`InputRequired::state`]: crate::InputRequired::state
+    /// [`InputRequired::state`]: crate::output::InputRequired::state
     #[must_use]
     pub fn resume(mut self, state: Option<impl Into<String>>, answers: Map<String, Value>) -> Self {
         self.meta.reply().resume = Some(Resume {

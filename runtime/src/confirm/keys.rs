@@ -19,7 +19,7 @@ const MIN_SECRET: usize = 32;
 /// readable by whoever holds the token but cannot be changed without the key.
 ///
 /// ```
-/// use toolgate::KeyRing;
+/// use toolgate::confirm::KeyRing;
 ///
 /// // Rotation: "k2" seals from now on, "k1" still opens what it sealed.
 /// let ring = KeyRing::new("k2", [7u8; 32])?.with_previous("k1", [9u8; 32])?;
@@ -29,7 +29,7 @@ const MIN_SECRET: usize = 32;
 /// let secret = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 /// let ring = KeyRing::parse(&format!("k2:{secret},k1:{secret}"))?;
 /// assert_eq!(ring.current_id(), "k2");
-/// # Ok::<(), toolgate::KeyError>(())
+/// # Ok::<(), toolgate::confirm::KeyError>(())
 /// ```
 #[derive(Clone)]
 pub struct KeyRing {
@@ -40,7 +40,7 @@ pub struct KeyRing {
 /// A key that cannot be used: too short, a bad id, or bad base64.
 ///
 /// ```
-/// use toolgate::KeyRing;
+/// use toolgate::confirm::KeyRing;
 ///
 /// let short = KeyRing::new("k1", b"hunter2").unwrap_err();
 /// assert_eq!(short.to_string(), "the secret of key `k1` has 7 bytes; use at least 32 random bytes");

@@ -82,7 +82,7 @@ pub enum Claimed {
 /// ```
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ToolError>> + Send + 'a>>;
 
-/// Records used confirmations. Share one store between replicas (with a shared [`KeyRing`](crate::KeyRing))
+/// Records used confirmations. Share one store between replicas (with a shared [`KeyRing`](crate::confirm::KeyRing))
 /// and a confirmation acts once across all of them.
 ///
 /// `claim` must be atomic: of two concurrent claims of one id, exactly one sees [`Claimed::First`].

@@ -32,7 +32,8 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + '
 /// use http::request::Parts;
 /// use tower_service::Service;
 /// use toolgate::mcp::{AuthFuture, Authenticator, McpServer};
-/// use toolgate::{CancellationToken, Caller, Registry};
+/// use toolgate::{Caller, Registry};
+/// use toolgate::param::CancellationToken;
 ///
 /// struct ApiKeys;
 ///

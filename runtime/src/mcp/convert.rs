@@ -42,7 +42,7 @@ use super::input::{META_CONFIRMATION, META_PREVIEW};
 /// let server = McpServer::new(Registry::builder().build().unwrap())
 ///     .default_caller(Caller::new("ada").with_abilities(["web.search"]))
 ///     .http_options(options);
-/// let mut router = server.router(toolgate::CancellationToken::new());
+/// let mut router = server.router(toolgate::param::CancellationToken::new());
 /// let listed = post(&mut router, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;
 /// let meta = &listed["result"]["tools"][0]["_meta"];
 /// assert_eq!(meta[META_ABILITIES], json!(["web.search"]));

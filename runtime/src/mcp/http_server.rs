@@ -43,7 +43,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// ```
 /// use tower_service::Service;
 /// use toolgate::mcp::{HttpOptions, McpServer};
-/// use toolgate::{CancellationToken, Registry};
+/// use toolgate::Registry;
+/// use toolgate::param::CancellationToken;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let options = HttpOptions::default()

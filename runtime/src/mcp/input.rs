@@ -55,7 +55,7 @@ use super::sessions::BoundSession;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let options = HttpOptions::default().stateless(true).json_response(true);
 /// let server = McpServer::new(Registry::builder().build().unwrap()).http_options(options);
-/// let mut router = server.router(toolgate::CancellationToken::new());
+/// let mut router = server.router(toolgate::param::CancellationToken::new());
 /// let call = |meta: serde_json::Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
 ///     "params": { "name": "refund", "arguments": { "order": "RO-7" }, "_meta": meta } });
 ///

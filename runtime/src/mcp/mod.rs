@@ -66,7 +66,7 @@ use crate::registry::Registry;
 /// use tower_service::Service;
 /// use toolgate::mcp::{HttpOptions, McpServer};
 /// use toolgate::prelude::*;
-/// use toolgate::CancellationToken;
+/// use toolgate::param::CancellationToken;
 ///
 /// /// Add two integers.
 /// #[tool(public, read_only)]

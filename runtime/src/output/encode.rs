@@ -20,7 +20,8 @@ use super::{Content, ToolResult};
 /// A return type with its own encoding into a [`ToolResult`].
 ///
 /// ```
-/// use toolgate::{IntoOutput, ToolError, ToolResult};
+/// use toolgate::{ToolError, ToolResult};
+/// use toolgate::output::IntoOutput;
 ///
 /// struct Weather { celsius: f64 }
 ///

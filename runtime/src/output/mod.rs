@@ -2,14 +2,14 @@
 //! preview, pages of rows, and the outcome of the whole call.
 
 mod content;
-mod encode;
+pub(crate) mod encode;
 mod outcome;
 mod page;
 mod preview;
 mod result;
 
 pub use content::{Content, EmbeddedResource};
-pub use encode::{IntoOutput, OutputSpec, Structured, dispatch};
+pub use encode::{IntoOutput, Structured};
 pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending, Unsupported};
 pub use page::{Limit, Page, Row};
 pub use preview::{IntoPreview, Preview};

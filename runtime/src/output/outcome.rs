@@ -11,7 +11,7 @@ use super::{Preview, ToolResult};
 /// ```rust,standalone_crate
 /// use serde_json::{Map, json};
 /// use toolgate::prelude::*;
-/// use toolgate::APPROVAL_KEY;
+/// use toolgate::output::APPROVAL_KEY;
 ///
 /// /// Publish a post. Changes data.
 /// #[tool(public, preview = preview_publish)]
@@ -84,7 +84,7 @@ pub enum Outcome {
     /// The tool asked for input (see [`Ask`](crate::Ask)): answer its requests and resume the call.
     InputRequired(InputRequired),
     /// The tool asked what this client cannot answer: it did not declare the capability the question
-    /// needs (see [`ClientSupport`](crate::ClientSupport)).
+    /// needs (see [`ClientSupport`](crate::param::ClientSupport)).
     Unsupported(Unsupported),
     /// A person declined the write: nothing ran, and it never will.
     Declined,
@@ -238,7 +238,8 @@ impl InputRequired {
 ///
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
-/// use toolgate::{Ask, ClientSupport};
+/// use toolgate::Ask;
+/// use toolgate::param::ClientSupport;
 ///
 /// /// Pick a folder among the client's roots.
 /// #[tool(public, read_only)]

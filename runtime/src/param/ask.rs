@@ -23,7 +23,8 @@ use super::{CallParts, Param, ParamKind, ParamSpec, Requirement};
 ///
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
-/// use toolgate::{Ask, ClientSupport};
+/// use toolgate::Ask;
+/// use toolgate::param::ClientSupport;
 ///
 /// /// Summarize with the client's model when it has one.
 /// #[tool(public, read_only)]

@@ -10,7 +10,7 @@ use super::{CallParts, Param, ParamKind, ParamSpec};
 /// How important a log message is, in MCP's (syslog's) order.
 ///
 /// ```
-/// use toolgate::LogLevel;
+/// use toolgate::param::LogLevel;
 ///
 /// assert!(LogLevel::Debug < LogLevel::Info && LogLevel::Warning < LogLevel::Error);
 /// ```
@@ -33,7 +33,8 @@ pub enum LogLevel {
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use toolgate::{Log, LogEntry, LogLevel};
+/// use toolgate::Log;
+/// use toolgate::param::{LogEntry, LogLevel};
 ///
 /// let last = Arc::new(Mutex::new(None));
 /// let sink = Arc::clone(&last);
@@ -57,7 +58,8 @@ type LogFn = dyn Fn(LogEntry) + Send + Sync;
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use toolgate::{Log, LogLevel};
+/// use toolgate::Log;
+/// use toolgate::param::LogLevel;
 ///
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let sink = Arc::clone(&seen);

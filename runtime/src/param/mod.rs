@@ -6,7 +6,7 @@ mod inject;
 mod log;
 mod parts;
 mod progress;
-mod spec;
+pub(crate) mod spec;
 
 pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
@@ -16,7 +16,5 @@ pub use parts::CallParts;
 pub(crate) use parts::StateMap;
 pub use progress::{Progress, ProgressUpdate};
 pub(crate) use spec::RequirementKind;
-pub use spec::{
-    ArgSchema, Input, Literal, Param, ParamFields, ParamKind, ParamSpec, Requirement, check_named,
-    check_params, default_value,
-};
+pub use spec::{ArgSchema, Input, Param, ParamKind, ParamSpec, Requirement};
+pub use tokio_util::sync::CancellationToken;

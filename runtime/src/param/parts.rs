@@ -12,7 +12,7 @@ use crate::caller::Caller;
 use super::{Answers, Invocation, Log, Progress};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
-/// settings, a progress reporter and a cancellation token. [`Param`](crate::Param) impls read from it.
+/// settings, a progress reporter and a cancellation token. [`Param`](crate::param::Param) impls read from it.
 ///
 /// It borrows what the registry holds while parameters are extracted, so extraction costs no reference
 /// counting; [`into_owned`](Self::into_owned) gives a `'static` copy to keep in a future.

@@ -11,7 +11,8 @@ use super::{CallParts, Param, ParamKind, ParamSpec};
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use toolgate::{Progress, ProgressUpdate};
+/// use toolgate::Progress;
+/// use toolgate::param::ProgressUpdate;
 ///
 /// let updates = Arc::new(Mutex::new(Vec::new()));
 /// let sink = Arc::clone(&updates);

@@ -19,7 +19,8 @@ use super::CallParts;
 /// What role a parameter plays: an argument, the whole input, or an injected value (see [`Param`]).
 ///
 /// ```
-/// use toolgate::{Caller, Input, Param, ParamKind};
+/// use toolgate::{Caller, Input};
+/// use toolgate::param::{Param, ParamKind};
 ///
 /// assert_eq!(<String as Param>::KIND, ParamKind::Argument);
 /// assert_eq!(<Input<String> as Param>::KIND, ParamKind::Input);
@@ -41,7 +42,8 @@ pub enum ParamKind {
 /// value of your own, implement it with `KIND = ParamKind::Injected`:
 ///
 /// ```
-/// use toolgate::{CallParts, Param, ParamKind, ParamSpec, ToolError};
+/// use toolgate::ToolError;
+/// use toolgate::param::{CallParts, Param, ParamKind, ParamSpec};
 ///
 /// /// The tenant of the caller, injected into tools that ask for it.
 /// struct Tenant(String);
@@ -60,7 +62,7 @@ pub enum ParamKind {
     label = "not an argument and not injectable",
     note = "an argument's type must implement `serde::Deserialize` and `schemars::JsonSchema` (derive both)",
     note = "shared application data is injected as `State<T>`; other injectables: `Caller`, `Invocation`, \
-            `Settings<T>`, `Progress`, `Log`, `Cancellation`, `Ask`, or your own type implementing `toolgate::Param`"
+            `Settings<T>`, `Progress`, `Log`, `Cancellation`, `Ask`, or your own type implementing `toolgate::param::Param`"
 )]
 pub trait Param: Sized + Send + 'static {
     /// The parameter's role.
@@ -88,7 +90,7 @@ pub trait Param: Sized + Send + 'static {
 ///
 /// ```
 /// use schemars::SchemaGenerator;
-/// use toolgate::Param;
+/// use toolgate::param::Param;
 ///
 /// let mut generator = SchemaGenerator::default();
 /// let required = <u32 as Param>::schema(&mut generator).unwrap();
@@ -111,7 +113,7 @@ pub struct ArgSchema {
 ///
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
-/// use toolgate::{CallParts, Param, ParamKind, ParamSpec, Requirement};
+/// use toolgate::param::{CallParts, Param, ParamKind, ParamSpec, Requirement};
 ///
 /// #[derive(Clone)]
 /// struct Pool(&'static str);
@@ -181,7 +183,7 @@ impl Requirement {
 ///
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
-/// use toolgate::{ArgSchema, CallParts, Param, ParamKind, ParamSpec};
+/// use toolgate::param::{ArgSchema, CallParts, Param, ParamKind, ParamSpec};
 ///
 /// /// A comma-separated list, given as one string.
 /// struct Tags(Vec<String>);

@@ -14,7 +14,7 @@ use crate::param::Invocation;
 /// use std::sync::{Arc, Mutex};
 /// use serde_json::json;
 /// use toolgate::prelude::*;
-/// use toolgate::{AuditAction, AuditEvent, AuditSink};
+/// use toolgate::policy::{AuditAction, AuditEvent, AuditSink};
 ///
 /// /// Close an account. Changes data.
 /// #[tool(public, preview = preview_close)]
@@ -76,7 +76,7 @@ impl AuditAction {
 /// use std::sync::{Arc, Mutex};
 /// use serde_json::json;
 /// use toolgate::prelude::*;
-/// use toolgate::{AuditEvent, AuditSink};
+/// use toolgate::policy::{AuditEvent, AuditSink};
 ///
 /// /// Look up a customer.
 /// #[tool(public, read_only)]
@@ -140,7 +140,8 @@ impl AuditEvent<'_> {
 ///
 /// ```rust,standalone_crate
 /// use std::sync::{Arc, Mutex};
-/// use toolgate::{AuditEvent, AuditSink, Caller, Registry, tool};
+/// use toolgate::{tool, Caller, Registry};
+/// use toolgate::policy::{AuditEvent, AuditSink};
 ///
 /// /// Say hello.
 /// #[tool(public, read_only)]
@@ -172,7 +173,8 @@ pub trait AuditSink: Send + Sync + 'static {
 /// Writes each call as a `tracing` event with target `toolgate::audit`.
 ///
 /// ```
-/// use toolgate::{Registry, TracingAudit};
+/// use toolgate::Registry;
+/// use toolgate::policy::TracingAudit;
 ///
 /// // Install a `tracing` subscriber in `main`; each call is then one `toolgate::audit` event.
 /// let registry = Registry::builder().audit(TracingAudit).build()?;

@@ -13,7 +13,7 @@ use crate::tool::Tool;
 ///
 /// ```
 /// use serde_json::json;
-/// use toolgate::hooks::{Hook, Lookup};
+/// use toolgate::policy::hooks::{Hook, Lookup};
 /// use toolgate::{Caller, DynamicTool, Registry, Tool};
 ///
 /// struct PreferV2;
@@ -48,7 +48,7 @@ pub enum Lookup<'a> {
 ///
 /// ```
 /// use serde_json::json;
-/// use toolgate::hooks::{CallInfo, Hook};
+/// use toolgate::policy::hooks::{CallInfo, Hook};
 /// use toolgate::{Caller, DynamicTool, Registry, ToolError, ToolResult};
 ///
 /// /// Refuses refunds above 500 for anyone without the `payments.large` ability.
@@ -89,7 +89,8 @@ pub struct CallInfo<'a> {
 /// All methods have defaults that change nothing; implement the ones you need.
 ///
 /// ```
-/// use toolgate::{hooks::{CallInfo, Hook}, ToolResult};
+/// use toolgate::ToolResult;
+/// use toolgate::policy::{hooks::{CallInfo, Hook}};
 ///
 /// /// Answers `web_search` from a fixture instead of the network.
 /// struct OfflineSearch;
@@ -123,7 +124,8 @@ pub trait Hook: Send + Sync + 'static {
 ///
 /// ```rust,standalone_crate
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// use toolgate::{hooks, tool, Caller, Registry, ToolResult};
+/// use toolgate::{tool, Caller, Registry, ToolResult};
+/// use toolgate::policy::hooks;
 ///
 /// /// Search the web.
 /// #[tool(public, read_only)]

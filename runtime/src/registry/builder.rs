@@ -26,7 +26,8 @@ use super::registered::{compiled_tool, dynamic_tool};
 /// use std::time::Duration;
 /// use serde_json::json;
 /// use toolgate::prelude::*;
-/// use toolgate::{DynamicTool, KeyRing};
+/// use toolgate::DynamicTool;
+/// use toolgate::confirm::KeyRing;
 ///
 /// #[derive(Clone)]
 /// struct Db(&'static str);
@@ -257,7 +258,7 @@ impl RegistryBuilder {
     ///
     /// ```rust,standalone_crate
     /// use toolgate::prelude::*;
-    /// use toolgate::Config;
+    /// use toolgate::registry::Config;
     ///
     /// /// Say hello.
     /// #[tool(public, read_only)]

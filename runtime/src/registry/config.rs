@@ -29,7 +29,7 @@ use serde_json::Value;
 /// ```
 ///
 /// ```rust
-/// use toolgate::Config;
+/// use toolgate::registry::Config;
 ///
 /// let config = Config::from_toml(
 ///     "read_only = true\n[tools.ship_order]\nenabled = false\n[tools.search_orders.settings]\nmax_rows = 50\n",
@@ -40,7 +40,7 @@ use serde_json::Value;
 ///
 /// let typo = Config::from_toml("read_olny = true").unwrap_err();
 /// assert!(typo.to_string().contains("unknown field `read_olny`"));
-/// # Ok::<(), toolgate::ConfigError>(())
+/// # Ok::<(), toolgate::registry::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -65,12 +65,12 @@ pub struct Config {
 /// One tool's entry in a [`Config`].
 ///
 /// ```
-/// use toolgate::Config;
+/// use toolgate::registry::Config;
 ///
 /// let config = Config::from_json(r#"{ "tools": { "web_search": { "settings": { "engine": "brave" } } } }"#)?;
 /// let tool = &config.tools["web_search"];
 /// assert_eq!((tool.enabled, tool.settings.as_ref().unwrap()["engine"].as_str()), (None, Some("brave")));
-/// # Ok::<(), toolgate::ConfigError>(())
+/// # Ok::<(), toolgate::registry::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -133,7 +133,7 @@ impl Config {
 /// A configuration that could not be read or parsed.
 ///
 /// ```
-/// use toolgate::Config;
+/// use toolgate::registry::Config;
 ///
 /// let error = Config::from_toml("read_only = \"yes\"").unwrap_err();
 /// assert!(error.to_string().starts_with("configuration: TOML parse error at line 1, column 13"), "{error}");
