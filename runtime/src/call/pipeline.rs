@@ -54,21 +54,20 @@ impl Registry {
 
     /// Runs a [`Call`] for `caller` through the pipeline.
     pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
-        self.run_resolved(caller, call).await.0
+        let resolved = self.resolve(&call.name);
+        self.run_resolved(caller, call, resolved).await
     }
 
-    /// Runs a [`Call`], and says which tool its name resolved to (after hooks), so that a transport
-    /// encodes the result against that tool's declaration.
+    /// Runs a [`Call`] whose name the transport resolved already (with [`resolve`](Self::resolve)), so
+    /// that it encodes the result against the tool that ran, which a hook may have chosen.
     pub(crate) async fn run_resolved(
         &self,
         caller: &Caller,
         call: Call,
-    ) -> (Outcome, Option<usize>) {
-        let resolved = self.resolve(&call.name);
-        let outcome = self
-            .call_with(caller, &call.name, resolved, call.arguments, call.meta)
-            .await;
-        (outcome, resolved)
+        resolved: Option<usize>,
+    ) -> Outcome {
+        self.call_with(caller, &call.name, resolved, call.arguments, call.meta)
+            .await
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so

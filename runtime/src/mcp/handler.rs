@@ -216,18 +216,23 @@ impl<H: Clone> McpHandler<H> {
         call
     }
 
-    /// Runs one round of a call, with its progress and log messages relayed to the client before the
-    /// result; says which tool the name resolved to.
+    /// Runs one round of a call of the tool its name `resolved` to, with its progress and log messages
+    /// relayed to the client before the result.
     async fn round(
         &self,
         caller: &Caller,
         call: Call,
+        resolved: Option<usize>,
         context: &RequestContext<RoleServer>,
-    ) -> (Outcome, Option<usize>) {
+    ) -> Outcome {
         let (call, relay) = Relay::attach(call, context, self.log_level.load(Ordering::Relaxed));
-        let ran = self.shared.registry.run_resolved(caller, call).await;
+        let outcome = self
+            .shared
+            .registry
+            .run_resolved(caller, call, resolved)
+            .await;
         relay.flush().await;
-        ran
+        outcome
     }
 
     /// A slot among the calls that may run at once, waiting for one if need be.
@@ -424,8 +429,10 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     ) -> Result<CallToolResponse, ErrorData> {
         let mut slot = self.call_slot().await?;
         let caller = self.caller(&context);
+        // One lookup, after hooks: it decides the rounds, runs each one, and encodes the result.
+        let resolved = self.shared.registry.resolve(&request.name);
         // Only a tool that may ask needs to know how the client answers.
-        let (questions, support) = if self.shared.registry.may_ask(&request.name) {
+        let (questions, support) = if self.shared.registry.may_ask(resolved) {
             Questions::of(&context)
         } else {
             (Questions::Unanswerable, ClientSupport::NONE)
@@ -448,7 +455,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             let answers = request.input_responses.unwrap_or_default();
             call = call.resume(request.request_state, answers.into_iter().collect());
         }
-        let (mut outcome, mut resolved) = self.round(&caller, call, &context).await;
+        let mut outcome = self.round(&caller, call, resolved, &context).await;
         if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
             for _ in 0..input::MAX_ROUNDS {
                 let (state, questions) = match &outcome {
@@ -470,7 +477,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                     .call_for(&request.name, arguments.clone(), &context, parts.clone())
                     .client_support(support)
                     .resume(Some(state), answers);
-                (outcome, resolved) = self.round(&caller, call, &context).await;
+                outcome = self.round(&caller, call, resolved, &context).await;
             }
         }
         drop(slot);

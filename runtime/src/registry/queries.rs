@@ -138,14 +138,11 @@ impl Registry {
         self.inner.by_name.get(name).copied()
     }
 
-    /// Whether a call of `name` may end with a question for the client (a write's approval, an `Ask`):
-    /// its tool takes the confirmation path, or hooks may resolve the name to one that does.
+    /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
+    /// approval, an `Ask`): it takes more than one round.
     #[cfg(feature = "mcp")]
-    pub(crate) fn may_ask(&self, name: &str) -> bool {
-        !self.inner.hooks.is_empty()
-            || self
-                .index_of(name)
-                .is_some_and(|i| self.inner.tools[i].has_rounds)
+    pub(crate) fn may_ask(&self, resolved: Option<usize>) -> bool {
+        resolved.is_some_and(|i| self.inner.tools[i].has_rounds)
     }
 
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
