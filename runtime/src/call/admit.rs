@@ -46,7 +46,7 @@ impl Registry {
                 arguments.insert(key.clone(), value.clone());
             }
         }
-        schema::validate(&registered.validator, name, &mut arguments)
+        let arguments = schema::validate(&registered.validator, name, arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
         Ok((index, arguments))
     }
@@ -71,6 +71,7 @@ impl Registry {
 
     /// Applies `count` to the tool's ceiling for this caller and session, if the tool has one. Admission
     /// only checks it; a run is counted when the tool's body runs.
+    #[inline(always)]
     pub(super) fn ceiling(
         &self,
         index: usize,

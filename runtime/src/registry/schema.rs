@@ -212,19 +212,19 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Checks `arguments` against a tool's input schema. The validator reads a `Value`, so the map moves into
-/// one and back out, without a copy.
+/// Checks `arguments` against a tool's input schema and hands them back. The validator reads a `Value`,
+/// so the map moves into one and out again: no copy, and nothing to drop.
 pub(crate) fn validate(
     validator: &Validator,
     tool: &str,
-    arguments: &mut Map<String, Value>,
-) -> Result<(), ToolError> {
-    let object = Value::Object(std::mem::take(arguments));
-    let checked = check(validator, tool, &object);
-    if let Value::Object(map) = object {
-        *arguments = map;
-    }
-    checked
+    arguments: Map<String, Value>,
+) -> Result<Map<String, Value>, ToolError> {
+    let object = Value::Object(arguments);
+    check(validator, tool, &object)?;
+    let Value::Object(arguments) = object else {
+        unreachable!("wrapped as an object two lines up")
+    };
+    Ok(arguments)
 }
 
 /// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
