@@ -1,6 +1,8 @@
 //! [`Dialect`]: the tool-calling formats of model APIs, so an app's own agent loop can offer the registry's
 //! tools to a model, run the calls it asks for, and hand the results back.
 
+use std::borrow::Borrow;
+
 use serde_json::{Value, json};
 
 use crate::call::Call;
@@ -113,8 +115,11 @@ impl Dialect {
     }
 
     /// The value of a request's `tools` field for these tools.
-    pub fn tools<'a>(self, tools: impl IntoIterator<Item = &'a Tool>) -> Value {
-        let definitions: Vec<Value> = tools.into_iter().map(|t| self.definition(t)).collect();
+    pub fn tools<T: Borrow<Tool>>(self, tools: impl IntoIterator<Item = T>) -> Value {
+        let definitions: Vec<Value> = tools
+            .into_iter()
+            .map(|t| self.definition(t.borrow()))
+            .collect();
         match self {
             Dialect::Gemini => json!([{ "functionDeclarations": definitions }]),
             _ => Value::Array(definitions),

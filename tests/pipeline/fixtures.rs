@@ -307,7 +307,7 @@ pub(crate) fn line_at(source: &str) -> String {
         .to_owned()
 }
 
-pub(crate) fn names(tools: &[&Tool]) -> Vec<String> {
+pub(crate) fn names(tools: &[std::sync::Arc<Tool>]) -> Vec<String> {
     tools.iter().map(|t| t.name().to_owned()).collect()
 }
 

@@ -49,8 +49,8 @@ fn lists_show_each_caller_only_what_they_may_run() {
     assert_eq!(
         registry
             .for_capability(&viewer(), "order_search")
-            .map(Tool::name),
-        Some("find_orders")
+            .map(|t| t.name().to_owned()),
+        Some("find_orders".to_owned())
     );
     assert!(
         registry

@@ -38,7 +38,8 @@ fn input_schema_comes_from_the_signature_and_docs() {
     assert_eq!(output["properties"]["total"]["type"], "integer");
     assert!(output.get("$schema").is_none() && output.get("title").is_none());
 
-    let sort = registry.get("sort_things").unwrap().input_schema();
+    let sort = registry.get("sort_things").unwrap();
+    let sort = sort.input_schema();
     assert_eq!(
         sort["properties"]["order"]["enum"],
         json!(["newest", "oldest"])
@@ -51,14 +52,16 @@ fn input_schema_comes_from_the_signature_and_docs() {
         "arguments with defaults are optional"
     );
 
-    let whole = registry.get("create_customer").unwrap().input_schema();
+    let whole = registry.get("create_customer").unwrap();
+    let whole = whole.input_schema();
     assert_eq!(whole["required"], json!(["name", "email"]));
     assert_eq!(
         whole["properties"]["email"]["description"],
         "Contact address."
     );
 
-    let injected = registry.get("whoami").unwrap().input_schema();
+    let injected = registry.get("whoami").unwrap();
+    let injected = injected.input_schema();
     assert_eq!(
         injected["properties"],
         json!({}),
@@ -128,8 +131,10 @@ fn published_schemas_carry_bounds_not_rust_number_formats() {
         Vec::<String>::new(),
         "no `int64` or `uint32` that validators do not know"
     );
-    let add = registry.get("add").unwrap().input_schema();
+    let add = registry.get("add").unwrap();
+    let add = add.input_schema();
     assert_eq!(add["properties"]["a"]["type"], "integer");
-    let limit = &registry.get("find_orders").unwrap().input_schema()["properties"]["limit"];
+    let find_orders = registry.get("find_orders").unwrap();
+    let limit = &find_orders.input_schema()["properties"]["limit"];
     assert_eq!(limit["minimum"], 1, "{limit}");
 }

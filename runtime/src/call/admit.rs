@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry, schema};
+use crate::registry::{RegisteredTool, Registry, Snapshot, schema};
 
 impl Registry {
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
@@ -15,6 +15,7 @@ impl Registry {
     /// runs no body, and a body it does run is counted then.
     pub(super) fn admit(
         &self,
+        snapshot: &Snapshot,
         caller: &Caller,
         requested: &str,
         resolved: Option<usize>,
@@ -24,10 +25,10 @@ impl Registry {
     ) -> Result<(usize, Map<String, Value>), Refusal> {
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
-        let registered = &self.inner.tools[index];
+        let registered = &snapshot.tools[index];
         self.gate(registered, caller)?;
         if !replying {
-            self.ceiling(index, caller, invocation, Ceilings::check)?;
+            self.ceiling(registered, caller, invocation, Ceilings::check)?;
         }
         let mut arguments = match arguments {
             Value::Object(map) => map,
@@ -41,7 +42,7 @@ impl Registry {
                 ))));
             }
         };
-        for (key, value) in &registered.defaults {
+        for (key, value) in registered.defaults.iter() {
             if !arguments.contains_key(key) {
                 arguments.insert(key.clone(), value.clone());
             }
@@ -74,17 +75,17 @@ impl Registry {
     #[inline(always)]
     pub(super) fn ceiling(
         &self,
-        index: usize,
+        registered: &RegisteredTool,
         caller: &Caller,
         invocation: &Invocation,
         count: Count,
     ) -> Result<(), Refusal> {
-        let tool = &self.inner.tools[index].tool;
+        let tool = &registered.tool;
         let Some(max) = tool.max_runs else {
             return Ok(());
         };
         let session = invocation.session_id.as_ref();
-        count(&self.inner.ceilings, caller, session, index, max)
+        count(&self.inner.ceilings, caller, session, &tool.name, max)
             .map_err(|refused| limit_reached(&tool.name, max, &refused))
     }
 }

@@ -10,7 +10,7 @@ use crate::caller::Caller;
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::AuditAction;
-use crate::registry::Registry;
+use crate::registry::{Registry, Snapshot};
 use crate::tool::{PreviewFuture, ToolFuture};
 
 use super::admit::{Refusal, unknown_tool};
@@ -18,6 +18,8 @@ use super::request::{Attachments, Call, Meta};
 
 /// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
 pub(super) struct InFlight<'a> {
+    /// The tools as they were when the call started; it finishes on them.
+    pub(super) snapshot: &'a Snapshot,
     pub(super) caller: &'a Caller,
     pub(super) invocation: Invocation,
     /// The admitted tool; `None` when the call was refused before admission.
@@ -47,33 +49,52 @@ pub(super) enum Launched {
 impl Registry {
     /// Calls tool `name` for `caller` with JSON `arguments`.
     pub async fn call(&self, caller: &Caller, name: &str, arguments: Value) -> Outcome {
-        let resolved = self.resolve(name);
-        self.call_with(caller, name, resolved, arguments, Meta::default())
-            .await
+        let snapshot = self.snapshot();
+        let resolved = self.resolve(&snapshot, name);
+        self.call_with(
+            &snapshot,
+            caller,
+            name,
+            resolved,
+            arguments,
+            Meta::default(),
+        )
+        .await
     }
 
     /// Runs a [`Call`] for `caller` through the pipeline.
     pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
-        let resolved = self.resolve(&call.name);
-        self.run_resolved(caller, call, resolved).await
+        let snapshot = self.snapshot();
+        let resolved = self.resolve(&snapshot, &call.name);
+        self.run_resolved(&snapshot, caller, call, resolved).await
     }
 
-    /// Runs a [`Call`] whose name the transport resolved already (with [`resolve`](Self::resolve)), so
-    /// that it encodes the result against the tool that ran, which a hook may have chosen.
+    /// Runs a [`Call`] whose name the transport resolved already in `snapshot` (with
+    /// [`resolve`](Self::resolve)), so that it encodes the result against the tool that ran, which a hook
+    /// may have chosen.
     pub(crate) async fn run_resolved(
         &self,
+        snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
         resolved: Option<usize>,
     ) -> Outcome {
-        self.call_with(caller, &call.name, resolved, call.arguments, call.meta)
-            .await
+        self.call_with(
+            snapshot,
+            caller,
+            &call.name,
+            resolved,
+            call.arguments,
+            call.meta,
+        )
+        .await
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
     /// the state machine stays small.
     pub(super) async fn call_with(
         &self,
+        snapshot: &Snapshot,
         caller: &Caller,
         name: &str,
         resolved: Option<usize>,
@@ -81,11 +102,12 @@ impl Registry {
         mut meta: Meta,
     ) -> Outcome {
         let mut flight = InFlight {
+            snapshot,
             caller,
             invocation: Invocation {
                 tool_name: resolved.map_or_else(
                     || Arc::from(name),
-                    |i| Arc::clone(&self.inner.tools[i].tool.name),
+                    |i| Arc::clone(&snapshot.tools[i].tool.name),
                 ),
                 tool_call_id: meta.tool_call_id.take(),
                 session_id: meta.session_id.take(),
@@ -100,6 +122,7 @@ impl Registry {
         };
         let replying = meta.is_reply();
         let launched = match self.admit(
+            snapshot,
             caller,
             name,
             resolved,
@@ -107,7 +130,7 @@ impl Registry {
             &flight.invocation,
             replying,
         ) {
-            Ok((index, arguments)) if self.inner.tools[index].has_rounds || meta.is_reply() => {
+            Ok((index, arguments)) if snapshot.tools[index].has_rounds || meta.is_reply() => {
                 // Boxed whole, so that the common path's state machine holds one pointer for it.
                 return Box::pin(self.call_with_rounds(flight, index, arguments, meta)).await;
             }

@@ -66,7 +66,9 @@ impl Registry {
                 Ok(call.decided(confirmation, decision, grant))
             }
             Err(error) => {
+                let snapshot = self.snapshot();
                 let flight = InFlight {
+                    snapshot: &snapshot,
                     caller,
                     invocation: Invocation {
                         tool_name: Arc::from("-"),
@@ -115,7 +117,7 @@ impl Registry {
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> (Outcome, Option<String>) {
-        let registered = &self.inner.tools[index];
+        let registered = &flight.snapshot.tools[index];
         let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
         let (mut attachments, mut decided, resume, support) = Attachments::of(meta);
@@ -215,7 +217,9 @@ impl Registry {
                 if registered.tool.max_runs.is_some() {
                     // A round that only asked is no run.
                     let session = flight.invocation.session_id.as_ref();
-                    self.inner.ceilings.give_back(caller, session, index);
+                    self.inner
+                        .ceilings
+                        .give_back(caller, session, &registered.tool.name);
                 }
                 let state =
                     confirmations.seal(GrantKind::Ask, tool, caller, &kept, answers.given.clone());

@@ -39,7 +39,7 @@ impl Registry {
             cancellation,
             answers,
         } = attachments;
-        let registered = &self.inner.tools[index];
+        let registered = &flight.snapshot.tools[index];
         flight.admitted = Some(index);
         if !self.inner.hooks.is_empty() {
             let hook_arguments = Value::Object(arguments.clone());
@@ -60,8 +60,12 @@ impl Registry {
             }
         }
         if confirmed
-            && let Err(refusal) =
-                self.ceiling(index, flight.caller, &flight.invocation, Ceilings::take)
+            && let Err(refusal) = self.ceiling(
+                registered,
+                flight.caller,
+                &flight.invocation,
+                Ceilings::take,
+            )
         {
             return Launched::Done(refusal);
         }

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::model::{ProgressToken, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use tokio::sync::{Semaphore, SemaphorePermit, mpsc};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::call::Call;
@@ -24,7 +24,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
-use crate::registry::Registry;
+use crate::registry::{Registry, Snapshot};
 use crate::sync::Locked;
 
 use super::input::{self, META_CONFIRMATION, Questions};
@@ -61,8 +61,6 @@ impl ServerHandler for ToolsOnly {}
 pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) info: ServerConfig,
-    /// The MCP definition of each tool, in the registry's order.
-    pub(crate) tools: Vec<McpTool>,
     pub(crate) default_caller: Caller,
     pub(crate) page_size: usize,
     /// Slots for calls running at once; a call waiting for its client's answer holds none.
@@ -77,6 +75,24 @@ pub(crate) struct Shared {
     /// Each with a key of its own, so that a failed one can be removed after the lock was released.
     pub(crate) listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     pub(crate) next_listener: AtomicU64,
+}
+
+/// The MCP definition of each tool of `snapshot`, in its order, made once per snapshot.
+fn definitions(snapshot: &Snapshot) -> &[McpTool] {
+    let derive =
+        |s: &Snapshot| -> Vec<McpTool> { s.tools.iter().map(|r| convert::tool(&r.tool)).collect() };
+    snapshot.derived(derive).map_or(&[], Vec::as_slice)
+}
+
+/// Tells every connected client when the registry swaps in new tools, until the server or the registry
+/// is gone.
+pub(crate) async fn relay_changes(shared: Weak<Shared>, mut revisions: watch::Receiver<u64>) {
+    while revisions.changed().await.is_ok() {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        Notifier(shared).tools_changed().await;
+    }
 }
 
 /// Tells connected clients that the tool list changed: legacy sessions by `notifications/tools/list_changed`,
@@ -220,6 +236,7 @@ impl<H: Clone> McpHandler<H> {
     /// relayed to the client before the result.
     async fn round(
         &self,
+        snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
         resolved: Option<usize>,
@@ -229,7 +246,7 @@ impl<H: Clone> McpHandler<H> {
         let outcome = self
             .shared
             .registry
-            .run_resolved(caller, call, resolved)
+            .run_resolved(snapshot, caller, call, resolved)
             .await;
         relay.flush().await;
         outcome
@@ -404,11 +421,14 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             None => 0,
         };
         let page_size = self.shared.page_size;
-        let mut visible = self.shared.registry.visible_indices(&caller).skip(start);
+        let snapshot = self.shared.registry.snapshot();
+        let definitions = definitions(&snapshot);
+        let registry = &self.shared.registry;
+        let mut visible = registry.visible_indices(&snapshot, &caller).skip(start);
         let tools: Vec<McpTool> = visible
             .by_ref()
             .take(page_size)
-            .map(|i| self.shared.tools[i].clone())
+            .map(|i| definitions[i].clone())
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         if visible.next().is_some() {
@@ -418,8 +438,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {
-        let index = self.shared.registry.index_of(name)?;
-        Some(self.shared.tools[index].clone())
+        let snapshot = self.shared.registry.snapshot();
+        let index = *snapshot.by_name.get(name)?;
+        Some(definitions(&snapshot)[index].clone())
     }
 
     async fn call_tool(
@@ -429,10 +450,12 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     ) -> Result<CallToolResponse, ErrorData> {
         let mut slot = self.call_slot().await?;
         let caller = self.caller(&context);
-        // One lookup, after hooks: it decides the rounds, runs each one, and encodes the result.
-        let resolved = self.shared.registry.resolve(&request.name);
+        // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and encodes the
+        // result.
+        let snapshot = self.shared.registry.snapshot();
+        let resolved = self.shared.registry.resolve(&snapshot, &request.name);
         // Only a tool that may ask needs to know how the client answers.
-        let (questions, support) = if self.shared.registry.may_ask(resolved) {
+        let (questions, support) = if Registry::may_ask(&snapshot, resolved) {
             Questions::of(&context)
         } else {
             (Questions::Unanswerable, ClientSupport::NONE)
@@ -455,7 +478,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             let answers = request.input_responses.unwrap_or_default();
             call = call.resume(request.request_state, answers.into_iter().collect());
         }
-        let mut outcome = self.round(&caller, call, resolved, &context).await;
+        let mut outcome = self
+            .round(&snapshot, &caller, call, resolved, &context)
+            .await;
         if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
             for _ in 0..input::MAX_ROUNDS {
                 let (state, questions) = match &outcome {
@@ -477,7 +502,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                     .call_for(&request.name, arguments.clone(), &context, parts.clone())
                     .client_support(support)
                     .resume(Some(state), answers);
-                outcome = self.round(&caller, call, resolved, &context).await;
+                outcome = self
+                    .round(&snapshot, &caller, call, resolved, &context)
+                    .await;
             }
         }
         drop(slot);
@@ -506,7 +533,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             outcome => {
                 // Encoded against the tool that ran, which a hook may have chosen over the one named.
                 let structured =
-                    resolved.is_some_and(|i| self.shared.tools[i].output_schema.is_some());
+                    resolved.is_some_and(|i| snapshot.tools[i].tool.output_schema.is_some());
                 convert::call_result(outcome, structured).map(Into::into)
             }
         }

@@ -249,7 +249,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             info.instructions.clone_from(&self.instructions);
         }
         let shared = handler::Shared {
-            tools: self.registry.tools().map(convert::tool).collect(),
             registry: self.registry.clone(),
             info,
             default_caller: self.default_caller.clone(),
@@ -262,7 +261,13 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(0),
         };
-        McpHandler::new(Arc::new(shared), self.extras.clone())
+        let shared = Arc::new(shared);
+        // Outside a runtime there is no client to tell, and nothing to spawn on.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let revisions = self.registry.subscribe();
+            runtime.spawn(handler::relay_changes(Arc::downgrade(&shared), revisions));
+        }
+        McpHandler::new(shared, self.extras.clone())
     }
 
     /// Serves one client over stdin and stdout until it disconnects. Log to stderr only.

@@ -1,6 +1,6 @@
 //! Call ceilings (`max_runs`): runs counted per caller and session, in bounded memory.
 //!
-//! A count is keyed by the caller's id, the session (when the call has one) and the tool, so two callers
+//! A count is keyed by the caller's id, the session (when the call has one) and the tool's name, so two callers
 //! never share a count, whatever session name they give. Over MCP the session is one the server issued and
 //! bound to its caller; counts of a session are forgotten when it ends.
 
@@ -16,7 +16,7 @@ pub(crate) const MAX_COUNTS: usize = 100_000;
 
 /// [`Ceilings::check`] or [`Ceilings::take`].
 pub(crate) type Count =
-    fn(&Ceilings, &Caller, Option<&Arc<str>>, usize, u32) -> Result<(), Refused>;
+    fn(&Ceilings, &Caller, Option<&Arc<str>>, &Arc<str>, u32) -> Result<(), Refused>;
 
 /// Why a run was not counted.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,15 +31,15 @@ pub(crate) enum Refused {
 struct Key {
     caller: Box<str>,
     session: Option<Arc<str>>,
-    tool: usize,
+    tool: Arc<str>,
 }
 
 impl Key {
-    fn new(caller: &Caller, session: Option<&Arc<str>>, tool: usize) -> Self {
+    fn new(caller: &Caller, session: Option<&Arc<str>>, tool: &Arc<str>) -> Self {
         Key {
             caller: caller.id().into(),
             session: session.cloned(),
-            tool,
+            tool: Arc::clone(tool),
         }
     }
 }
@@ -56,7 +56,7 @@ impl Ceilings {
         &self,
         caller: &Caller,
         session: Option<&Arc<str>>,
-        tool: usize,
+        tool: &Arc<str>,
         max: u32,
     ) -> Result<(), Refused> {
         let counts = self.counts.locked();
@@ -71,7 +71,7 @@ impl Ceilings {
         &self,
         caller: &Caller,
         session: Option<&Arc<str>>,
-        tool: usize,
+        tool: &Arc<str>,
         max: u32,
     ) -> Result<(), Refused> {
         let mut counts = self.counts.locked();
@@ -93,7 +93,7 @@ impl Ceilings {
     }
 
     /// Takes back a run that turned out not to be one (a round that only asked the client).
-    pub(crate) fn give_back(&self, caller: &Caller, session: Option<&Arc<str>>, tool: usize) {
+    pub(crate) fn give_back(&self, caller: &Caller, session: Option<&Arc<str>>, tool: &Arc<str>) {
         let mut counts = self.counts.locked();
         let key = Key::new(caller, session, tool);
         if let Some(done) = counts.get_mut(&key) {
@@ -124,17 +124,24 @@ mod tests {
 
     use super::*;
 
+    fn tool(i: usize) -> Arc<str> {
+        Arc::from(format!("tool_{i}"))
+    }
+
     #[test]
     fn callers_never_share_a_count_whatever_session_they_name() {
         let ceilings = Ceilings::default();
         let (alice, bob) = (Caller::new("alice"), Caller::new("bob"));
         let shared: Arc<str> = Arc::from("caller:alice");
-        ceilings.take(&alice, None, 0, 1).unwrap();
-        assert_eq!(ceilings.take(&alice, None, 0, 1), Err(Refused::Reached));
-        ceilings.take(&bob, Some(&shared), 0, 1).unwrap();
-        ceilings.take(&alice, Some(&shared), 0, 1).unwrap();
+        ceilings.take(&alice, None, &tool(0), 1).unwrap();
         assert_eq!(
-            ceilings.check(&bob, Some(&shared), 0, 1),
+            ceilings.take(&alice, None, &tool(0), 1),
+            Err(Refused::Reached)
+        );
+        ceilings.take(&bob, Some(&shared), &tool(0), 1).unwrap();
+        ceilings.take(&alice, Some(&shared), &tool(0), 1).unwrap();
+        assert_eq!(
+            ceilings.check(&bob, Some(&shared), &tool(0), 1),
             Err(Refused::Reached)
         );
     }
@@ -144,11 +151,11 @@ mod tests {
         let ceilings = Ceilings::default();
         let ada = Caller::new("ada");
         let session: Arc<str> = Arc::from("s-1");
-        ceilings.take(&ada, Some(&session), 3, 1).unwrap();
-        ceilings.give_back(&ada, Some(&session), 3);
+        ceilings.take(&ada, Some(&session), &tool(3), 1).unwrap();
+        ceilings.give_back(&ada, Some(&session), &tool(3));
         assert_eq!(ceilings.len(), 0);
-        ceilings.take(&ada, Some(&session), 3, 1).unwrap();
-        ceilings.take(&ada, None, 3, 1).unwrap();
+        ceilings.take(&ada, Some(&session), &tool(3), 1).unwrap();
+        ceilings.take(&ada, None, &tool(3), 1).unwrap();
         ceilings.end_session("s-1");
         assert_eq!(ceilings.len(), 1, "only the sessionless count is left");
     }
@@ -157,11 +164,14 @@ mod tests {
     fn the_counts_are_bounded_and_fail_closed_when_full() {
         let ceilings = Ceilings::default();
         let ada = Caller::new("ada");
-        for tool in 0..MAX_COUNTS {
-            ceilings.take(&ada, None, tool, 5).unwrap();
+        for i in 0..MAX_COUNTS {
+            ceilings.take(&ada, None, &tool(i), 5).unwrap();
         }
-        assert_eq!(ceilings.take(&ada, None, MAX_COUNTS, 5), Err(Refused::Full));
-        ceilings.take(&ada, None, 0, 5).unwrap();
+        assert_eq!(
+            ceilings.take(&ada, None, &tool(MAX_COUNTS), 5),
+            Err(Refused::Full)
+        );
+        ceilings.take(&ada, None, &tool(0), 5).unwrap();
         assert_eq!(ceilings.len(), MAX_COUNTS);
     }
 }

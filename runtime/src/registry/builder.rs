@@ -5,7 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::caller::Caller;
 use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
@@ -19,6 +21,7 @@ use super::config::{Config, merge_settings};
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
 use super::registered::{compiled_tool, dynamic_tool};
+use super::snapshot::Snapshot;
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
 ///
@@ -58,7 +61,7 @@ use super::registered::{compiled_tool, dynamic_tool};
 ///     .build()?;
 ///
 /// let admin = Caller::new("root").with_abilities(["admin"]);
-/// let names: Vec<&str> = registry.list(&admin).iter().map(|t| t.name()).collect();
+/// let names: Vec<String> = registry.list(&admin).iter().map(|t| t.name().to_owned()).collect();
 /// assert_eq!(names, ["help", "stock"]);
 /// let stock = registry.call(&admin, "stock", json!({})).await;
 /// assert_eq!(stock.into_result().text_for_model(), "main: 12 items");
@@ -367,35 +370,18 @@ impl RegistryBuilder {
         };
         tools.sort_by_key(|s| rank(&s.tool.name));
 
-        let mut abilities: Vec<String> = tools
-            .iter()
-            .flat_map(|s| s.tool.abilities.iter().cloned())
-            .collect();
-        abilities.sort();
-        abilities.dedup();
         let mut settings = self.settings;
         for registered in &mut tools {
             let name = &*registered.tool.name;
-            registered.required = registered
-                .tool
-                .abilities
-                .iter()
-                .map(|a| abilities.binary_search(a).unwrap_or_default())
-                .collect();
             registered.enabled = !self.disabled.contains(name)
                 && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
             registered.settings = settings.remove(name).map(Arc::new);
         }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (Box::from(&*s.tool.name), i))
-            .collect();
         Ok(Registry {
             inner: Arc::new(Inner {
-                tools,
-                by_name,
-                abilities,
+                live: ArcSwap::from_pointee(Snapshot::new(tools.clone(), 0)),
+                declared: tools,
+                revisions: watch::channel(0).0,
                 state: Arc::new(self.state),
                 authorizer: self.authorizer,
                 hooks: self.hooks,

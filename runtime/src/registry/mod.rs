@@ -7,9 +7,11 @@ mod error;
 mod queries;
 mod registered;
 pub(crate) mod schema;
+mod snapshot;
 
 pub use builder::RegistryBuilder;
 pub use config::{Config, ConfigError, ToolConfig};
 pub use error::BuildError;
 pub use queries::Registry;
 pub(crate) use registered::{Handler, RegisteredTool};
+pub(crate) use snapshot::Snapshot;

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustc_hash::FxHashMap;
+use arc_swap::ArcSwap;
+use tokio::sync::watch;
 
 use crate::caller::Caller;
 use crate::confirm::Confirmations;
@@ -15,11 +16,14 @@ use crate::policy::{AuditSink, Authorizer};
 use crate::tool::Tool;
 
 use super::registered::RegisteredTool;
+use super::snapshot::Snapshot;
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
-/// Built once at start-up: schemas are computed and validators compiled then, never per call. Cloning a
-/// `Registry` is cheap and clones share everything (state, call ceilings, pending confirmations).
+/// Built at start-up: schemas are computed and validators compiled then, never per call. What the
+/// operator changes (switched on or off, settings, abilities) is swapped in as a new snapshot while it
+/// serves: a call finishes on the snapshot it started with. Cloning a `Registry` is cheap and clones share
+/// everything (state, call ceilings, pending confirmations, the snapshot).
 ///
 /// ```rust,standalone_crate
 /// use toolgate::{tool, Caller, Registry};
@@ -42,9 +46,13 @@ pub struct Registry {
 }
 
 pub(crate) struct Inner {
-    pub(crate) tools: Vec<RegisteredTool>,
-    pub(crate) by_name: FxHashMap<Box<str>, usize>,
-    pub(crate) abilities: Vec<String>,
+    /// The tools as they are now.
+    pub(crate) live: ArcSwap<Snapshot>,
+    /// The tools as the code and the configuration file declare them, in listing order: what every
+    /// snapshot is built from.
+    pub(crate) declared: Vec<RegisteredTool>,
+    /// The revision of each snapshot swapped in, for whoever tells clients that the list changed.
+    pub(crate) revisions: watch::Sender<u64>,
     pub(crate) state: Arc<StateMap>,
     pub(crate) authorizer: Option<Box<dyn Authorizer>>,
     pub(crate) hooks: Vec<Box<dyn Hook>>,
@@ -60,44 +68,51 @@ pub(crate) struct Inner {
 
 impl Registry {
     /// The tools `caller` may run, in listing order, without deferred ones.
-    pub fn list(&self, caller: &Caller) -> Vec<&Tool> {
-        self.visible(caller).filter(|t| !t.defer).collect()
+    pub fn list(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        self.visible(&snapshot, caller)
+            .filter(|t| !t.defer)
+            .collect()
     }
 
     /// The tools `caller` may run, deferred ones included.
-    pub fn list_all(&self, caller: &Caller) -> Vec<&Tool> {
-        self.visible(caller).collect()
+    pub fn list_all(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        self.visible(&snapshot, caller).collect()
     }
 
     /// The tools `caller` may run in `category`, deferred ones included.
-    pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<&Tool> {
-        self.visible(caller)
+    pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        self.visible(&snapshot, caller)
             .filter(|t| t.categories.iter().any(|c| c == category))
             .collect()
     }
 
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
-    pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<&Tool> {
+    pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<Arc<Tool>> {
+        let snapshot = self.snapshot();
         let (index, _) = self
-            .visible_tools(caller)
+            .visible_tools(&snapshot, caller)
             .find(|(_, s)| s.tool.capability.as_deref() == Some(capability))?;
-        let index = self.redirect(Lookup::Capability(capability), index);
-        let registered = &self.inner.tools[index];
+        let index = self.redirect(&snapshot, Lookup::Capability(capability), index);
+        let registered = &snapshot.tools[index];
         self.may_see(registered, caller, None)
-            .then_some(&registered.tool)
+            .then(|| Arc::clone(&registered.tool))
     }
 
     /// Tools `caller` may run whose name, title, description, capability or categories match words of
     /// `query`, best first; this is how deferred tools are found.
-    pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<&Tool> {
+    pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<Arc<Tool>> {
         let words: Vec<String> = query
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
-        let mut scored: Vec<(usize, &Tool)> = self
-            .visible(caller)
-            .map(|tool| (relevance(tool, &words), tool))
+        let snapshot = self.snapshot();
+        let mut scored: Vec<(usize, Arc<Tool>)> = self
+            .visible(&snapshot, caller)
+            .map(|tool| (relevance(&tool, &words), tool))
             .filter(|(score, _)| *score > 0)
             .collect();
         scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
@@ -109,40 +124,69 @@ impl Registry {
     }
 
     /// A tool by name, whoever may run it (for administration; callers use [`list`](Self::list)).
-    pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.inner
-            .by_name
-            .get(name)
-            .map(|&i| &self.inner.tools[i].tool)
+    pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        let index = *snapshot.by_name.get(name)?;
+        Some(Arc::clone(&snapshot.tools[index].tool))
     }
 
     /// Every tool, in listing order, whoever may run it (for administration).
-    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
-        self.inner.tools.iter().map(|s| &s.tool)
+    pub fn tools(&self) -> Vec<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        snapshot.tools.iter().map(|r| Arc::clone(&r.tool)).collect()
+    }
+
+    /// The revision of the operator's policy the registry serves now: it moves when a change is swapped in.
+    pub fn revision(&self) -> u64 {
+        self.inner.live.load().revision
+    }
+
+    /// Waits until a new snapshot is swapped in, and returns its revision: for a transport that tells its
+    /// clients that the list changed.
+    pub async fn changed(&self) -> u64 {
+        let mut revisions = self.inner.revisions.subscribe();
+        // Only a change after this call counts.
+        revisions.mark_unchanged();
+        let _ = revisions.changed().await;
+        *revisions.borrow()
+    }
+
+    /// The revisions of the snapshots swapped in from now on.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.revisions.subscribe()
+    }
+
+    /// The tools as they are now; a call holds its snapshot until it finishes.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.inner.live.load_full()
+    }
+
+    /// Swaps in the snapshot of `tools` at `revision`.
+    pub(crate) fn swap(&self, tools: Vec<RegisteredTool>, revision: u64) {
+        self.inner
+            .live
+            .store(Arc::new(Snapshot::new(tools, revision)));
+        self.inner.revisions.send_replace(revision);
     }
 
     /// The indices of the tools `caller` may run, without deferred ones, in listing order.
     #[cfg(feature = "mcp")]
     pub(crate) fn visible_indices<'a>(
         &'a self,
+        snapshot: &'a Snapshot,
         caller: &'a Caller,
     ) -> impl Iterator<Item = usize> + 'a {
-        self.visible_tools(caller)
+        self.visible_tools(snapshot, caller)
             .filter(|(_, s)| !s.tool.defer)
             .map(|(i, _)| i)
-    }
-
-    /// The index of a tool by name (no hooks, no policy).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        self.inner.by_name.get(name).copied()
     }
 
     /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
     /// approval, an `Ask`): it takes more than one round.
     #[cfg(feature = "mcp")]
-    pub(crate) fn may_ask(&self, resolved: Option<usize>) -> bool {
-        resolved.is_some_and(|i| self.inner.tools[i].has_rounds)
+    pub(crate) fn may_ask(snapshot: &Snapshot, resolved: Option<usize>) -> bool {
+        resolved.is_some_and(|i| snapshot.tools[i].has_rounds)
     }
 
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
@@ -153,30 +197,34 @@ impl Registry {
 
     fn visible<'a, 'c>(
         &'a self,
+        snapshot: &'a Snapshot,
         caller: &'c Caller,
-    ) -> impl Iterator<Item = &'a Tool> + use<'a, 'c> {
-        self.visible_tools(caller).map(|(_, s)| &s.tool)
+    ) -> impl Iterator<Item = Arc<Tool>> + use<'a, 'c> {
+        self.visible_tools(snapshot, caller)
+            .map(|(_, s)| Arc::clone(&s.tool))
     }
 
     /// The tools `caller` may see, with their indices, in listing order: the one filter every listing uses.
     fn visible_tools<'a, 'c>(
         &'a self,
+        snapshot: &'a Snapshot,
         caller: &'c Caller,
     ) -> impl Iterator<Item = (usize, &'a RegisteredTool)> + use<'a, 'c> {
-        let abilities_held = self.abilities_held(caller);
-        self.inner
+        let abilities_held = self.abilities_held(snapshot, caller);
+        snapshot
             .tools
             .iter()
             .enumerate()
             .filter(move |(_, s)| self.may_see(s, caller, abilities_held.as_deref()))
     }
 
-    /// With the default authorizer: which of the registry's abilities `caller` holds, looked up once per listing.
-    fn abilities_held(&self, caller: &Caller) -> Option<Vec<bool>> {
+    /// With the default authorizer: which of the snapshot's abilities `caller` holds, looked up once per
+    /// listing.
+    fn abilities_held(&self, snapshot: &Snapshot, caller: &Caller) -> Option<Vec<bool>> {
         self.inner
             .authorizer
             .is_none()
-            .then(|| self.inner.abilities.iter().map(|a| caller.has(a)).collect())
+            .then(|| snapshot.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
     fn may_see(
@@ -214,17 +262,17 @@ impl Registry {
         }
     }
 
-    /// The index of the tool for a name, after resolution hooks.
-    pub(crate) fn resolve(&self, name: &str) -> Option<usize> {
-        let index = *self.inner.by_name.get(name)?;
-        Some(self.redirect(Lookup::Name(name), index))
+    /// The index of the tool for a name in `snapshot`, after resolution hooks.
+    pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<usize> {
+        let index = *snapshot.by_name.get(name)?;
+        Some(self.redirect(snapshot, Lookup::Name(name), index))
     }
 
-    fn redirect(&self, lookup: Lookup<'_>, index: usize) -> usize {
+    fn redirect(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: usize) -> usize {
         let mut index = index;
         for hook in &self.inner.hooks {
-            if let Some(other) = hook.on_resolve(lookup, &self.inner.tools[index].tool) {
-                match self.inner.by_name.get(other.as_str()) {
+            if let Some(other) = hook.on_resolve(lookup, &snapshot.tools[index].tool) {
+                match snapshot.by_name.get(other.as_str()) {
                     Some(&i) => index = i,
                     None => tracing::warn!(
                         tool = other,
@@ -263,10 +311,10 @@ impl fmt::Debug for Registry {
             .field(
                 "tools",
                 &self
-                    .inner
+                    .snapshot()
                     .tools
                     .iter()
-                    .map(|s| &*s.tool.name)
+                    .map(|s| s.tool.name.to_string())
                     .collect::<Vec<_>>(),
             )
             .field("state", &self.inner.state)

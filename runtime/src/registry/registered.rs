@@ -16,12 +16,14 @@ use crate::tool::{
 use super::error::BuildError;
 use super::schema;
 
-/// A tool with everything needed to run it.
+/// A tool with everything needed to run it. Cloning is cheap: a snapshot is made of clones of the tools as
+/// the code and the configuration file declare them, with the operator's records over them.
+#[derive(Clone)]
 pub(crate) struct RegisteredTool {
-    pub(crate) tool: Tool,
+    pub(crate) tool: Arc<Tool>,
     pub(crate) handler: Handler,
-    pub(crate) validator: Validator,
-    pub(crate) defaults: Vec<(String, Value)>,
+    pub(crate) validator: Arc<Validator>,
+    pub(crate) defaults: Arc<[(String, Value)]>,
     pub(crate) settings: Option<Arc<Value>>,
     /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
     /// round, and keep their arguments to seal them.
@@ -31,6 +33,7 @@ pub(crate) struct RegisteredTool {
     pub(crate) required: Box<[usize]>,
 }
 
+#[derive(Clone)]
 pub(crate) enum Handler {
     Compiled {
         call: fn(CallParts<'_>) -> ToolFuture,
@@ -107,12 +110,12 @@ pub(super) fn compiled_tool(
     };
     Ok(RegisteredTool {
         has_rounds: asks || entry.preview.is_some(),
-        tool,
+        tool: Arc::new(tool),
         handler: Handler::Compiled {
             call: entry.call,
             preview: entry.preview,
         },
-        validator,
+        validator: Arc::new(validator),
         defaults: input
             .defaults
             .into_iter()
@@ -163,10 +166,10 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         source: Source::Dynamic,
     };
     Ok(RegisteredTool {
-        tool: tool_info,
+        tool: Arc::new(tool_info),
         handler: Handler::Dynamic(tool.handler),
-        validator,
-        defaults: Vec::new(),
+        validator: Arc::new(validator),
+        defaults: Arc::default(),
         settings: None,
         has_rounds: false,
         enabled: true,

@@ -1,0 +1,65 @@
+//! The registry's tools as they are now: a snapshot, swapped whole when a source changes. A call keeps the
+//! snapshot it started with until it finishes; the next call sees the new one.
+
+use std::any::Any;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
+use super::registered::RegisteredTool;
+
+/// The tools in listing order, their index by name, and the abilities they require.
+pub(crate) struct Snapshot {
+    pub(crate) tools: Vec<RegisteredTool>,
+    pub(crate) by_name: FxHashMap<Box<str>, usize>,
+    /// Every ability some tool requires, sorted; a tool's `required` indexes into it.
+    pub(crate) abilities: Vec<String>,
+    /// The operator's policy revision the snapshot was built from (0 without records).
+    pub(crate) revision: u64,
+    /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl Snapshot {
+    /// The snapshot of `tools`, in the order given.
+    pub(crate) fn new(mut tools: Vec<RegisteredTool>, revision: u64) -> Self {
+        let mut abilities: Vec<String> = tools
+            .iter()
+            .flat_map(|r| r.tool.abilities.iter().cloned())
+            .collect();
+        abilities.sort();
+        abilities.dedup();
+        for registered in &mut tools {
+            registered.required = registered
+                .tool
+                .abilities
+                .iter()
+                .map(|a| abilities.binary_search(a).unwrap_or_default())
+                .collect();
+        }
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (Box::from(&*r.tool.name), i))
+            .collect();
+        Snapshot {
+            tools,
+            by_name,
+            abilities,
+            revision,
+            derived: OnceLock::new(),
+        }
+    }
+
+    /// What `derive` makes of these tools, made once per snapshot. One transport type uses it (MCP, for
+    /// its tool definitions); another type asking would get `None`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn derived<T: Any + Send + Sync>(
+        &self,
+        derive: impl FnOnce(&Self) -> T,
+    ) -> Option<&T> {
+        self.derived
+            .get_or_init(|| Box::new(derive(self)))
+            .downcast_ref()
+    }
+}
