@@ -53,8 +53,10 @@ pub mod output;
 pub mod param;
 pub mod policy;
 pub mod registry;
+mod schema;
 #[cfg(feature = "sqlite")]
-pub mod sqlite;
+pub use store::sqlite;
+pub mod store;
 mod sync;
 mod tool;
 

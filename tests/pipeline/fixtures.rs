@@ -173,7 +173,7 @@ async fn web_search(query: String) -> Vec<String> {
     vec![format!("result for {query}")]
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 struct Greeting {
     greeting: String,
 }

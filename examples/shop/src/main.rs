@@ -118,7 +118,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
 async fn demo(registry: &Registry) {
     let (vera, max) = (viewer(), manager());
     for caller in [&vera, &max] {
-        let names: Vec<String> = registry.list(caller).iter().map(|t| t.name().to_owned()).collect();
+        let names: Vec<String> = registry
+            .list(caller)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
         println!(
             "{} ({}) sees: {}",
             caller.id(),

@@ -159,7 +159,11 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
     let db = Db::open(":memory:").expect("sqlite opens");
     let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
     let registry = registry(db, &store, config).expect("deploy/shop.toml names real tools");
-    let names: Vec<String> = registry.list(&manager()).iter().map(|t| t.name().to_owned()).collect();
+    let names: Vec<String> = registry
+        .list(&manager())
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
     assert_eq!(
         names,
         [

@@ -7,7 +7,8 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry, Snapshot, schema};
+use crate::registry::{RegisteredTool, Registry, Snapshot};
+use crate::schema;
 
 impl Registry {
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call

@@ -38,6 +38,7 @@ impl Registry {
                 action: flight.action,
                 at: SystemTime::now(),
                 elapsed: started.elapsed(),
+                revision: flight.snapshot.revision,
             });
         }
     }

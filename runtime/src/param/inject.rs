@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -118,7 +119,7 @@ impl Param for Invocation {
 /// ```rust,standalone_crate
 /// use toolgate::prelude::*;
 ///
-/// #[derive(serde::Deserialize)]
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct SearchSettings {
 ///     #[serde(default = "default_engine")]
 ///     engine: String,
@@ -146,7 +147,7 @@ impl Param for Invocation {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Settings<T>(pub T);
 
-impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for Settings<T> {
     const KIND: ParamKind = ParamKind::Injected;
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
@@ -161,6 +162,10 @@ impl<T: DeserializeOwned + Send + 'static> Param for Settings<T> {
                 ),
             )
         })
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::settings::<T>())
     }
 }
 

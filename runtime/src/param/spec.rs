@@ -156,6 +156,10 @@ pub(crate) enum RequirementKind {
     },
     /// The tool asks the client for input, so its calls keep their arguments to seal the request state.
     Asks,
+    /// The tool takes settings of this schema ([`Settings<T>`](crate::Settings)).
+    Settings {
+        schema: fn(&mut SchemaGenerator) -> Schema,
+    },
 }
 
 impl Requirement {
@@ -165,6 +169,16 @@ impl Requirement {
             kind: RequirementKind::State {
                 type_id: TypeId::of::<T>,
                 type_name: std::any::type_name::<T>(),
+            },
+        }
+    }
+
+    /// The tool takes [`Settings<T>`](crate::Settings): `T`'s schema is published, and settings that do
+    /// not match it are refused.
+    pub(crate) fn settings<T: JsonSchema>() -> Self {
+        Requirement {
+            kind: RequirementKind::Settings {
+                schema: |generator| generator.root_schema_for::<T>(),
             },
         }
     }

@@ -123,6 +123,9 @@ pub struct AuditEvent<'a> {
     pub at: SystemTime,
     /// How long the pipeline took.
     pub elapsed: Duration,
+    /// The operator's policy revision the call ran under (0 without records): why it was allowed or
+    /// refused can be read back from the records' history.
+    pub revision: u64,
 }
 
 impl AuditEvent<'_> {

@@ -15,12 +15,13 @@ use crate::param::StateMap;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::Hook;
 use crate::policy::{AuditSink, Authorizer};
+use crate::store::{RecordError, RecordStore};
 use crate::tool::{DynamicTool, Tool, ToolEntry};
 
 use super::config::{Config, merge_settings};
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
-use super::registered::{compiled_tool, dynamic_tool};
+use super::registered::{RegisteredTool, compiled_tool, dynamic_tool};
 use super::snapshot::Snapshot;
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
@@ -85,6 +86,7 @@ pub struct RegistryBuilder {
     pub(super) confirmation_ttl: Duration,
     pub(super) keys: Option<KeyRing>,
     pub(super) store: Option<Box<dyn ConfirmationStore>>,
+    pub(super) records: Option<Arc<dyn RecordStore>>,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
 }
@@ -118,6 +120,7 @@ impl Default for RegistryBuilder {
             confirmation_ttl: Duration::from_secs(600),
             keys: None,
             store: None,
+            records: None,
             skip_confirmation: None,
             configured: Vec::new(),
         }
@@ -243,6 +246,27 @@ impl RegistryBuilder {
     pub fn confirmation_store(mut self, store: impl ConfirmationStore) -> Self {
         self.store = Some(Box::new(store));
         self
+    }
+
+    /// The operator's records of the tools (see [`toolgate::store`](crate::store)): switched on or off,
+    /// settings, abilities required on top of the code's, changed while the server runs. Build with
+    /// [`load`](Self::load), which reads them before anything is served; a registry whose records are
+    /// not loaded serves only system tools.
+    #[must_use]
+    pub fn records(mut self, store: impl RecordStore) -> Self {
+        self.records = Some(Arc::new(store));
+        self
+    }
+
+    /// [`build`](Self::build), then loads the operator's records, so that the first call is already
+    /// served under the operator's policy.
+    ///
+    /// # Errors
+    /// As for `build`, and when the records cannot be read.
+    pub async fn load(self) -> Result<Registry, LoadError> {
+        let registry = self.build()?;
+        registry.refresh().await?;
+        Ok(registry)
     }
 
     /// Runs writes without a preview when `policy` says so for the caller and tool (a trusted automation,
@@ -376,12 +400,19 @@ impl RegistryBuilder {
             registered.enabled = !self.disabled.contains(name)
                 && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
             registered.settings = settings.remove(name).map(Arc::new);
+            registered
+                .check_settings()
+                .map_err(|reason| BuildError::InvalidSettings {
+                    tool: name.to_owned(),
+                    reason,
+                })?;
         }
         Ok(Registry {
             inner: Arc::new(Inner {
-                live: ArcSwap::from_pointee(Snapshot::new(tools.clone(), 0)),
+                live: ArcSwap::from_pointee(first_snapshot(&tools, self.records.is_some())),
                 declared: tools,
                 revisions: watch::channel(0).0,
+                records: self.records,
                 state: Arc::new(self.state),
                 authorizer: self.authorizer,
                 hooks: self.hooks,
@@ -407,5 +438,50 @@ impl fmt::Debug for RegistryBuilder {
         f.debug_struct("RegistryBuilder")
             .field("dynamic", &self.dynamic)
             .finish_non_exhaustive()
+    }
+}
+
+/// What is served before the records are read: everything as declared without records; with them, only
+/// system tools, so that nothing the operator switched off runs for a moment at start-up.
+fn first_snapshot(tools: &[RegisteredTool], records: bool) -> Snapshot {
+    let mut tools = tools.to_vec();
+    if records {
+        for tool in &mut tools {
+            tool.enabled = false;
+        }
+    }
+    Snapshot::new(tools, 0, !records)
+}
+
+/// Why [`RegistryBuilder::load`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The registry could not be built.
+    Build(BuildError),
+    /// The records could not be read.
+    Records(RecordError),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Build(error) => error.fmt(f),
+            LoadError::Records(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<BuildError> for LoadError {
+    fn from(error: BuildError) -> Self {
+        LoadError::Build(error)
+    }
+}
+
+impl From<RecordError> for LoadError {
+    fn from(error: RecordError) -> Self {
+        LoadError::Records(error)
     }
 }

@@ -51,6 +51,13 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// Settings from the code or the configuration file do not match the schema the tool publishes.
+    InvalidSettings {
+        /// The tool.
+        tool: String,
+        /// Which settings are wrong, and how.
+        reason: String,
+    },
     /// A dynamic tool declares neither `public` nor an ability, or both.
     Undeclared {
         /// The tool.
@@ -96,6 +103,7 @@ impl fmt::Display for BuildError {
                  add it with `Registry::builder().state(value)`"
             ),
             BuildError::InvalidSchema { tool, reason } => write!(f, "tool `{tool}`: {reason}"),
+            BuildError::InvalidSettings { reason, .. } => f.write_str(reason),
             BuildError::Undeclared { tool } => write!(
                 f,
                 "dynamic tool `{tool}` must declare who may run it: call exactly one of `.public()` or `.ability(..)`"

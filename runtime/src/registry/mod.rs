@@ -1,15 +1,15 @@
 //! The registry: every tool of the application with the policy that decides who sees and runs them; its
-//! builder and the operator's configuration; the registered tools and schemas built once at start-up.
+//! builder and the operator's configuration; the registered tools built once at start-up, and the snapshot the operator's records change.
 
 mod builder;
 mod config;
 mod error;
 mod queries;
+mod records;
 mod registered;
-pub(crate) mod schema;
 mod snapshot;
 
-pub use builder::RegistryBuilder;
+pub use builder::{LoadError, RegistryBuilder};
 pub use config::{Config, ConfigError, ToolConfig};
 pub use error::BuildError;
 pub use queries::Registry;

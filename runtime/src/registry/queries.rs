@@ -13,6 +13,7 @@ use crate::param::StateMap;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::{Hook, Lookup};
 use crate::policy::{AuditSink, Authorizer};
+use crate::store::RecordStore;
 use crate::tool::Tool;
 
 use super::registered::RegisteredTool;
@@ -53,6 +54,8 @@ pub(crate) struct Inner {
     pub(crate) declared: Vec<RegisteredTool>,
     /// The revision of each snapshot swapped in, for whoever tells clients that the list changed.
     pub(crate) revisions: watch::Sender<u64>,
+    /// The operator's records, loaded over `declared`.
+    pub(crate) records: Option<Arc<dyn RecordStore>>,
     pub(crate) state: Arc<StateMap>,
     pub(crate) authorizer: Option<Box<dyn Authorizer>>,
     pub(crate) hooks: Vec<Box<dyn Hook>>,
@@ -162,12 +165,20 @@ impl Registry {
         self.inner.live.load_full()
     }
 
-    /// Swaps in the snapshot of `tools` at `revision`.
+    /// Swaps in the snapshot of `tools` at `revision`, unless a newer one was swapped in meanwhile (by a
+    /// refresh that read the records later but finished first).
     pub(crate) fn swap(&self, tools: Vec<RegisteredTool>, revision: u64) {
-        self.inner
-            .live
-            .store(Arc::new(Snapshot::new(tools, revision)));
-        self.inner.revisions.send_replace(revision);
+        let next = Arc::new(Snapshot::new(tools, revision, true));
+        let previous = self.inner.live.rcu(|current| {
+            if current.loaded && current.revision > revision {
+                Arc::clone(current)
+            } else {
+                Arc::clone(&next)
+            }
+        });
+        if !(previous.loaded && previous.revision > revision) {
+            self.inner.revisions.send_replace(revision);
+        }
     }
 
     /// The indices of the tools `caller` may run, without deferred ones, in listing order.

@@ -14,7 +14,7 @@ use crate::tool::{
 };
 
 use super::error::BuildError;
-use super::schema;
+use crate::schema;
 
 /// A tool with everything needed to run it. Cloning is cheap: a snapshot is made of clones of the tools as
 /// the code and the configuration file declare them, with the operator's records over them.
@@ -25,12 +25,27 @@ pub(crate) struct RegisteredTool {
     pub(crate) validator: Arc<Validator>,
     pub(crate) defaults: Arc<[(String, Value)]>,
     pub(crate) settings: Option<Arc<Value>>,
+    /// Checks settings against the tool's settings schema, when it takes `Settings<T>`.
+    pub(crate) settings_validator: Option<Arc<Validator>>,
     /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
     /// round, and keep their arguments to seal them.
     pub(crate) has_rounds: bool,
     pub(crate) enabled: bool,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
+}
+
+impl RegisteredTool {
+    /// Whether its settings match the schema its `Settings<T>` publishes (settings it does not take are
+    /// not checked).
+    pub(crate) fn check_settings(&self) -> Result<(), String> {
+        match (&self.settings_validator, &self.settings) {
+            (Some(validator), Some(settings)) => {
+                schema::check_settings(validator, &self.tool.name, settings)
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -56,6 +71,7 @@ pub(super) fn compiled_tool(
         reason,
     };
     let mut asks = false;
+    let mut settings_schema = None;
     for spec in entry.params {
         match (spec.fields.requirement)().map(|r| r.kind) {
             Some(RequirementKind::State { type_id, type_name }) if !state.contains(type_id()) => {
@@ -65,6 +81,9 @@ pub(super) fn compiled_tool(
                 });
             }
             Some(RequirementKind::Asks) => asks = true,
+            Some(RequirementKind::Settings { schema }) => {
+                settings_schema = Some(schema::settings_schema(schema));
+            }
             _ => {}
         }
     }
@@ -106,7 +125,12 @@ pub(super) fn compiled_tool(
         has_preview: entry.preview.is_some(),
         input_schema: Arc::new(input.schema),
         output_schema: schema::output_schema(entry.output_schema).map(Arc::new),
+        settings_schema: settings_schema.map(Arc::new),
         source,
+    };
+    let settings_validator = match &tool.settings_schema {
+        Some(schema) => Some(Arc::new(schema::validator(schema).map_err(invalid)?)),
+        None => None,
     };
     Ok(RegisteredTool {
         has_rounds: asks || entry.preview.is_some(),
@@ -122,6 +146,7 @@ pub(super) fn compiled_tool(
             .map(|(n, v)| (n.to_owned(), v))
             .collect(),
         settings: None,
+        settings_validator,
         enabled: true,
         required: Box::default(),
     })
@@ -163,6 +188,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         has_preview: false,
         input_schema: Arc::new(tool.input_schema),
         output_schema: tool.output_schema.map(Arc::new),
+        settings_schema: None,
         source: Source::Dynamic,
     };
     Ok(RegisteredTool {
@@ -171,6 +197,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         validator: Arc::new(validator),
         defaults: Arc::default(),
         settings: None,
+        settings_validator: None,
         has_rounds: false,
         enabled: true,
         required: Box::default(),

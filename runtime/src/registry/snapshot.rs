@@ -16,13 +16,16 @@ pub(crate) struct Snapshot {
     pub(crate) abilities: Vec<String>,
     /// The operator's policy revision the snapshot was built from (0 without records).
     pub(crate) revision: u64,
+    /// Whether the operator's records are in it: a registry with records serves nothing but system
+    /// tools until they are loaded.
+    pub(crate) loaded: bool,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Snapshot {
     /// The snapshot of `tools`, in the order given.
-    pub(crate) fn new(mut tools: Vec<RegisteredTool>, revision: u64) -> Self {
+    pub(crate) fn new(mut tools: Vec<RegisteredTool>, revision: u64, loaded: bool) -> Self {
         let mut abilities: Vec<String> = tools
             .iter()
             .flat_map(|r| r.tool.abilities.iter().cloned())
@@ -47,6 +50,7 @@ impl Snapshot {
             by_name,
             abilities,
             revision,
+            loaded,
             derived: OnceLock::new(),
         }
     }

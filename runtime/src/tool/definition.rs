@@ -54,6 +54,7 @@ pub struct Tool {
     pub(crate) has_preview: bool,
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
+    pub(crate) settings_schema: Option<Arc<Value>>,
     pub(crate) source: Source,
 }
 
@@ -153,6 +154,12 @@ impl Tool {
         self.output_schema.as_deref()
     }
 
+    /// The schema of the settings it takes as `Settings<T>`: `T`'s. Settings that do not match it are
+    /// refused, from the code, the configuration file or the operator's records.
+    pub fn settings_schema(&self) -> Option<&Value> {
+        self.settings_schema.as_deref()
+    }
+
     /// Where it was defined.
     pub fn source(&self) -> &Source {
         &self.source
@@ -194,6 +201,16 @@ pub enum Source {
     },
     /// A [`DynamicTool`](crate::DynamicTool) defined at run time.
     Dynamic,
+}
+
+impl Source {
+    /// `compiled` or `dynamic`, as the operator's records name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Compiled { .. } => "compiled",
+            Source::Dynamic => "dynamic",
+        }
+    }
 }
 
 impl fmt::Display for Source {

@@ -1,4 +1,5 @@
-//! The embedded database: used confirmations, the audit trail and a sealing key, in one SQLite file.
+//! The embedded database: used confirmations, the audit trail, a sealing key and the operator's records
+//! of the tools, in one SQLite file. Its tables are created and migrated when it is opened.
 //!
 //! Several processes may open the same file: claims are atomic across them, so a confirmation acts once
 //! however many replicas see it.
@@ -29,11 +30,17 @@ use crate::confirm::{
 };
 use crate::error::{ErrorKind, ToolError};
 use crate::policy::{AuditEvent, AuditSink};
+use crate::store::{RecordError, RecordErrorKind};
 use crate::sync::Locked;
 
 pub use rusqlite;
 
-const SCHEMA: &str = "
+mod records;
+
+/// The migrations, in order: the database's `user_version` counts those applied.
+const MIGRATIONS: [&str; 2] = [
+    // 1: confirmations, audit, keys.
+    "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
     id TEXT PRIMARY KEY,
     decision TEXT NOT NULL,
@@ -57,7 +64,29 @@ CREATE TABLE IF NOT EXISTS toolgate_keys (
     secret BLOB NOT NULL,
     created_ms INTEGER NOT NULL
 );
-";
+",
+    // 2: the operator's records, their revision and history; the revision in force on each audit row.
+    "
+CREATE TABLE toolgate_tools (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+CREATE TABLE toolgate_revision (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL
+);
+INSERT INTO toolgate_revision (id, revision) VALUES (1, 0);
+CREATE TABLE toolgate_changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    revision INTEGER NOT NULL,
+    at_ms INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    what TEXT NOT NULL
+);
+ALTER TABLE toolgate_audit ADD COLUMN revision INTEGER;
+",
+];
 
 /// Used confirmations (a [`ConfirmationStore`]), the audit trail ([`audit`](Self::audit)) and a sealing
 /// key ([`key_ring`](Self::key_ring)) in one SQLite database. Clones share the connection.
@@ -126,15 +155,15 @@ impl SqliteStore {
         Self::with_connection(Connection::open_in_memory()?)
     }
 
-    fn with_connection(connection: Connection) -> rusqlite::Result<Self> {
+    fn with_connection(mut connection: Connection) -> rusqlite::Result<Self> {
         connection.busy_timeout(Duration::from_secs(5))?;
-        connection.execute_batch(SCHEMA)?;
+        migrate(&mut connection)?;
         Ok(SqliteStore {
             connection: Arc::new(Mutex::new(connection)),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Connection> {
         self.connection.locked()
     }
 
@@ -221,7 +250,7 @@ impl SqliteStore {
     pub fn audit_records(&self, limit: usize) -> rusqlite::Result<Vec<AuditRecord>> {
         let connection = self.lock();
         let mut statement = connection.prepare_cached(
-            "SELECT at_ms, caller, tool, action, digest, outcome, session FROM toolgate_audit \
+            "SELECT at_ms, caller, tool, action, digest, outcome, session, revision FROM toolgate_audit \
              ORDER BY seq DESC LIMIT ?1",
         )?;
         let rows = statement.query_map(params![limit as i64], |r| {
@@ -233,6 +262,7 @@ impl SqliteStore {
                 digest: r.get(4)?,
                 outcome: r.get(5)?,
                 session: r.get(6)?,
+                revision: r.get::<_, Option<i64>>(7)?.map(|r| r.max(0) as u64),
             })
         })?;
         rows.collect()
@@ -300,6 +330,8 @@ pub struct AuditRecord {
     pub outcome: String,
     /// The session, when there is one.
     pub session: Option<String>,
+    /// The operator's policy revision the call ran under (`None` on rows older than the records).
+    pub revision: Option<u64>,
 }
 
 /// The audit sink of a [`SqliteStore`]: one row per call in `toolgate_audit`.
@@ -323,8 +355,8 @@ impl AuditSink for SqliteAudit {
             .0
             .lock()
             .prepare_cached(
-                "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -336,12 +368,39 @@ impl AuditSink for SqliteAudit {
                     event.outcome.label(),
                     event.invocation.session_id.as_deref(),
                     event.elapsed.as_micros() as i64,
+                    event.revision as i64,
                 ])
             });
         if let Err(error) = written {
             tracing::error!(target: "toolgate::audit", %error, "could not write the audit record");
         }
     }
+}
+
+/// Applies the migrations this database lacks, each in a transaction of its own; refuses a database that a
+/// newer toolgate migrated further.
+fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: i64 = transaction.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let applied = usize::try_from(applied).unwrap_or(usize::MAX);
+    if applied > MIGRATIONS.len() {
+        return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(
+            RecordError::new(
+                RecordErrorKind::Newer,
+                format!(
+                    "this database is at schema version {applied}, written by a newer toolgate; this one knows \
+                 versions up to {}: upgrade the binary, or use another database",
+                    MIGRATIONS.len()
+                ),
+            ),
+        )));
+    }
+    // The first one creates only what is missing: databases made before versions were counted have it.
+    for (done, migration) in MIGRATIONS.iter().enumerate().skip(applied) {
+        transaction.execute_batch(migration)?;
+        transaction.pragma_update(None, "user_version", done as i64 + 1)?;
+    }
+    transaction.commit()
 }
 
 fn store_error(error: rusqlite::Error) -> ToolError {

@@ -106,6 +106,16 @@ fn number(v: f64) -> Value {
     }
 }
 
+/// The schema of the settings a tool takes, portable like every published schema.
+pub(crate) fn settings_schema(make: fn(&mut SchemaGenerator) -> Schema) -> Value {
+    let mut generator = settings().for_deserialize().into_generator();
+    let mut schema = make(&mut generator);
+    make_portable(&mut schema);
+    let mut schema = schema.to_value();
+    strip_root_annotations(&mut schema);
+    schema
+}
+
 /// The schema of a tool's structured result, or `None` when it returns none.
 pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) -> Option<Value> {
     let mut generator = settings().for_serialize().into_generator();
@@ -229,14 +239,56 @@ pub(crate) fn validate(
 
 /// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
 fn check(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), ToolError> {
-    if validator.is_valid(arguments) {
+    let Some(problems) = problems(validator, arguments, "argument") else {
         return Ok(());
-    }
-    let problems: Vec<(String, String)> = validator
-        .iter_errors(arguments)
-        .take(5)
-        .map(|e| explain(&e))
+    };
+    let data: Vec<Value> = problems
+        .iter()
+        .map(|(path, problem)| json!({ "path": path, "problem": problem }))
         .collect();
+    Err(ToolError::with_kind(
+        ErrorKind::InvalidArguments,
+        format!(
+            "Invalid arguments for `{tool}`: {}. Fix them and call again.",
+            sentences(&problems)
+        ),
+    )
+    .with_data(json!({ "problems": data })))
+}
+
+/// Checks a tool's settings against the schema its `Settings<T>` publishes; on failure, a message naming
+/// each wrong setting.
+pub(crate) fn check_settings(
+    validator: &Validator,
+    tool: &str,
+    settings: &Value,
+) -> Result<(), String> {
+    match problems(validator, settings, "setting") {
+        None => Ok(()),
+        Some(problems) => Err(format!(
+            "the settings of `{tool}` do not match their schema: {}",
+            sentences(&problems)
+        )),
+    }
+}
+
+/// Up to five problems of `value` as (path, problem in words), with `noun` for a top-level key; `None`
+/// when it is valid.
+fn problems(validator: &Validator, value: &Value, noun: &str) -> Option<Vec<(String, String)>> {
+    if validator.is_valid(value) {
+        return None;
+    }
+    Some(
+        validator
+            .iter_errors(value)
+            .take(5)
+            .map(|e| explain(&e, noun))
+            .collect(),
+    )
+}
+
+/// The problems as one sentence: `` `path`: problem `` joined by `; `.
+fn sentences(problems: &[(String, String)]) -> String {
     let sentences: Vec<String> = problems
         .iter()
         .map(|(path, problem)| {
@@ -247,34 +299,23 @@ fn check(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), Too
             }
         })
         .collect();
-    let data: Vec<Value> = problems
-        .iter()
-        .map(|(path, problem)| json!({ "path": path, "problem": problem }))
-        .collect();
-    Err(ToolError::with_kind(
-        ErrorKind::InvalidArguments,
-        format!(
-            "Invalid arguments for `{tool}`: {}. Fix them and call again.",
-            sentences.join("; ")
-        ),
-    )
-    .with_data(json!({ "problems": data })))
+    sentences.join("; ")
 }
 
 /// A validation error as (argument path, problem in words).
-fn explain(error: &jsonschema::ValidationError<'_>) -> (String, String) {
+fn explain(error: &jsonschema::ValidationError<'_>, noun: &str) -> (String, String) {
     let path = dotted(error.instance_path().as_str());
     let problem = match error.kind() {
         ValidationErrorKind::Required { property } => {
             let field = property
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_owned);
-            let what = if path.is_empty() { "argument" } else { "field" };
+            let what = if path.is_empty() { noun } else { "field" };
             format!("missing required {what} `{field}`")
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let names: Vec<String> = unexpected.iter().map(|n| format!("`{n}`")).collect();
-            let what = if path.is_empty() { "argument" } else { "field" };
+            let what = if path.is_empty() { noun } else { "field" };
             format!(
                 "unknown {what}{} {}",
                 if names.len() > 1 { "s" } else { "" },

@@ -1,0 +1,152 @@
+//! The operator's records over the declared tools: loading them into a new snapshot, watching their
+//! revision, and syncing the code's tools into them.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::{Edit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan};
+use crate::tool::Tool;
+
+use super::config::merge_settings;
+use super::queries::Registry;
+use super::registered::RegisteredTool;
+
+impl Registry {
+    /// The operator's records, when the registry was built with them
+    /// ([`RegistryBuilder::records`](super::RegistryBuilder::records)).
+    pub fn records(&self) -> Option<&dyn RecordStore> {
+        self.inner.records.as_deref()
+    }
+
+    /// Loads the records if their revision moved since the snapshot being served, and swaps in the
+    /// snapshot they make. Returns whether it swapped.
+    ///
+    /// # Errors
+    /// When the records cannot be read; the registry goes on serving its snapshot.
+    pub async fn refresh(&self) -> Result<bool, RecordError> {
+        let Some(store) = self.records() else {
+            return Ok(false);
+        };
+        let loaded = self.inner.live.load().loaded;
+        if loaded && store.revision().await? == self.revision() {
+            return Ok(false);
+        }
+        let records = store.load().await?;
+        self.swap(overlay(&self.inner.declared, &records), records.revision);
+        Ok(true)
+    }
+
+    /// Keeps the registry in line with its records, until every clone of it is dropped: checks their
+    /// revision every `every` (a change made by any process is served within that time) and swaps in the
+    /// new snapshot. Spawn it. An outage is logged once, and calls go on under the last policy loaded;
+    /// when the database is back, what changed meanwhile is picked up.
+    pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
+        let weak = Arc::downgrade(&self.inner);
+        async move {
+            let mut down = false;
+            while let Some(inner) = weak.upgrade() {
+                match (Registry { inner }.refresh().await, down) {
+                    (Ok(_), true) => {
+                        down = false;
+                        tracing::info!(target: "toolgate::records", "the records are back");
+                    }
+                    (Err(error), false) => {
+                        down = true;
+                        tracing::error!(
+                            target: "toolgate::records",
+                            error = error.message(),
+                            "cannot read the records; serving under the last policy loaded"
+                        );
+                    }
+                    _ => {}
+                }
+                tokio::time::sleep(every).await;
+            }
+        }
+    }
+
+    /// What a sync would write: the code's tools against the records.
+    ///
+    /// # Errors
+    /// Without records, or when they cannot be read.
+    pub async fn sync_plan(&self) -> Result<SyncPlan, RecordError> {
+        let store = self.records().ok_or_else(no_records)?;
+        let records = store.load().await?;
+        let declared: Vec<&Tool> = self.inner.declared.iter().map(|r| &*r.tool).collect();
+        Ok(SyncPlan::new(declared, &records, crate::store::unix_ms()))
+    }
+
+    /// Syncs the code's tools into the records as `actor`, and serves the result: new tools are added,
+    /// changed ones updated (the operator's part kept), and tools gone from the code marked `missing`,
+    /// never deleted. Returns what it wrote.
+    ///
+    /// # Errors
+    /// Without records, or when they cannot be read or written; then nothing was written.
+    pub async fn sync(&self, actor: &str) -> Result<SyncPlan, RecordError> {
+        let plan = self.sync_plan().await?;
+        let store = self.records().ok_or_else(no_records)?;
+        store.apply_sync(actor, &plan).await?;
+        self.refresh().await?;
+        Ok(plan)
+    }
+
+    /// Writes an operator's edit of one record and serves it at once.
+    ///
+    /// # Errors
+    /// When the edit is refused (see [`Edit::apply`]) or the records cannot be written; then nothing
+    /// changed.
+    pub async fn edit(&self, edit: &Edit) -> Result<u64, RecordError> {
+        let store = self.records().ok_or_else(no_records)?;
+        let revision = store.edit(edit).await?;
+        self.refresh().await?;
+        Ok(revision)
+    }
+}
+
+fn no_records() -> RecordError {
+    RecordError::new(
+        RecordErrorKind::NotFound,
+        "this registry has no records: build it with `RegistryBuilder::records`",
+    )
+}
+
+/// The declared tools with the operator's records over them. A tool without a record is as declared.
+pub(super) fn overlay(declared: &[RegisteredTool], records: &Records) -> Vec<RegisteredTool> {
+    declared
+        .iter()
+        .map(|tool| match records.tools.get(&*tool.tool.name) {
+            Some(record) => apply(tool, record),
+            None => tool.clone(),
+        })
+        .collect()
+}
+
+fn apply(declared: &RegisteredTool, record: &crate::store::ToolRecord) -> RegisteredTool {
+    let mut tool = declared.clone();
+    // A record a sync marked missing is of a tool that is back in the code but not synced yet: the code's
+    // switch holds.
+    tool.enabled = declared.enabled && (record.enabled || record.status == Status::Missing);
+    if let Some(over) = &record.settings {
+        let mut settings = declared.settings.as_deref().cloned().unwrap_or_default();
+        merge_settings(&mut settings, over.clone());
+        tool.settings = Some(Arc::new(settings));
+    }
+    if let Err(reason) = tool.check_settings() {
+        // Settings are checked when they are written, but the schema may have changed since: fail closed.
+        tracing::error!(target: "toolgate::records", tool = &*tool.tool.name, reason, "switched off");
+        tool.enabled = false;
+    }
+    let extra: Vec<&String> = record
+        .required_abilities
+        .iter()
+        .filter(|a| !declared.tool.abilities.contains(a))
+        .collect();
+    if !extra.is_empty() {
+        let mut definition = Tool::clone(&declared.tool);
+        definition.public = false;
+        definition.abilities.extend(extra.into_iter().cloned());
+        tool.tool = Arc::new(definition);
+    }
+    tool
+}

@@ -1,0 +1,48 @@
+//! The operator's records of the tools, in a real database: what a sync found in the code, and what the
+//! operator changed (switched on or off, settings, abilities required on top of the code's), each change
+//! with who made it, under a policy revision that moves with every change.
+//!
+//! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
+//! call never reads the database. SQLite ([`sqlite`]) is the embedded default.
+
+mod record;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+mod sync;
+
+pub(crate) use record::unix_ms;
+pub use record::{
+    Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord,
+};
+pub use sync::{Drift, SyncPlan};
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// What a [`RecordStore`] returns.
+pub type RecordFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RecordError>> + Send + 'a>>;
+
+/// Where the operator's records live. Every backend runs the same checks ([`Edit::apply`]) and the same
+/// plan ([`SyncPlan`]); it only reads and writes them, each write in one transaction that advances the
+/// revision and records who changed what.
+pub trait RecordStore: Send + Sync + 'static {
+    /// The policy revision now: cheap, so that a running registry can ask it often.
+    fn revision(&self) -> RecordFuture<'_, u64>;
+
+    /// Every record, with the revision they were read at.
+    fn load(&self) -> RecordFuture<'_, Records>;
+
+    /// Applies one operator's edit to one record, if the record is still at the version the edit was
+    /// made against. Returns the new revision.
+    fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64>;
+
+    /// Writes a sync plan: every record or none. Returns the new revision.
+    fn apply_sync<'a>(&'a self, actor: &'a str, plan: &'a SyncPlan) -> RecordFuture<'a, u64>;
+
+    /// Deletes the record of a tool the code no longer has (`missing`), with its settings. Returns the
+    /// new revision.
+    fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64>;
+
+    /// The newest `limit` changes, newest first.
+    fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>>;
+}
