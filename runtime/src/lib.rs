@@ -49,6 +49,8 @@ pub mod dialect;
 mod error;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "operator")]
+pub mod operator;
 pub mod output;
 pub mod param;
 pub mod policy;

@@ -16,13 +16,14 @@ pub use db::Db;
 
 // ANCHOR: registry
 /// The registry of the shop's tools, overview first, reading and writing `db`, with the operator's
-/// `config` applied over the code's choices. Confirmations and the audit trail are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
+/// `config` applied over the code's choices. Confirmations, the audit trail and the operator's records of
+/// the tools are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
 /// (`id:base64secret,...`, current first) when it is set, else with the key kept in `store`.
 ///
 /// # Errors
 /// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up; or when
-/// the keys cannot be read; or when `config` names a tool the shop does not have.
-pub fn registry(
+/// the keys or the records cannot be read; or when `config` names a tool the shop does not have.
+pub async fn registry(
     db: Db,
     store: &SqliteStore,
     config: Config,
@@ -37,8 +38,10 @@ pub fn registry(
         .keys(keys)
         .confirmation_store(store.clone())
         .audit(store.audit())
+        .records(store.clone())
         .config(config)
-        .build()?;
+        .load()
+        .await?;
     Ok(registry)
 }
 // ANCHOR_END: registry

@@ -3,7 +3,9 @@
 //! Serves the shop's tools over MCP: Streamable HTTP on 127.0.0.1:8080 by default, `--http ADDR` for another
 //! address, `--stdio` for a desktop client, `--demo` to call them in-process instead. `--db PATH` keeps the
 //! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--config PATH` applies
-//! an operator's TOML or JSON file (see `deploy/shop.toml`).
+//! an operator's TOML or JSON file (see `deploy/shop.toml`). `--sync` syncs the tools into the records on
+//! start, for development. `toolgate ...` runs an operator's command on the records instead of serving:
+//! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`.
 
 use example_shop::agent::{self, Scripted};
 use example_shop::{Db, manager, registry, server, viewer};
@@ -18,6 +20,8 @@ enum Mode {
     Stdio,
     Demo,
     Agent,
+    /// An operator's command line, after `toolgate`.
+    Operator(Vec<String>),
 }
 
 #[tokio::main]
@@ -42,7 +46,12 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let Options { mode, db, config } = parse(std::env::args().skip(1))?;
+    let Options {
+        mode,
+        db,
+        config,
+        sync,
+    } = parse(std::env::args().skip(1))?;
     let config = match config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -51,8 +60,23 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ":memory:" => SqliteStore::in_memory()?,
         path => SqliteStore::open(path)?,
     };
-    let registry = registry(Db::open(&db)?, &store, config)?;
+    let registry = registry(Db::open(&db)?, &store, config).await?;
+    if sync {
+        eprint!("{}", registry.sync("example-shop --sync").await?);
+    }
+    // ANCHOR: watch
+    // A change an operator makes (here, or in another process on the same file) is served within 250 ms.
+    tokio::spawn(registry.watch(std::time::Duration::from_millis(250)));
+    // ANCHOR_END: watch
     match mode {
+        Mode::Operator(args) => {
+            let args = std::iter::once("toolgate".to_owned()).chain(args);
+            let (code, out) = toolgate::operator::run(&registry, args).await;
+            print!("{out}");
+            if code != toolgate::operator::OK {
+                std::process::exit(code);
+            }
+        }
         Mode::Stdio => server(registry).serve_stdio().await?,
         Mode::Demo => demo(&registry).await,
         Mode::Agent => agent(&registry).await.map_err(|e| e.to_string())?,
@@ -83,6 +107,7 @@ struct Options {
     mode: Mode,
     db: String,
     config: Option<String>,
+    sync: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -90,6 +115,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         mode: Mode::Http("127.0.0.1:8080".to_owned()),
         db: ":memory:".to_owned(),
         config: None,
+        sync: false,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -104,9 +130,15 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             }
             "--db" => options.db = args.next().ok_or("--db needs a path")?,
             "--config" => options.config = Some(args.next().ok_or("--config needs a path")?),
+            "--sync" => options.sync = true,
+            "toolgate" => {
+                options.mode = Mode::Operator(args.collect());
+                break;
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --config PATH"
+                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --config PATH, \
+                     --sync, or toolgate COMMAND"
                 ));
             }
         }

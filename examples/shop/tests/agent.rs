@@ -10,10 +10,12 @@ use toolgate::Caller;
 use toolgate::output::Pending;
 use toolgate::registry::Config;
 
-fn shop() -> (Db, toolgate::Registry) {
+async fn shop() -> (Db, toolgate::Registry) {
     let db = Db::open(":memory:").unwrap();
     let store = toolgate::sqlite::SqliteStore::in_memory().unwrap();
-    let registry = registry(db.clone(), &store, Config::default()).unwrap();
+    let registry = registry(db.clone(), &store, Config::default())
+        .await
+        .unwrap();
     (db, registry)
 }
 
@@ -26,7 +28,7 @@ async fn confirm_by_agent(
     caller: &Caller,
     approve: bool,
 ) -> (Db, Scripted, Vec<String>, agent::Finished) {
-    let (db, registry) = shop();
+    let (db, registry) = shop().await;
     let mut model = Scripted::new([
         Scripted::call("call_1", "confirm_order", json!({ "number": "RO-00003" })),
         Scripted::answer("Done."),
@@ -116,7 +118,7 @@ async fn a_viewer_is_offered_reads_only_and_a_write_it_calls_anyway_is_unknown_t
 
 #[tokio::test]
 async fn malformed_arguments_and_unknown_tools_come_back_as_errors_the_model_can_fix() {
-    let (_, registry) = shop();
+    let (_, registry) = shop().await;
     let mut model = Scripted::new([
         json!({ "role": "assistant", "tool_calls": [
             { "id": "a", "type": "function", "function": { "name": "order_details", "arguments": "{\"number\": " } },
@@ -141,7 +143,7 @@ async fn malformed_arguments_and_unknown_tools_come_back_as_errors_the_model_can
 
 #[tokio::test]
 async fn a_model_that_never_answers_is_stopped_after_its_turns() {
-    let (_, registry) = shop();
+    let (_, registry) = shop().await;
     let call = || Scripted::call("c", "shop_overview", json!({}));
     let mut model = Scripted::new([call(), call(), call()]);
     let error = agent::run(&registry, &viewer(), &mut model, |_| true, "Loop.", 2)

@@ -254,3 +254,57 @@ fn the_inspector_cli_uses_the_shop_over_http_and_stdio() {
         report("no token", &anonymous)
     );
 }
+
+#[test]
+fn the_inspector_sees_a_tool_the_operator_disables_vanish_without_a_restart() {
+    let Some(dir) = clients() else { return };
+    let db = std::env::temp_dir().join(format!("toolgate-shop-operator-{}.db", std::process::id()));
+    let db = db.to_str().expect("a UTF-8 path").to_owned();
+    let shop = Served::start_with(SHOP, &["--db", &db, "--sync"]);
+    let manager = ["--header", "Authorization: Bearer manager-token"];
+    let list = || {
+        let listed = inspector(
+            &dir,
+            &[shop.url.as_str()],
+            &[&manager[..], &["--method", "tools/list"]].concat(),
+        );
+        assert!(listed.status.success(), "{}", report("tools/list", &listed));
+        String::from_utf8_lossy(&listed.stdout).contains("\"ship_order\"")
+    };
+    assert!(list(), "the manager sees ship_order");
+
+    // A second terminal: the operator's command on the same database file.
+    let disabled = Command::new(SHOP)
+        .args([
+            "--db",
+            &db,
+            "toolgate",
+            "--actor",
+            "ops",
+            "tools",
+            "disable",
+            "ship_order",
+        ])
+        .output()
+        .expect("the operator's command runs");
+    assert!(
+        disabled.status.success(),
+        "{}",
+        report("disable", &disabled)
+    );
+    assert!(String::from_utf8_lossy(&disabled.stdout).contains("ship_order"));
+
+    // The running server picks the change up on its own; give it a few of its 250 ms checks.
+    let vanished = (0..40).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        !list()
+    });
+    assert!(
+        vanished,
+        "ship_order is gone from the Inspector's list, without a restart"
+    );
+    drop(shop);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{db}{suffix}"));
+    }
+}

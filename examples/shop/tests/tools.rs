@@ -7,17 +7,18 @@ use toolgate::registry::Config;
 use toolgate::{Outcome, Registry};
 
 // ANCHOR: registry_test
-fn shop() -> (Db, Registry) {
+async fn shop() -> (Db, Registry) {
     let db = Db::open(":memory:").expect("sqlite opens");
     let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
-    let registry =
-        registry(db.clone(), &store, Config::default()).expect("the shop's tools are consistent");
+    let registry = registry(db.clone(), &store, Config::default())
+        .await
+        .expect("the shop's tools are consistent");
     (db, registry)
 }
 
 #[tokio::test]
 async fn the_overview_counts_the_seeded_orders() {
-    let (_, registry) = shop();
+    let (_, registry) = shop().await;
     let result = registry
         .call(&viewer(), "shop_overview", json!({}))
         .await
@@ -40,7 +41,7 @@ async fn the_overview_counts_the_seeded_orders() {
 
 #[tokio::test]
 async fn search_pages_rows_with_urls() {
-    let (_, registry) = shop();
+    let (_, registry) = shop().await;
     let page = registry
         .call(
             &viewer(),
@@ -66,7 +67,7 @@ async fn search_pages_rows_with_urls() {
 
 #[tokio::test]
 async fn confirming_previews_first_and_writes_once_when_approved() {
-    let (db, registry) = shop();
+    let (db, registry) = shop().await;
     let outcome = registry
         .call(&manager(), "confirm_order", json!({ "number": "RO-00003" }))
         .await;
@@ -97,7 +98,7 @@ async fn confirming_previews_first_and_writes_once_when_approved() {
 
 #[tokio::test]
 async fn writes_refuse_orders_in_the_wrong_state_with_a_sentence() {
-    let (db, registry) = shop();
+    let (db, registry) = shop().await;
     let outcome = registry
         .call(&manager(), "confirm_order", json!({ "number": "RO-00002" }))
         .await;
@@ -137,7 +138,7 @@ async fn writes_refuse_orders_in_the_wrong_state_with_a_sentence() {
 
 #[tokio::test]
 async fn viewers_cannot_write() {
-    let (db, registry) = shop();
+    let (db, registry) = shop().await;
     let outcome = registry
         .call(&viewer(), "confirm_order", json!({ "number": "RO-00003" }))
         .await;
@@ -158,7 +159,9 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
     let config = Config::load(path).expect("deploy/shop.toml parses");
     let db = Db::open(":memory:").expect("sqlite opens");
     let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
-    let registry = registry(db, &store, config).expect("deploy/shop.toml names real tools");
+    let registry = registry(db, &store, config)
+        .await
+        .expect("deploy/shop.toml names real tools");
     let names: Vec<String> = registry
         .list(&manager())
         .iter()

@@ -119,7 +119,8 @@ impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::builder().build().unwrap();
-/// let schema = registry.get("forecast").unwrap().output_schema().unwrap();
+/// let forecast = registry.get("forecast").unwrap();
+/// let schema = forecast.output_schema().unwrap();
 /// assert_eq!(schema["properties"]["high"]["description"], "Degrees Celsius.");
 /// let result = registry.call(&Caller::anonymous(), "forecast", serde_json::json!({})).await.into_result();
 /// assert_eq!(result.structured, Some(serde_json::json!({ "high": 21, "sky": "clear" })));

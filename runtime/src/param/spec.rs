@@ -386,7 +386,8 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
 /// }
 ///
 /// let registry = Registry::builder().build().unwrap();
-/// let schema = registry.get("create_customer").unwrap().input_schema();
+/// let tool = registry.get("create_customer").unwrap();
+/// let schema = tool.input_schema();
 /// assert_eq!(schema["required"], serde_json::json!(["name", "email"]));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

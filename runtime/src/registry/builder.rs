@@ -454,6 +454,16 @@ fn first_snapshot(tools: &[RegisteredTool], records: bool) -> Snapshot {
 }
 
 /// Why [`RegistryBuilder::load`] failed.
+///
+/// ```
+/// use toolgate::Registry;
+/// use toolgate::registry::LoadError;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let built = Registry::builder().settings("no_such_tool", serde_json::json!({})).load().await;
+/// assert!(matches!(built, Err(LoadError::Build(_))));
+/// # });
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum LoadError {

@@ -35,8 +35,8 @@ use super::snapshot::Snapshot;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::builder().build().expect("tools are consistent");
-/// let names: Vec<&str> = registry.list(&Caller::anonymous()).iter().map(|t| t.name()).collect();
-/// assert!(names.contains(&"add"));
+/// let names: Vec<String> = registry.list(&Caller::anonymous()).iter().map(|t| t.name().to_owned()).collect();
+/// assert!(names.contains(&"add".to_owned()));
 /// let outcome = registry.call(&Caller::anonymous(), "add", serde_json::json!({"a": 2, "b": 40})).await;
 /// assert_eq!(outcome.into_result().structured, Some(serde_json::json!(42)));
 /// # });

@@ -20,11 +20,32 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// What a [`RecordStore`] returns.
+///
+/// ```
+/// use toolgate::store::{RecordFuture, Records};
+///
+/// fn empty<'a>() -> RecordFuture<'a, Records> {
+///     Box::pin(async { Ok(Records::default()) })
+/// }
+/// # let _ = empty();
+/// ```
 pub type RecordFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RecordError>> + Send + 'a>>;
 
 /// Where the operator's records live. Every backend runs the same checks ([`Edit::apply`]) and the same
 /// plan ([`SyncPlan`]); it only reads and writes them, each write in one transaction that advances the
 /// revision and records who changed what.
+///
+/// ```
+/// use toolgate::sqlite::SqliteStore;
+/// use toolgate::store::RecordStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = SqliteStore::in_memory()?;
+/// assert_eq!(store.revision().await?, 0);
+/// assert!(store.load().await?.tools.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 pub trait RecordStore: Send + Sync + 'static {
     /// The policy revision now: cheap, so that a running registry can ask it often.
     fn revision(&self) -> RecordFuture<'_, u64>;

@@ -68,6 +68,12 @@ pub struct ToolRecord {
 }
 
 /// Whether the last sync found a tool in the code.
+///
+/// ```
+/// use toolgate::store::Status;
+///
+/// assert_eq!(Status::Missing.as_str(), "missing");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -155,6 +161,13 @@ fn fingerprint(tool: &Tool) -> String {
 }
 
 /// Every record, by name, with the revision they were read at.
+///
+/// ```
+/// use toolgate::store::Records;
+///
+/// let records = Records::default();
+/// assert_eq!((records.revision, records.tools.len()), (0, 0));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Records {
@@ -164,7 +177,13 @@ pub struct Records {
     pub tools: BTreeMap<String, ToolRecord>,
 }
 
-/// What an operator changes in a record.
+/// What an operator changes in a record. Its JSON form is what the records' history shows:
+///
+/// ```
+/// use toolgate::store::Change;
+///
+/// assert_eq!(serde_json::json!(Change::Require("orders.audit".into())), serde_json::json!({ "change": "require", "value": "orders.audit" }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "change", content = "value")]
 #[non_exhaustive]
@@ -181,7 +200,18 @@ pub enum Change {
     Unrequire(String),
 }
 
-/// One operator's change of one record, made against the record's version.
+/// One operator's change of one record, made against the record's version: a second operator who read
+/// the same version is refused once the first one's edit is written.
+///
+/// ```
+/// use toolgate::store::{Change, Edit, RecordErrorKind, ToolRecord};
+///
+/// let seen = ToolRecord::example();
+/// let first = Edit::new("ana", &seen, Change::Disable).apply(&seen)?;
+/// let second = Edit::new("ben", &seen, Change::Enable).apply(&first).unwrap_err();
+/// assert_eq!(second.kind(), RecordErrorKind::Conflict);
+/// # Ok::<(), toolgate::store::RecordError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Edit {
@@ -266,6 +296,19 @@ fn invalid(message: String) -> RecordError {
 }
 
 /// One change in the records' history.
+///
+/// ```
+/// use toolgate::Registry;
+/// use toolgate::sqlite::SqliteStore;
+/// use toolgate::store::RecordStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().records(SqliteStore::in_memory()?).load().await?;
+/// let history = registry.records().unwrap().history(10).await?;
+/// assert!(history.is_empty(), "nothing changed yet");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ChangeEntry {
@@ -282,13 +325,27 @@ pub struct ChangeEntry {
 }
 
 /// Why the records refused an operation, or could not be reached.
+///
+/// ```
+/// use toolgate::store::{RecordError, RecordErrorKind};
+///
+/// let error = RecordError::new(RecordErrorKind::NotFound, "no tool `x` in the records");
+/// assert_eq!(error.to_string(), "no tool `x` in the records");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordError {
     kind: RecordErrorKind,
     message: String,
 }
 
-/// The kind of a [`RecordError`].
+/// The kind of a [`RecordError`]: the operator CLI exits with 1 for a refusal and 3 when the database
+/// cannot be reached.
+///
+/// ```
+/// use toolgate::store::RecordErrorKind;
+///
+/// assert_ne!(RecordErrorKind::Conflict, RecordErrorKind::Database);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RecordErrorKind {
@@ -321,6 +378,16 @@ impl RecordError {
     /// What went wrong, for an operator.
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+impl RecordError {
+    /// No record of `tool`.
+    pub(crate) fn unknown_tool(tool: &str) -> Self {
+        RecordError::new(
+            RecordErrorKind::NotFound,
+            format!("no tool `{tool}` in the records; list them, or run a sync first"),
+        )
     }
 }
 

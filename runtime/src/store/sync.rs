@@ -37,6 +37,26 @@ pub struct SyncPlan {
 }
 
 /// A record whose declared part changed, and what changed.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::store::{Records, Status, SyncPlan, ToolRecord};
+///
+/// /// Export the day's orders.
+/// #[tool(public, read_only)]
+/// async fn export_orders() -> &'static str {
+///     "exported"
+/// }
+///
+/// let registry = Registry::builder().build().unwrap();
+/// let tool = registry.get("export_orders").unwrap();
+/// let mut gone = ToolRecord::declared(&tool, 0);
+/// gone.status = Status::Missing;
+/// let mut stored = Records::default();
+/// stored.tools.insert(gone.name.clone(), gone);
+/// let plan = SyncPlan::new([tool], &stored, 1);
+/// assert_eq!(plan.changed[0].what, ["back"], "missing, and in the code again");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Drift {

@@ -181,7 +181,8 @@ impl Tool {
 /// let registry = Registry::builder()
 ///     .tool(DynamicTool::new("echo", "Echo.", serde_json::json!({ "type": "object" }), |args, _| async move { args }).public())
 ///     .build()?;
-/// let source = registry.get("ping").unwrap().source();
+/// let ping = registry.get("ping").unwrap();
+/// let source = ping.source();
 /// assert!(matches!(source, Source::Compiled { .. }));
 /// assert!(source.to_string().contains(".rs:"), "file:line, not {source}");
 /// assert_eq!(registry.get("echo").unwrap().source(), &Source::Dynamic);

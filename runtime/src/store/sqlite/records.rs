@@ -46,7 +46,8 @@ impl RecordStore for SqliteStore {
     fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64> {
         Box::pin(async move {
             write(self, |transaction| {
-                let record = read(transaction, &edit.tool)?.ok_or_else(|| unknown(&edit.tool))?;
+                let record = read(transaction, &edit.tool)?
+                    .ok_or_else(|| RecordError::unknown_tool(&edit.tool))?;
                 let next = edit.apply(&record)?;
                 put(transaction, &next)?;
                 Ok(vec![(edit.actor.clone(), next.name, json!(edit.change))])
@@ -72,7 +73,8 @@ impl RecordStore for SqliteStore {
                     changes.push((actor.to_owned(), drift.record.name.clone(), what));
                 }
                 for name in &plan.vanished {
-                    let mut record = read(transaction, name)?.ok_or_else(|| unknown(name))?;
+                    let mut record =
+                        read(transaction, name)?.ok_or_else(|| RecordError::unknown_tool(name))?;
                     record.status = Status::Missing;
                     record.version += 1;
                     put(transaction, &record)?;
@@ -92,7 +94,8 @@ impl RecordStore for SqliteStore {
     fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64> {
         Box::pin(async move {
             write(self, |transaction| {
-                let record = read(transaction, tool)?.ok_or_else(|| unknown(tool))?;
+                let record =
+                    read(transaction, tool)?.ok_or_else(|| RecordError::unknown_tool(tool))?;
                 if record.status != Status::Missing {
                     return Err(RecordError::new(
                         RecordErrorKind::Invalid,
@@ -216,13 +219,6 @@ fn parse(text: &str) -> Result<ToolRecord, RecordError> {
             format!("a tool record in the database is not one this toolgate reads: {e}"),
         )
     })
-}
-
-fn unknown(tool: &str) -> RecordError {
-    RecordError::new(
-        RecordErrorKind::NotFound,
-        format!("no tool `{tool}` in the records; list them, or run a sync first"),
-    )
 }
 
 fn database(error: rusqlite::Error) -> RecordError {

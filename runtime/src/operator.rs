@@ -1,0 +1,289 @@
+//! The operator's commands, run from the application's own binary, because a sync needs the tools linked
+//! into it: `my-server toolgate tools list`, `my-server toolgate sync --plan`.
+//!
+//! ```
+//! use toolgate::Registry;
+//! use toolgate::sqlite::SqliteStore;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::builder().records(SqliteStore::in_memory()?).load().await?;
+//! let (code, out) = toolgate::operator::run(&registry, ["toolgate", "sync", "--apply"]).await;
+//! assert_eq!(code, 0, "{out}");
+//! let (code, out) = toolgate::operator::run(&registry, ["toolgate", "tools", "show", "no_such_tool"]).await;
+//! assert_eq!((code, out.trim()), (1, "no tool `no_such_tool` in the records; list them, or run a sync first"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::registry::Registry;
+use crate::store::{Change, Edit, RecordError, RecordErrorKind, RecordStore, ToolRecord};
+
+/// Exit code: done.
+///
+/// ```
+/// assert_eq!(toolgate::operator::OK, 0);
+/// ```
+pub const OK: i32 = 0;
+/// Exit code: refused (an unknown tool, an edit that breaks a rule, a conflict); nothing changed.
+///
+/// ```
+/// assert_eq!(toolgate::operator::REFUSED, 1);
+/// ```
+pub const REFUSED: i32 = 1;
+/// Exit code: the command line is wrong.
+///
+/// ```
+/// assert_eq!(toolgate::operator::USAGE, 2);
+/// ```
+pub const USAGE: i32 = 2;
+/// Exit code: the records could not be read or written.
+///
+/// ```
+/// assert_eq!(toolgate::operator::UNAVAILABLE, 3);
+/// ```
+pub const UNAVAILABLE: i32 = 3;
+
+/// The operator's commands on a registry's records.
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolgate",
+    about = "The operator's commands on this server's tool records."
+)]
+struct Command {
+    /// Who makes the change, for the records' history (default: $USER).
+    #[arg(long, global = true)]
+    actor: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// The tools and their records.
+    #[command(subcommand)]
+    Tools(Tools),
+    /// Bring the records in line with the tools this binary has: new ones added, changed ones updated,
+    /// vanished ones marked missing (never deleted).
+    Sync {
+        /// Print what would change, and change nothing (the default).
+        #[arg(long, conflicts_with = "apply")]
+        plan: bool,
+        /// Write it.
+        #[arg(long)]
+        apply: bool,
+    },
+    /// The newest changes of the records: who changed what, under which revision.
+    History {
+        /// How many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum Tools {
+    /// Every record.
+    List,
+    /// One record.
+    Show { name: String },
+    /// Switch a tool on.
+    Enable { name: String },
+    /// Switch a tool off: listed to nobody, calls refused.
+    Disable { name: String },
+    /// Replace a tool's settings with a JSON object; it must match the tool's settings schema.
+    Settings { name: String, settings: String },
+    /// Require one more ability of a tool's callers.
+    Require { name: String, ability: String },
+    /// Stop requiring an ability an operator added (the code's own stay).
+    Unrequire { name: String, ability: String },
+    /// Delete the record of a tool a sync marked missing, with its settings.
+    Delete { name: String },
+}
+
+/// Runs one command line (`args[0]` is the command's own name) against `registry`'s records. Returns the
+/// exit code and what to print: the result on success, the reason otherwise.
+///
+/// ```
+/// use toolgate::Registry;
+/// use toolgate::sqlite::SqliteStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().records(SqliteStore::in_memory()?).load().await?;
+/// let (code, help) = toolgate::operator::run(&registry, ["toolgate", "--help"]).await;
+/// assert_eq!(code, toolgate::operator::OK);
+/// assert!(help.contains("sync"));
+/// let (code, _) = toolgate::operator::run(&registry, ["toolgate", "tools", "frobnicate"]).await;
+/// assert_eq!(code, toolgate::operator::USAGE);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub async fn run<I, T>(registry: &Registry, args: I) -> (i32, String)
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let command = match Command::try_parse_from(args) {
+        Ok(command) => command,
+        Err(error) => {
+            let code = if error.use_stderr() { USAGE } else { OK };
+            return (code, error.to_string());
+        }
+    };
+    match execute(registry, command).await {
+        Ok(out) => (OK, out),
+        Err(error) => {
+            let code = match error.kind() {
+                RecordErrorKind::Database | RecordErrorKind::Newer => UNAVAILABLE,
+                _ => REFUSED,
+            };
+            (code, format!("{}\n", error.message()))
+        }
+    }
+}
+
+async fn execute(registry: &Registry, command: Command) -> Result<String, RecordError> {
+    let store = registry.records().ok_or_else(|| {
+        RecordError::new(
+            RecordErrorKind::NotFound,
+            "this server keeps no tool records",
+        )
+    })?;
+    let actor = command
+        .actor
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "operator".to_owned());
+    let json = command.json;
+    match command.action {
+        Action::Sync { apply: true, .. } => {
+            let plan = registry.sync(&actor).await?;
+            Ok(if plan.is_empty() {
+                "Nothing to sync.\n".to_owned()
+            } else {
+                format!("{plan}Synced: revision {}.\n", registry.revision())
+            })
+        }
+        Action::Sync { .. } => {
+            let plan = registry.sync_plan().await?;
+            Ok(if plan.is_empty() {
+                "Nothing to sync.\n".to_owned()
+            } else {
+                format!("{plan}Nothing written; run `sync --apply` to write this.\n")
+            })
+        }
+        Action::History { limit } => {
+            let history = store.history(limit).await?;
+            if json {
+                return Ok(format!("{}\n", json!(history)));
+            }
+            let mut out = String::new();
+            for entry in history {
+                let _ = writeln!(
+                    out,
+                    "{:>5}  {:<16} {:<24} {}",
+                    entry.revision, entry.actor, entry.tool, entry.what
+                );
+            }
+            Ok(out)
+        }
+        Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
+    }
+}
+
+async fn tools(
+    registry: &Registry,
+    store: &dyn RecordStore,
+    actor: String,
+    json: bool,
+    command: Tools,
+) -> Result<String, RecordError> {
+    let (name, change) = match command {
+        Tools::List => {
+            let records = store.load().await?;
+            if json {
+                return Ok(format!(
+                    "{}\n",
+                    json!(records.tools.values().collect::<Vec<_>>())
+                ));
+            }
+            return Ok(records
+                .tools
+                .values()
+                .map(|r| format!("{}\n", line(r)))
+                .collect());
+        }
+        Tools::Show { name } => {
+            let record = find(store, &name).await?;
+            return Ok(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&record).unwrap_or_default()
+            ));
+        }
+        Tools::Delete { name } => {
+            let revision = store.delete(&actor, &name).await?;
+            registry.refresh().await?;
+            return Ok(format!(
+                "Deleted the record of `{name}`: revision {revision}.\n"
+            ));
+        }
+        Tools::Enable { name } => (name, Change::Enable),
+        Tools::Disable { name } => (name, Change::Disable),
+        Tools::Settings { name, settings } => {
+            let settings: Value = serde_json::from_str(&settings).map_err(|e| {
+                RecordError::new(
+                    RecordErrorKind::Invalid,
+                    format!("the settings are not JSON: {e}"),
+                )
+            })?;
+            (name, Change::Settings(settings))
+        }
+        Tools::Require { name, ability } => (name, Change::Require(ability)),
+        Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
+    };
+    let record = find(store, &name).await?;
+    let revision = registry.edit(&Edit::new(actor, &record, change)).await?;
+    let record = find(store, &name).await?;
+    Ok(format!("{}\nRevision {revision}.\n", line(&record)))
+}
+
+async fn find(store: &dyn RecordStore, name: &str) -> Result<ToolRecord, RecordError> {
+    let mut records = store.load().await?;
+    records
+        .tools
+        .remove(name)
+        .ok_or_else(|| RecordError::unknown_tool(name))
+}
+
+/// A record in one line: name, switch, status, the abilities it needs, its settings.
+fn line(record: &ToolRecord) -> String {
+    let mut abilities: Vec<&str> = record
+        .declared_abilities
+        .iter()
+        .map(String::as_str)
+        .collect();
+    abilities.extend(record.required_abilities.iter().map(String::as_str));
+    let abilities = if record.public && record.required_abilities.is_empty() {
+        "public".to_owned()
+    } else {
+        abilities.join(",")
+    };
+    format!(
+        "{:<28} {:<4} {:<8} {:<32} {}",
+        record.name,
+        if record.enabled { "on" } else { "off" },
+        record.status.as_str(),
+        abilities,
+        record
+            .settings
+            .as_ref()
+            .map_or_else(String::new, Value::to_string),
+    )
+}
