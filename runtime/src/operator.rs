@@ -286,4 +286,6 @@ fn line(record: &ToolRecord) -> String {
             .as_ref()
             .map_or_else(String::new, Value::to_string),
     )
+    .trim_end()
+    .to_owned()
 }
