@@ -71,6 +71,7 @@ async fn registry(store: SqliteStore) -> Registry {
 
 /// A registry whose `slow_report` finishes when `gate` is notified.
 async fn with_gate(store: SqliteStore, gate: Arc<Notify>) -> Registry {
+    // ANCHOR: load
     Registry::builder()
         .state(gate)
         .settings("search_catalogue", json!({ "max_rows": 20 }))
@@ -78,6 +79,7 @@ async fn with_gate(store: SqliteStore, gate: Arc<Notify>) -> Registry {
         .load()
         .await
         .unwrap()
+    // ANCHOR_END: load
 }
 
 async fn record(registry: &Registry, tool: &str) -> ToolRecord {
