@@ -122,6 +122,7 @@ async fn a_disabled_tool_vanishes_for_the_next_call_while_a_call_in_flight_finis
         async move { registry.call(&clerk(), "slow_report", json!({})).await }
     });
     tokio::task::yield_now().await;
+    // ANCHOR: edit
     let before = registry.revision();
     let edit = Edit::new(
         "ops",
@@ -129,6 +130,7 @@ async fn a_disabled_tool_vanishes_for_the_next_call_while_a_call_in_flight_finis
         Change::Disable,
     );
     let revision = registry.edit(&edit).await.unwrap();
+    // ANCHOR_END: edit
     assert!(revision > before && registry.revision() == revision);
 
     assert!(!names(&registry, &clerk()).contains(&"slow_report".to_owned()));
