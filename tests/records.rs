@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 use toolgate::ErrorKind;
 use toolgate::prelude::*;
 use toolgate::sqlite::{SqliteStore, rusqlite};
-use toolgate::store::{Change, Edit, RecordErrorKind, RecordStore, Status, SyncPlan, ToolRecord};
+use toolgate::store::{Change, Edit, RecordErrorKind, Status, SyncPlan, ToolRecord};
 
 /// How many rows a search returns.
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -7,8 +7,10 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry, Snapshot};
+use crate::registry::{RegisteredTool, Registry};
 use crate::schema;
+
+use super::pipeline::InFlight;
 
 impl Registry {
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
@@ -16,17 +18,16 @@ impl Registry {
     /// runs no body, and a body it does run is counted then.
     pub(super) fn admit(
         &self,
-        snapshot: &Snapshot,
-        caller: &Caller,
+        flight: &InFlight<'_>,
         requested: &str,
         resolved: Option<usize>,
         arguments: Value,
-        invocation: &Invocation,
         replying: bool,
     ) -> Result<(usize, Map<String, Value>), Refusal> {
+        let (caller, invocation) = (flight.caller, &flight.invocation);
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
-        let registered = &snapshot.tools[index];
+        let registered = &flight.snapshot.tools[index];
         self.gate(registered, caller)?;
         if !replying {
             self.ceiling(registered, caller, invocation, Ceilings::check)?;
