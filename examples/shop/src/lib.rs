@@ -68,7 +68,8 @@ pub fn manager() -> Caller {
 pub fn server(registry: Registry) -> McpServer {
     let tokens = BearerTokens::new()
         .token("viewer-token", viewer())
-        .token("manager-token", manager());
+        .token("manager-token", manager())
+        .token("admin-token", operator());
     McpServer::new(registry)
         .name("example-shop")
         .version(env!("CARGO_PKG_VERSION"))
@@ -79,5 +80,13 @@ pub fn server(registry: Registry) -> McpServer {
         )
         .authenticator(tokens)
         .default_caller(manager())
+        .admin_api()
+}
+
+/// The person who runs the shop's server: the admin API's caller, who runs no tool.
+pub fn operator() -> Caller {
+    Caller::new("olga@shop.example")
+        .with_role("Operator")
+        .with_abilities([toolgate::mcp::admin::ADMIN_ABILITY])
 }
 // ANCHOR_END: server

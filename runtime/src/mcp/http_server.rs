@@ -28,6 +28,7 @@ use tower_http::timeout::{TimeoutBody, TimeoutError};
 
 use crate::caller::Caller;
 
+use super::admin::{self, Admins};
 use super::connections::{self, Limits};
 use super::sessions::{BoundSession, BoundSessions, Unbound};
 use super::{Authenticator, McpHandler, McpServer};
@@ -473,7 +474,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             sessions: sessions.clone(),
             idle: self.http.limits.idle,
         });
-        match sessions {
+        let mcp = match sessions {
             None => route(
                 path,
                 gate,
@@ -482,7 +483,16 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
                 config,
             ),
             Some(manager) => route(path, gate, factory, manager, config),
+        };
+        if !self.admin {
+            return mcp;
         }
+        let admins = Admins {
+            authenticator: self.authenticator.clone(),
+            default_caller: self.default_caller.clone(),
+            allowed_hosts: self.http.allowed_hosts.clone(),
+        };
+        mcp.merge(admin::router(self.registry.clone(), admins))
     }
 
     /// Serves MCP over HTTP at `address` until Ctrl-C, then shuts down gracefully.

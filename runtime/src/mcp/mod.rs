@@ -32,6 +32,7 @@
 //! # }).unwrap();
 //! ```
 
+pub mod admin;
 mod auth;
 mod connections;
 mod convert;
@@ -108,6 +109,8 @@ pub struct McpServer<H = ToolsOnly> {
     page_size: usize,
     max_concurrent_calls: usize,
     refuse_unconfirmable_writes: bool,
+    /// Serve the admin API under `/admin` beside MCP.
+    admin: bool,
     extras: H,
 }
 
@@ -132,6 +135,7 @@ impl McpServer {
             page_size: 200,
             max_concurrent_calls: 64,
             refuse_unconfirmable_writes: false,
+            admin: false,
             extras: ToolsOnly,
         }
     }
@@ -213,6 +217,14 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
+    /// Serves the admin API ([`admin`]) under `/admin` on the same HTTP listener, behind the same
+    /// authenticator; a caller needs the ability [`admin::ADMIN_ABILITY`]. Off by default.
+    #[must_use]
+    pub fn admin_api(mut self) -> Self {
+        self.admin = true;
+        self
+    }
+
     /// Serves prompts, resources and completion from your own rmcp handler, beside the tools.
     pub fn with_handler<E: ServerHandler + Clone>(self, extras: E) -> McpServer<E> {
         McpServer {
@@ -227,6 +239,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             page_size: self.page_size,
             max_concurrent_calls: self.max_concurrent_calls,
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
+            admin: self.admin,
             extras,
         }
     }

@@ -236,6 +236,16 @@ impl Edit {
         }
     }
 
+    /// `actor`'s `change` of `tool`'s record at `version`, as read elsewhere (an API request).
+    pub fn for_tool(actor: impl Into<String>, tool: &str, version: u64, change: Change) -> Edit {
+        Edit {
+            actor: actor.into(),
+            tool: tool.to_owned(),
+            version,
+            change,
+        }
+    }
+
     /// The record after this edit, or why it is refused: the record moved since the edit was made,
     /// settings that do not match the schema, or an ability requirement that would loosen the code's.
     /// Every backend runs this check in the transaction that writes the result.

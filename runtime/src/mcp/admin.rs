@@ -1,0 +1,325 @@
+//! The admin API: the operator's commands as JSON over HTTP, under `/admin` on the MCP server's own
+//! listener and behind its authenticator. A caller needs the ability [`ADMIN_ABILITY`], which nothing
+//! grants by default: without it the answer is 403 and nothing changes. The API describes itself at
+//! `/admin/openapi.json`.
+//!
+//! ```
+//! use toolgate::mcp::{BearerTokens, McpServer};
+//! use toolgate::mcp::admin::ADMIN_ABILITY;
+//! use toolgate::sqlite::SqliteStore;
+//! use toolgate::{Caller, Registry};
+//! use tower_service::Service;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::builder().records(SqliteStore::in_memory()?).load().await?;
+//! let tokens = BearerTokens::new()
+//!     .token("ops-secret", Caller::new("ops").with_abilities([ADMIN_ABILITY]))
+//!     .token("vera-secret", Caller::new("vera"));
+//! let server = McpServer::new(registry).authenticator(tokens).admin_api();
+//! let mut router = server.router(toolgate::param::CancellationToken::new());
+//! let get = |token: &str| {
+//!     http::Request::get("/admin/tools")
+//!         .header("host", "localhost")
+//!         .header("authorization", format!("Bearer {token}"))
+//!         .body(axum::body::Body::empty())
+//!         .unwrap()
+//! };
+//! assert_eq!(router.call(get("ops-secret")).await.unwrap().status(), 200);
+//! assert_eq!(router.call(get("vera-secret")).await.unwrap().status(), 403);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::caller::Caller;
+use crate::registry::Registry;
+use crate::store::{Change, Edit, RecordError, RecordErrorKind, RecordStore};
+
+use super::auth::Authenticator;
+
+/// The ability a caller needs for the admin API. Grant it to operators only.
+///
+/// ```
+/// assert_eq!(toolgate::mcp::admin::ADMIN_ABILITY, "toolgate.admin");
+/// ```
+pub const ADMIN_ABILITY: &str = "toolgate.admin";
+
+/// Who may call the API, how they are told apart, and the hosts it answers for.
+#[derive(Clone)]
+pub(crate) struct Admins {
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) default_caller: Caller,
+    /// `None`: loopback names only, as for MCP.
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+}
+
+/// The API's routes over `registry`'s records, behind `admins`.
+pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
+    Router::new()
+        .route("/admin/openapi.json", get(openapi))
+        .route("/admin/tools", get(list))
+        .route("/admin/tools/{name}", get(show).delete(delete))
+        .route("/admin/tools/{name}/edit", axum::routing::post(edit))
+        .route("/admin/sync", get(plan).post(sync))
+        .route("/admin/history", get(history))
+        .with_state(registry)
+        .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
+}
+
+/// 403 for a host the server does not answer for (DNS rebinding), 401 without valid credentials, 403
+/// without the admin ability; the caller reaches the handlers as an extension.
+async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(host_name);
+    let allowed = match (&admins.allowed_hosts, host) {
+        (_, None) => false,
+        (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
+        (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
+    };
+    if !allowed {
+        return problem(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this server does not answer for that host",
+        );
+    }
+    let caller = match &admins.authenticator {
+        None => Some(admins.default_caller.clone()),
+        Some(authenticator) => authenticator.authenticate(&parts).await,
+    };
+    let Some(caller) = caller else {
+        let challenge = [(header::WWW_AUTHENTICATE, "Bearer")];
+        return (
+            StatusCode::UNAUTHORIZED,
+            challenge,
+            "missing or invalid credentials",
+        )
+            .into_response();
+    };
+    if !caller.has(ADMIN_ABILITY) {
+        let message =
+            format!("the admin API needs the ability `{ADMIN_ABILITY}`; nothing was changed");
+        return problem(StatusCode::FORBIDDEN, "forbidden", &message);
+    }
+    parts.extensions.insert(caller);
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// A `Host` header without its port.
+fn host_name(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !name.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && !name.ends_with(':') =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+async fn list(State(registry): State<Registry>) -> Response {
+    answer(
+        async {
+            let records = records(&registry)?.load().await?;
+            let tools: Vec<_> = records.tools.into_values().collect();
+            Ok(json!({ "revision": records.revision, "tools": tools }))
+        }
+        .await,
+    )
+}
+
+async fn show(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
+    answer(
+        async {
+            let mut records = records(&registry)?.load().await?;
+            let record = records
+                .tools
+                .remove(&name)
+                .ok_or_else(|| RecordError::unknown_tool(&name))?;
+            Ok(json!(record))
+        }
+        .await,
+    )
+}
+
+/// The body of an edit: the record's version the operator saw, and the change.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditBody {
+    version: u64,
+    change: Change,
+}
+
+async fn edit(
+    State(registry): State<Registry>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    let body = match axum::body::to_bytes(request.into_body(), 64 * 1024).await {
+        Ok(body) => body,
+        Err(_) => {
+            return problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid",
+                "the body is larger than 64 KiB",
+            );
+        }
+    };
+    let body: EditBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(error) => {
+            let message = format!(
+                "the body must be {{\"version\": N, \"change\": {{\"change\": \"disable\"}}}}: {error}"
+            );
+            return problem(StatusCode::UNPROCESSABLE_ENTITY, "invalid", &message);
+        }
+    };
+    answer(
+        async {
+            let edit = Edit::for_tool(actor, &name, body.version, body.change);
+            let revision = registry.edit(&edit).await?;
+            let mut records = records(&registry)?.load().await?;
+            let record = records
+                .tools
+                .remove(&name)
+                .ok_or_else(|| RecordError::unknown_tool(&name))?;
+            Ok(json!({ "revision": revision, "tool": record }))
+        }
+        .await,
+    )
+}
+
+async fn delete(
+    State(registry): State<Registry>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    answer(
+        async {
+            let revision = records(&registry)?.delete(&actor, &name).await?;
+            registry.refresh().await?;
+            Ok(json!({ "revision": revision, "deleted": name }))
+        }
+        .await,
+    )
+}
+
+async fn plan(State(registry): State<Registry>) -> Response {
+    answer(
+        registry
+            .sync_plan()
+            .await
+            .map(|plan| plan_json(&plan, false)),
+    )
+}
+
+async fn sync(State(registry): State<Registry>, request: Request) -> Response {
+    let actor = actor(&request);
+    answer(
+        registry
+            .sync(&actor)
+            .await
+            .map(|plan| plan_json(&plan, true)),
+    )
+}
+
+async fn history(State(registry): State<Registry>, request: Request) -> Response {
+    let limit = request
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("limit=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50);
+    answer(async { Ok(json!(records(&registry)?.history(limit).await?)) }.await)
+}
+
+async fn openapi() -> Response {
+    let mut response = Body::from(Bytes::from_static(OPENAPI.as_bytes())).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn plan_json(plan: &crate::store::SyncPlan, applied: bool) -> Value {
+    let new: Vec<&str> = plan.new.iter().map(|r| r.name.as_str()).collect();
+    let changed: Vec<Value> = plan
+        .changed
+        .iter()
+        .map(|d| json!({ "name": d.record.name, "what": d.what }))
+        .collect();
+    json!({ "applied": applied, "new": new, "changed": changed, "vanished": plan.vanished })
+}
+
+fn records(registry: &Registry) -> Result<&dyn RecordStore, RecordError> {
+    registry.records().ok_or_else(|| {
+        RecordError::new(
+            RecordErrorKind::NotFound,
+            "this server keeps no tool records",
+        )
+    })
+}
+
+/// Who makes a change: the authenticated caller.
+fn actor(request: &Request) -> String {
+    request
+        .extensions()
+        .get::<Caller>()
+        .map_or_else(|| "unknown".to_owned(), |c| c.id().to_owned())
+}
+
+fn answer(result: Result<Value, RecordError>) -> Response {
+    match result {
+        Ok(value) => {
+            let mut response = Body::from(value.to_string()).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(error) => {
+            let (status, kind) = match error.kind() {
+                RecordErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+                RecordErrorKind::Conflict => (StatusCode::CONFLICT, "conflict"),
+                RecordErrorKind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
+                _ => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            };
+            problem(status, kind, error.message())
+        }
+    }
+}
+
+/// An error answer: `{"error": {"kind", "message"}}`.
+fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
+    let body = json!({ "error": { "kind": kind, "message": message } }).to_string();
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The OpenAPI document of the admin API.
+pub(crate) const OPENAPI: &str = include_str!("admin.openapi.json");
