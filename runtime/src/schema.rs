@@ -224,36 +224,39 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
 
 /// Checks `arguments` against a tool's input schema and hands them back. The validator reads a `Value`,
 /// so the map moves into one and out again: no copy, and nothing to drop.
+#[inline]
 pub(crate) fn validate(
     validator: &Validator,
     tool: &str,
     arguments: Map<String, Value>,
 ) -> Result<Map<String, Value>, ToolError> {
     let object = Value::Object(arguments);
-    check(validator, tool, &object)?;
+    if !validator.is_valid(&object) {
+        return Err(invalid_arguments(validator, tool, &object));
+    }
     let Value::Object(arguments) = object else {
-        unreachable!("wrapped as an object two lines up")
+        unreachable!("wrapped as an object at the top")
     };
     Ok(arguments)
 }
 
-/// Checks `arguments`; on failure, one message naming each wrong field, and the list as structured data.
-fn check(validator: &Validator, tool: &str, arguments: &Value) -> Result<(), ToolError> {
-    let Some(problems) = problems(validator, arguments, "argument") else {
-        return Ok(());
-    };
+/// The error for arguments that do not match: one message naming each wrong field, and the list as
+/// structured data.
+#[cold]
+fn invalid_arguments(validator: &Validator, tool: &str, arguments: &Value) -> ToolError {
+    let problems = problems(validator, arguments, "argument").unwrap_or_default();
     let data: Vec<Value> = problems
         .iter()
         .map(|(path, problem)| json!({ "path": path, "problem": problem }))
         .collect();
-    Err(ToolError::with_kind(
+    ToolError::with_kind(
         ErrorKind::InvalidArguments,
         format!(
             "Invalid arguments for `{tool}`: {}. Fix them and call again.",
             sentences(&problems)
         ),
     )
-    .with_data(json!({ "problems": data })))
+    .with_data(json!({ "problems": data }))
 }
 
 /// Checks a tool's settings against the schema its `Settings<T>` publishes; on failure, a message naming
@@ -378,7 +381,7 @@ mod tests {
             "additionalProperties": false
         });
         let v = validator(&schema).unwrap();
-        let err = check(&v, "t", &json!({ "n": "x", "zz": 1 })).unwrap_err();
+        let err = invalid_arguments(&v, "t", &json!({ "n": "x", "zz": 1 }));
         assert_eq!(err.kind(), ErrorKind::InvalidArguments);
         let message = err.message();
         assert!(
@@ -390,6 +393,6 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
-        assert!(check(&v, "t", &json!({ "q": "ok" })).is_ok());
+        assert!(validate(&v, "t", json!({ "q": "ok" }).as_object().cloned().unwrap()).is_ok());
     }
 }
