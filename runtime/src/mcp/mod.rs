@@ -285,12 +285,15 @@ impl<H: ServerHandler + Clone> McpServer<H> {
 
     /// Serves one client over stdin and stdout until it disconnects. Log to stderr only.
     ///
+    /// When both are pipes, as when a client launches the server, they are read and written on the
+    /// runtime's reactor; otherwise (a terminal, a file) through Tokio's blocking handles.
+    ///
     /// # Errors
     /// When the transport fails before the client initializes.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let running = self
             .handler()
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         running
