@@ -419,6 +419,12 @@ async fn a_connected_mcp_client_is_told_and_lists_without_the_disabled_tool() {
     client.cancel().await.unwrap();
 }
 
+/// The JSON the admin API answers to the operator at `url`.
+async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
+    let response = http.get(url).bearer_auth("ops-token").send().await.unwrap();
+    response.json().await.unwrap()
+}
+
 /// The shop-like server with the admin API on loopback, and its URL.
 async fn admin_server() -> (Registry, String) {
     use toolgate::mcp::admin::ADMIN_ABILITY;
@@ -483,13 +489,7 @@ async fn the_admin_api_edits_records_with_the_same_checks_as_everywhere() {
     let (registry, url) = admin_server().await;
     let http = reqwest::Client::new();
     let ops = |request: reqwest::RequestBuilder| request.bearer_auth("ops-token");
-    let listed: serde_json::Value = ops(http.get(format!("{url}/admin/tools")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed = get_json(&http, &format!("{url}/admin/tools")).await;
     let slow = listed["tools"]
         .as_array()
         .unwrap()
@@ -546,36 +546,17 @@ async fn the_admin_api_edits_records_with_the_same_checks_as_everywhere() {
         .unwrap();
     assert_eq!(unknown.status(), 404);
 
-    let history: serde_json::Value = ops(http.get(format!("{url}/admin/history?limit=1")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let history = get_json(&http, &format!("{url}/admin/history?limit=1")).await;
     assert_eq!(history[0]["actor"], "ops@example.com");
-    let plan: serde_json::Value = ops(http.get(format!("{url}/admin/sync")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let plan = get_json(&http, &format!("{url}/admin/sync")).await;
     assert_eq!(plan["applied"], false);
 }
 
 #[tokio::test]
 async fn the_openapi_document_describes_every_route() {
     let (_, url) = admin_server().await;
-    let document: serde_json::Value = reqwest::Client::new()
-        .get(format!("{url}/admin/openapi.json"))
-        .bearer_auth("ops-token")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let http = reqwest::Client::new();
+    let document = get_json(&http, &format!("{url}/admin/openapi.json")).await;
     assert_eq!(document["openapi"], "3.1.0");
     let source = include_str!("../runtime/src/mcp/admin.rs");
     let routes: Vec<&str> = source

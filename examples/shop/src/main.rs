@@ -88,7 +88,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             println!(
                 "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*)"
             );
-            println!("  admin API: {}/admin/tools, bearer token admin-token", url.trim_end_matches("/mcp"));
+            println!(
+                "  admin API: {}/admin/tools, bearer token admin-token",
+                url.trim_end_matches("/mcp")
+            );
             println!(
                 "  MCP Inspector: npx @modelcontextprotocol/inspector, transport Streamable HTTP, URL {url},"
             );

@@ -253,12 +253,7 @@ async fn history(State(registry): State<Registry>, request: Request) -> Response
 }
 
 async fn openapi() -> Response {
-    let mut response = Body::from(Bytes::from_static(OPENAPI.as_bytes())).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    json_response(StatusCode::OK, Bytes::from_static(OPENAPI.as_bytes()))
 }
 
 fn plan_json(plan: &crate::store::SyncPlan, applied: bool) -> Value {
@@ -290,14 +285,7 @@ fn actor(request: &Request) -> String {
 
 fn answer(result: Result<Value, RecordError>) -> Response {
     match result {
-        Ok(value) => {
-            let mut response = Body::from(value.to_string()).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
-        }
+        Ok(value) => json_response(StatusCode::OK, value.to_string()),
         Err(error) => {
             let (status, kind) = match error.kind() {
                 RecordErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
@@ -312,8 +300,13 @@ fn answer(result: Result<Value, RecordError>) -> Response {
 
 /// An error answer: `{"error": {"kind", "message"}}`.
 fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
-    let body = json!({ "error": { "kind": kind, "message": message } }).to_string();
-    let mut response = (status, body).into_response();
+    let body = json!({ "error": { "kind": kind, "message": message } });
+    json_response(status, body.to_string())
+}
+
+/// A JSON answer.
+fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut response = (status, body.into()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
