@@ -22,7 +22,7 @@ use super::config::{Config, merge_settings};
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
 use super::registered::{RegisteredTool, compiled_tool, dynamic_tool};
-use super::snapshot::Snapshot;
+use super::snapshot::{Snapshot, Tools};
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
 ///
@@ -409,7 +409,10 @@ impl RegistryBuilder {
         }
         Ok(Registry {
             inner: Arc::new(Inner {
-                live: ArcSwap::from_pointee(first_snapshot(&tools, self.records.is_some())),
+                tools: match self.records {
+                    None => Tools::Fixed(Arc::new(Snapshot::new(tools.clone(), 0, true))),
+                    Some(_) => Tools::Live(ArcSwap::from_pointee(unloaded(&tools))),
+                },
                 declared: tools,
                 revisions: watch::channel(0).0,
                 records: self.records,
@@ -441,16 +444,14 @@ impl fmt::Debug for RegistryBuilder {
     }
 }
 
-/// What is served before the records are read: everything as declared without records; with them, only
-/// system tools, so that nothing the operator switched off runs for a moment at start-up.
-fn first_snapshot(tools: &[RegisteredTool], records: bool) -> Snapshot {
+/// What a registry with records serves before they are read: only system tools, so that nothing the
+/// operator switched off runs for a moment at start-up.
+fn unloaded(tools: &[RegisteredTool]) -> Snapshot {
     let mut tools = tools.to_vec();
-    if records {
-        for tool in &mut tools {
-            tool.enabled = false;
-        }
+    for tool in &mut tools {
+        tool.enabled = false;
     }
-    Snapshot::new(tools, 0, !records)
+    Snapshot::new(tools, 0, false)
 }
 
 /// Why [`RegistryBuilder::load`] failed.

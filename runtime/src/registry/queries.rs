@@ -4,7 +4,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::{ArcSwap, Guard};
 use tokio::sync::watch;
 
 use crate::caller::Caller;
@@ -17,7 +16,7 @@ use crate::store::RecordStore;
 use crate::tool::Tool;
 
 use super::registered::RegisteredTool;
-use super::snapshot::Snapshot;
+use super::snapshot::{Current, Snapshot, Tools};
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
@@ -48,7 +47,7 @@ pub struct Registry {
 
 pub(crate) struct Inner {
     /// The tools as they are now.
-    pub(crate) live: ArcSwap<Snapshot>,
+    pub(crate) tools: Tools,
     /// The tools as the code and the configuration file declare them, in listing order: what every
     /// snapshot is built from.
     pub(crate) declared: Vec<RegisteredTool>,
@@ -141,7 +140,7 @@ impl Registry {
 
     /// The revision of the operator's policy the registry serves now: it moves when a change is swapped in.
     pub fn revision(&self) -> u64 {
-        self.inner.live.load().revision
+        self.snapshot().revision
     }
 
     /// Waits until a new snapshot is swapped in, and returns its revision: for a transport that tells its
@@ -160,17 +159,21 @@ impl Registry {
         self.inner.revisions.subscribe()
     }
 
-    /// The tools as they are now; a call holds its snapshot until it finishes. A guard, not a clone of the
-    /// `Arc`: on the common path that saves two atomic operations a call.
-    pub(crate) fn snapshot(&self) -> Guard<Arc<Snapshot>> {
-        self.inner.live.load()
+    /// The tools as they are now; a call holds its snapshot until it finishes.
+    #[inline]
+    pub(crate) fn snapshot(&self) -> Current<'_> {
+        self.inner.tools.current()
     }
 
     /// Swaps in the snapshot of `tools` at `revision`, unless a newer one was swapped in meanwhile (by a
     /// refresh that read the records later but finished first).
     pub(crate) fn swap(&self, tools: Vec<RegisteredTool>, revision: u64) {
+        // Only a registry with records is swapped; one without never changes.
+        let Tools::Live(live) = &self.inner.tools else {
+            return;
+        };
         let next = Arc::new(Snapshot::new(tools, revision, true));
-        let previous = self.inner.live.rcu(|current| {
+        let previous = live.rcu(|current| {
             if current.loaded && current.revision > revision {
                 Arc::clone(current)
             } else {

@@ -28,7 +28,7 @@ impl Registry {
         let Some(store) = self.records() else {
             return Ok(false);
         };
-        let loaded = self.inner.live.load().loaded;
+        let loaded = self.snapshot().loaded;
         if loaded && store.revision().await? == self.revision() {
             return Ok(false);
         }

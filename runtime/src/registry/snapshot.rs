@@ -2,8 +2,10 @@
 //! snapshot it started with until it finishes; the next call sees the new one.
 
 use std::any::Any;
-use std::sync::OnceLock;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
+use arc_swap::{ArcSwap, Guard};
 use rustc_hash::FxHashMap;
 
 use super::registered::RegisteredTool;
@@ -65,5 +67,41 @@ impl Snapshot {
         self.derived
             .get_or_init(|| Box::new(derive(self)))
             .downcast_ref()
+    }
+}
+
+/// A registry's tools: fixed when nothing can change them (no records), so that a call reads them with no
+/// atomic operation at all; otherwise the current snapshot, swapped whole.
+pub(crate) enum Tools {
+    Fixed(Arc<Snapshot>),
+    Live(ArcSwap<Snapshot>),
+}
+
+/// The snapshot a call holds until it finishes: borrowed from a fixed registry, or an arc-swap guard (no
+/// refcount traffic) of a live one.
+pub(crate) enum Current<'a> {
+    Fixed(&'a Snapshot),
+    Live(Guard<Arc<Snapshot>>),
+}
+
+impl Tools {
+    #[inline]
+    pub(crate) fn current(&self) -> Current<'_> {
+        match self {
+            Tools::Fixed(snapshot) => Current::Fixed(snapshot),
+            Tools::Live(live) => Current::Live(live.load()),
+        }
+    }
+}
+
+impl Deref for Current<'_> {
+    type Target = Snapshot;
+
+    #[inline]
+    fn deref(&self) -> &Snapshot {
+        match self {
+            Current::Fixed(snapshot) => snapshot,
+            Current::Live(guard) => guard,
+        }
     }
 }
