@@ -3,6 +3,8 @@
 //! - `call/direct`: decode `{"a","b"}` from JSON, call the function, encode the result to JSON.
 //! - `call/registry`: the same through `Registry::call`: resolve, authorize, validate against the schema,
 //!   inject, run with panic capture, encode, hooks and audit steps.
+//! - `call/registry_records`: the same on a registry with operator records, whose tools are a live
+//!   snapshot (arc-swap) instead of fixed.
 //! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
 //!
@@ -69,6 +71,11 @@ fn call(c: &mut Criterion) {
                 black_box(args.clone()),
             )))
         });
+    });
+    let records = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite");
+    let live = ready(Registry::builder().records(records).load()).expect("registry");
+    group.bench_function("registry_records", |b| {
+        b.iter(|| black_box(ready(live.call(&caller, "add", black_box(args.clone())))));
     });
     // From the model's JSON text to the text the model reads: what an in-process agent loop does.
     let text = r#"{"a": 2, "b": 40}"#;
