@@ -151,12 +151,7 @@ where
 }
 
 async fn execute(registry: &Registry, command: Command) -> Result<String, RecordError> {
-    let store = registry.records().ok_or_else(|| {
-        RecordError::new(
-            RecordErrorKind::NotFound,
-            "this server keeps no tool records",
-        )
-    })?;
+    let store = registry.store()?;
     let actor = command
         .actor
         .or_else(|| std::env::var("USER").ok())
@@ -221,7 +216,7 @@ async fn tools(
                 .collect());
         }
         Tools::Show { name } => {
-            let record = find(store, &name).await?;
+            let record = registry.tool_record(&name).await?;
             return Ok(format!(
                 "{}\n",
                 serde_json::to_string_pretty(&record).unwrap_or_default()
@@ -248,18 +243,10 @@ async fn tools(
         Tools::Require { name, ability } => (name, Change::Require(ability)),
         Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
     };
-    let record = find(store, &name).await?;
+    let record = registry.tool_record(&name).await?;
     let revision = registry.edit(&Edit::new(actor, &record, change)).await?;
-    let record = find(store, &name).await?;
+    let record = registry.tool_record(&name).await?;
     Ok(format!("{}\nRevision {revision}.\n", line(&record)))
-}
-
-async fn find(store: &dyn RecordStore, name: &str) -> Result<ToolRecord, RecordError> {
-    let mut records = store.load().await?;
-    records
-        .tools
-        .remove(name)
-        .ok_or_else(|| RecordError::unknown_tool(name))
 }
 
 /// A record in one line: name, switch, status, the abilities it needs, its settings.

@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 
 use crate::caller::Caller;
 use crate::registry::Registry;
-use crate::store::{Change, Edit, RecordError, RecordErrorKind, RecordStore};
+use crate::store::{Change, Edit, RecordError, RecordErrorKind};
 
 use super::auth::Authenticator;
 
@@ -137,7 +137,7 @@ fn host_name(host: &str) -> &str {
 async fn list(State(registry): State<Registry>) -> Response {
     answer(
         async {
-            let records = records(&registry)?.load().await?;
+            let records = registry.store()?.load().await?;
             let tools: Vec<_> = records.tools.into_values().collect();
             Ok(json!({ "revision": records.revision, "tools": tools }))
         }
@@ -148,11 +148,7 @@ async fn list(State(registry): State<Registry>) -> Response {
 async fn show(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
     answer(
         async {
-            let mut records = records(&registry)?.load().await?;
-            let record = records
-                .tools
-                .remove(&name)
-                .ok_or_else(|| RecordError::unknown_tool(&name))?;
+            let record = registry.tool_record(&name).await?;
             Ok(json!(record))
         }
         .await,
@@ -196,11 +192,7 @@ async fn edit(
         async {
             let edit = Edit::for_tool(actor, &name, body.version, body.change);
             let revision = registry.edit(&edit).await?;
-            let mut records = records(&registry)?.load().await?;
-            let record = records
-                .tools
-                .remove(&name)
-                .ok_or_else(|| RecordError::unknown_tool(&name))?;
+            let record = registry.tool_record(&name).await?;
             Ok(json!({ "revision": revision, "tool": record }))
         }
         .await,
@@ -215,7 +207,7 @@ async fn delete(
     let actor = actor(&request);
     answer(
         async {
-            let revision = records(&registry)?.delete(&actor, &name).await?;
+            let revision = registry.store()?.delete(&actor, &name).await?;
             registry.refresh().await?;
             Ok(json!({ "revision": revision, "deleted": name }))
         }
@@ -249,7 +241,7 @@ async fn history(State(registry): State<Registry>, request: Request) -> Response
         .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("limit=")))
         .and_then(|n| n.parse().ok())
         .unwrap_or(50);
-    answer(async { Ok(json!(records(&registry)?.history(limit).await?)) }.await)
+    answer(async { Ok(json!(registry.store()?.history(limit).await?)) }.await)
 }
 
 async fn openapi() -> Response {
@@ -264,15 +256,6 @@ fn plan_json(plan: &crate::store::SyncPlan, applied: bool) -> Value {
         .map(|d| json!({ "name": d.record.name, "what": d.what }))
         .collect();
     json!({ "applied": applied, "new": new, "changed": changed, "vanished": plan.vanished })
-}
-
-fn records(registry: &Registry) -> Result<&dyn RecordStore, RecordError> {
-    registry.records().ok_or_else(|| {
-        RecordError::new(
-            RecordErrorKind::NotFound,
-            "this server keeps no tool records",
-        )
-    })
 }
 
 /// Who makes a change: the authenticated caller.

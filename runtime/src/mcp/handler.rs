@@ -455,7 +455,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let snapshot = self.shared.registry.snapshot();
         let resolved = self.shared.registry.resolve(&snapshot, &request.name);
         // Only a tool that may ask needs to know how the client answers.
-        let (questions, support) = if Registry::may_ask(&snapshot, resolved) {
+        let (questions, support) = if snapshot.may_ask(resolved) {
             Questions::of(&context)
         } else {
             (Questions::Unanswerable, ClientSupport::NONE)

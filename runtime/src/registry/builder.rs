@@ -22,7 +22,7 @@ use super::config::{Config, merge_settings};
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
 use super::registered::{RegisteredTool, compiled_tool, dynamic_tool};
-use super::snapshot::{Snapshot, Tools};
+use super::snapshot::{Live, Snapshot, Tools};
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
 ///
@@ -410,12 +410,14 @@ impl RegistryBuilder {
         Ok(Registry {
             inner: Arc::new(Inner {
                 tools: match self.records {
-                    None => Tools::Fixed(Arc::new(Snapshot::new(tools.clone(), 0, true))),
-                    Some(_) => Tools::Live(ArcSwap::from_pointee(unloaded(&tools))),
+                    None => Tools::Fixed(Arc::new(Snapshot::new(tools, 0, true))),
+                    Some(store) => Tools::Live(Live {
+                        current: ArcSwap::from_pointee(unloaded(&tools)),
+                        declared: tools,
+                        store,
+                    }),
                 },
-                declared: tools,
                 revisions: watch::channel(0).0,
-                records: self.records,
                 state: Arc::new(self.state),
                 authorizer: self.authorizer,
                 hooks: self.hooks,

@@ -12,11 +12,10 @@ use crate::param::StateMap;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::{Hook, Lookup};
 use crate::policy::{AuditSink, Authorizer};
-use crate::store::RecordStore;
 use crate::tool::Tool;
 
 use super::registered::RegisteredTool;
-use super::snapshot::{Current, Snapshot, Tools};
+use super::snapshot::{Current, Live, Snapshot, Tools};
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
@@ -48,13 +47,8 @@ pub struct Registry {
 pub(crate) struct Inner {
     /// The tools as they are now.
     pub(crate) tools: Tools,
-    /// The tools as the code and the configuration file declare them, in listing order: what every
-    /// snapshot is built from.
-    pub(crate) declared: Vec<RegisteredTool>,
     /// The revision of each snapshot swapped in, for whoever tells clients that the list changed.
     pub(crate) revisions: watch::Sender<u64>,
-    /// The operator's records, loaded over `declared`.
-    pub(crate) records: Option<Arc<dyn RecordStore>>,
     pub(crate) state: Arc<StateMap>,
     pub(crate) authorizer: Option<Box<dyn Authorizer>>,
     pub(crate) hooks: Vec<Box<dyn Hook>>,
@@ -165,22 +159,19 @@ impl Registry {
         self.inner.tools.current()
     }
 
-    /// Swaps in the snapshot of `tools` at `revision`, unless a newer one was swapped in meanwhile (by a
-    /// refresh that read the records later but finished first).
-    pub(crate) fn swap(&self, tools: Vec<RegisteredTool>, revision: u64) {
-        // Only a registry with records is swapped; one without never changes.
-        let Tools::Live(live) = &self.inner.tools else {
-            return;
-        };
+    /// Swaps in the snapshot of `tools` at `revision` into `live`, unless a newer one was swapped in
+    /// meanwhile (by a refresh that read the records later but finished first).
+    pub(crate) fn swap(&self, live: &Live, tools: Vec<RegisteredTool>, revision: u64) {
+        let stale = |current: &Snapshot| current.loaded && current.revision > revision;
         let next = Arc::new(Snapshot::new(tools, revision, true));
-        let previous = live.rcu(|current| {
-            if current.loaded && current.revision > revision {
+        let previous = live.current.rcu(|current| {
+            if stale(current) {
                 Arc::clone(current)
             } else {
                 Arc::clone(&next)
             }
         });
-        if !(previous.loaded && previous.revision > revision) {
+        if !stale(&previous) {
             self.inner.revisions.send_replace(revision);
         }
     }
@@ -195,13 +186,6 @@ impl Registry {
         self.visible_tools(snapshot, caller)
             .filter(|(_, s)| !s.tool.defer)
             .map(|(i, _)| i)
-    }
-
-    /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
-    /// approval, an `Ask`): it takes more than one round.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn may_ask(snapshot: &Snapshot, resolved: Option<usize>) -> bool {
-        resolved.is_some_and(|i| snapshot.tools[i].has_rounds)
     }
 
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP

@@ -5,18 +5,53 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::{Edit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan};
+use crate::store::{
+    Edit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan, ToolRecord,
+};
 use crate::tool::Tool;
 
 use super::config::merge_settings;
 use super::queries::Registry;
 use super::registered::RegisteredTool;
+use super::snapshot::{Live, Tools};
 
 impl Registry {
     /// The operator's records, when the registry was built with them
     /// ([`RegistryBuilder::records`](super::RegistryBuilder::records)).
     pub fn records(&self) -> Option<&dyn RecordStore> {
-        self.inner.records.as_deref()
+        self.live().map(|live| &*live.store)
+    }
+
+    /// The store of the records, or the error that says there is none: for the operator's commands.
+    ///
+    /// # Errors
+    /// When the registry was built without records.
+    pub(crate) fn store(&self) -> Result<&dyn RecordStore, RecordError> {
+        self.records().ok_or_else(|| {
+            RecordError::new(
+                RecordErrorKind::NotFound,
+                "this registry has no records: build it with `RegistryBuilder::records`",
+            )
+        })
+    }
+
+    /// The record of `tool`.
+    ///
+    /// # Errors
+    /// When there is none, or the records cannot be read.
+    pub(crate) async fn tool_record(&self, tool: &str) -> Result<ToolRecord, RecordError> {
+        let mut records = self.store()?.load().await?;
+        records
+            .tools
+            .remove(tool)
+            .ok_or_else(|| RecordError::unknown_tool(tool))
+    }
+
+    fn live(&self) -> Option<&Live> {
+        match &self.inner.tools {
+            Tools::Live(live) => Some(live),
+            Tools::Fixed(_) => None,
+        }
     }
 
     /// Loads the records if their revision moved since the snapshot being served, and swaps in the
@@ -25,15 +60,15 @@ impl Registry {
     /// # Errors
     /// When the records cannot be read; the registry goes on serving its snapshot.
     pub async fn refresh(&self) -> Result<bool, RecordError> {
-        let Some(store) = self.records() else {
+        let Some(live) = self.live() else {
             return Ok(false);
         };
         let loaded = self.snapshot().loaded;
-        if loaded && store.revision().await? == self.revision() {
+        if loaded && live.store.revision().await? == self.revision() {
             return Ok(false);
         }
-        let records = store.load().await?;
-        self.swap(overlay(&self.inner.declared, &records), records.revision);
+        let records = live.store.load().await?;
+        self.swap(live, overlay(&live.declared, &records), records.revision);
         Ok(true)
     }
 
@@ -71,9 +106,9 @@ impl Registry {
     /// # Errors
     /// Without records, or when they cannot be read.
     pub async fn sync_plan(&self) -> Result<SyncPlan, RecordError> {
-        let store = self.records().ok_or_else(no_records)?;
-        let records = store.load().await?;
-        let declared: Vec<&Tool> = self.inner.declared.iter().map(|r| &*r.tool).collect();
+        let records = self.store()?.load().await?;
+        let declared = self.live().map_or(&[][..], |live| &live.declared);
+        let declared: Vec<&Tool> = declared.iter().map(|r| &*r.tool).collect();
         Ok(SyncPlan::new(declared, &records, crate::store::unix_ms()))
     }
 
@@ -85,8 +120,7 @@ impl Registry {
     /// Without records, or when they cannot be read or written; then nothing was written.
     pub async fn sync(&self, actor: &str) -> Result<SyncPlan, RecordError> {
         let plan = self.sync_plan().await?;
-        let store = self.records().ok_or_else(no_records)?;
-        store.apply_sync(actor, &plan).await?;
+        self.store()?.apply_sync(actor, &plan).await?;
         self.refresh().await?;
         Ok(plan)
     }
@@ -97,18 +131,10 @@ impl Registry {
     /// When the edit is refused (see [`Edit::apply`]) or the records cannot be written; then nothing
     /// changed.
     pub async fn edit(&self, edit: &Edit) -> Result<u64, RecordError> {
-        let store = self.records().ok_or_else(no_records)?;
-        let revision = store.edit(edit).await?;
+        let revision = self.store()?.edit(edit).await?;
         self.refresh().await?;
         Ok(revision)
     }
-}
-
-fn no_records() -> RecordError {
-    RecordError::new(
-        RecordErrorKind::NotFound,
-        "this registry has no records: build it with `RegistryBuilder::records`",
-    )
 }
 
 /// The declared tools with the operator's records over them. A tool without a record is as declared.
@@ -122,7 +148,7 @@ pub(super) fn overlay(declared: &[RegisteredTool], records: &Records) -> Vec<Reg
         .collect()
 }
 
-fn apply(declared: &RegisteredTool, record: &crate::store::ToolRecord) -> RegisteredTool {
+fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
     let mut tool = declared.clone();
     // A record a sync marked missing is of a tool that is back in the code but not synced yet: the code's
     // switch holds.

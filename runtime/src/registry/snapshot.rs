@@ -8,6 +8,8 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::{ArcSwap, Guard};
 use rustc_hash::FxHashMap;
 
+use crate::store::RecordStore;
+
 use super::registered::RegisteredTool;
 
 /// The tools in listing order, their index by name, and the abilities they require.
@@ -57,6 +59,13 @@ impl Snapshot {
         }
     }
 
+    /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
+    /// approval, an `Ask`): it takes more than one round.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn may_ask(&self, resolved: Option<usize>) -> bool {
+        resolved.is_some_and(|i| self.tools[i].has_rounds)
+    }
+
     /// What `derive` makes of these tools, made once per snapshot. One transport type uses it (MCP, for
     /// its tool definitions); another type asking would get `None`.
     #[cfg(feature = "mcp")]
@@ -71,10 +80,19 @@ impl Snapshot {
 }
 
 /// A registry's tools: fixed when nothing can change them (no records), so that a call reads them with no
-/// atomic operation at all; otherwise the current snapshot, swapped whole.
+/// atomic operation at all; otherwise the current snapshot, swapped whole, built from the tools the code
+/// and the configuration file declare with the operator's records over them.
 pub(crate) enum Tools {
     Fixed(Arc<Snapshot>),
-    Live(ArcSwap<Snapshot>),
+    Live(Live),
+}
+
+/// The tools of a registry with records.
+pub(crate) struct Live {
+    pub(crate) current: ArcSwap<Snapshot>,
+    /// In listing order: what every snapshot is built from.
+    pub(crate) declared: Vec<RegisteredTool>,
+    pub(crate) store: Arc<dyn RecordStore>,
 }
 
 /// The snapshot a call holds until it finishes: borrowed from a fixed registry, or an arc-swap guard (no
@@ -89,7 +107,7 @@ impl Tools {
     pub(crate) fn current(&self) -> Current<'_> {
         match self {
             Tools::Fixed(snapshot) => Current::Fixed(snapshot),
-            Tools::Live(live) => Current::Live(live.load()),
+            Tools::Live(live) => Current::Live(live.current.load()),
         }
     }
 }
