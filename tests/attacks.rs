@@ -16,6 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate::confirm::{Claimed, ConfirmationStore, Decision, MemoryStore};
 use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
 use toolgate::prelude::*;
+use toolgate::store::{AuditQuery, RecordStore};
 use toolgate::{Ask, ErrorKind};
 
 /// Who was paid how often, by payee: each test pays its own payees.
@@ -577,7 +578,8 @@ async fn a_tool_the_caller_may_not_run_is_answered_as_an_unknown_one() {
         "This tool is switched off."
     );
     let audited: Vec<_> = trail
-        .audit_records(10)
+        .audit_trail(&AuditQuery::newest(10))
+        .await
         .unwrap()
         .into_iter()
         .rev()

@@ -13,6 +13,7 @@ use toolgate::output::{APPROVAL_KEY, Pending};
 use toolgate::param::ClientSupport;
 use toolgate::prelude::*;
 use toolgate::sqlite::SqliteStore;
+use toolgate::store::{AuditQuery, RecordStore};
 use toolgate::{Ask, Elicited, ErrorKind, Outcome};
 
 /// Every transfer that really happened.
@@ -467,7 +468,7 @@ async fn previews_approvals_declines_and_refusals_are_audited_to_the_database() 
         .decline(&payer(), second.confirmation())
         .await
         .unwrap();
-    let rows = db.audit_records(10).unwrap();
+    let rows = db.audit_trail(&AuditQuery::newest(10)).await.unwrap();
     let lines: Vec<String> = rows
         .iter()
         .rev()

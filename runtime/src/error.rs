@@ -47,7 +47,8 @@ pub enum ErrorKind {
     Denied,
     /// No tool by that name exists for this caller.
     UnknownTool,
-    /// The tool exists but is switched off, or hidden by read-only mode.
+    /// The tool exists but is switched off, or hidden by read-only mode; or a write could not run
+    /// because the store of approvals cannot be reached.
     Unavailable,
     /// The tool's call ceiling (`max_runs`) is reached for this session.
     LimitReached,

@@ -108,7 +108,7 @@ impl KeyRing {
     /// # Errors
     /// When an entry has no `:`, bad base64, or fails the checks of [`new`](Self::new).
     pub fn parse(text: &str) -> Result<Self, KeyError> {
-        let mut ring: Option<KeyRing> = None;
+        let mut keys = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let (id, secret) = entry.split_once(':').ok_or_else(|| {
                 KeyError(format!("`{}…` is not `id:base64secret`", prefix(entry)))
@@ -116,6 +116,20 @@ impl KeyRing {
             let secret = STANDARD
                 .decode(secret.trim())
                 .map_err(|e| KeyError(format!("the secret of key `{id}` is not base64: {e}")))?;
+            keys.push((id.to_owned(), secret));
+        }
+        Self::from_newest(keys)
+    }
+
+    /// A ring of `keys`, the current one first, as a database or a secret keeps them.
+    ///
+    /// # Errors
+    /// When there are none, or one fails the checks of [`with_previous`](Self::with_previous).
+    pub(crate) fn from_newest(
+        keys: impl IntoIterator<Item = (String, Vec<u8>)>,
+    ) -> Result<Self, KeyError> {
+        let mut ring: Option<KeyRing> = None;
+        for (id, secret) in keys {
             ring = Some(match ring {
                 None => KeyRing::new(id, secret)?,
                 Some(ring) => ring.with_previous(id, secret)?,

@@ -73,15 +73,20 @@ impl Registry {
     }
 
     /// Keeps the registry in line with its records, until every clone of it is dropped: checks their
-    /// revision every `every` (a change made by any process is served within that time) and swaps in the
-    /// new snapshot. Spawn it. An outage is logged once, and calls go on under the last policy loaded;
-    /// when the database is back, what changed meanwhile is picked up.
+    /// revision whenever the store hears of a change (PostgreSQL's `NOTIFY`), and every `every` in any
+    /// case, so a change made by any process is served within that time; then swaps in the new snapshot.
+    /// Spawn it. An outage is logged once, and calls go on under the last policy loaded; when the
+    /// database is back, what changed meanwhile is picked up.
     pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
         let weak = Arc::downgrade(&self.inner);
         async move {
             let mut down = false;
             while let Some(inner) = weak.upgrade() {
-                match (Registry { inner }.refresh().await, down) {
+                let registry = Registry { inner };
+                let Some(store) = registry.live().map(|live| Arc::clone(&live.store)) else {
+                    return;
+                };
+                match (registry.refresh().await, down) {
                     (Ok(_), true) => {
                         down = false;
                         tracing::info!(target: "toolgate::records", "the records are back");
@@ -96,7 +101,8 @@ impl Registry {
                     }
                     _ => {}
                 }
-                tokio::time::sleep(every).await;
+                drop(registry);
+                store.changed(every).await;
             }
         }
     }

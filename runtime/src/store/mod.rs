@@ -3,21 +3,29 @@
 //! with who made it, under a policy revision that moves with every change.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
-//! call never reads the database. SQLite ([`sqlite`]) is the embedded default.
+//! call never reads the database. SQLite ([`sqlite`]) is the embedded default; PostgreSQL ([`postgres`])
+//! serves several replicas.
 
+mod audit;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod record;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
+mod write;
 
-pub(crate) use record::unix_ms;
+pub use audit::{AuditQuery, AuditRecord};
 pub use record::{
     Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord,
 };
+pub(crate) use record::{millis, unix_ms};
 pub use sync::{Drift, SyncPlan};
+pub use write::{Effects, Logged, Write};
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// What a [`RecordStore`] returns.
 ///
@@ -31,8 +39,8 @@ use std::pin::Pin;
 /// ```
 pub type RecordFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RecordError>> + Send + 'a>>;
 
-/// Where the operator's records live. Every backend runs the same checks ([`Edit::apply`]) and the same
-/// plan ([`SyncPlan`]); it only reads and writes them, each write in one transaction that advances the
+/// Where the operator's records live, with the audit trail beside them. Every backend resolves a
+/// [`Write`] the same way; it only reads and writes, each write in one transaction that advances the
 /// revision and records who changed what.
 ///
 /// ```
@@ -53,17 +61,38 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Every record, with the revision they were read at.
     fn load(&self) -> RecordFuture<'_, Records>;
 
-    /// Applies one operator's edit to one record, if the record is still at the version the edit was
-    /// made against. Returns the new revision.
-    fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64>;
-
-    /// Writes a sync plan: every record or none. Returns the new revision.
-    fn apply_sync<'a>(&'a self, actor: &'a str, plan: &'a SyncPlan) -> RecordFuture<'a, u64>;
-
-    /// Deletes the record of a tool the code no longer has (`missing`), with its settings. Returns the
-    /// new revision.
-    fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64>;
+    /// Writes `write` in one transaction: locks the records it [reads](Write::reads), writes what it
+    /// [resolves](Write::resolve) to, and, when that logs a change, the next revision with the history
+    /// rows. Returns the revision after it.
+    fn write<'a>(&'a self, write: Write<'a>) -> RecordFuture<'a, u64>;
 
     /// The newest `limit` changes, newest first.
     fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>>;
+
+    /// The audit rows `query` selects, newest first.
+    fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>>;
+
+    /// Returns when the records may have changed: after `every` at the latest, sooner when the backend is
+    /// told of a change (PostgreSQL's `LISTEN`). A registry [watching](crate::Registry::watch) its records
+    /// then checks the revision.
+    fn changed(&self, every: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(tokio::time::sleep(every))
+    }
+
+    /// Applies one operator's edit to one record, if the record is still at the version the edit was
+    /// made against. Returns the new revision.
+    fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64> {
+        self.write(Write::Edit(edit))
+    }
+
+    /// Writes a sync plan: every record or none. Returns the new revision.
+    fn apply_sync<'a>(&'a self, actor: &'a str, plan: &'a SyncPlan) -> RecordFuture<'a, u64> {
+        self.write(Write::Sync { actor, plan })
+    }
+
+    /// Deletes the record of a tool the code no longer has (`missing`), with its settings. Returns the
+    /// new revision.
+    fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64> {
+        self.write(Write::Delete { actor, tool })
+    }
 }

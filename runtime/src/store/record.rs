@@ -399,6 +399,35 @@ impl RecordError {
             format!("no tool `{tool}` in the records; list them, or run a sync first"),
         )
     }
+
+    /// A database whose schema a newer toolgate migrated to `found`, past the `known` versions.
+    pub(crate) fn newer_schema(found: usize, known: usize) -> Self {
+        RecordError::new(
+            RecordErrorKind::Newer,
+            format!(
+                "this database is at schema version {found}, written by a newer toolgate; this one knows \
+                 versions up to {known}: upgrade the binary, or use another database"
+            ),
+        )
+    }
+}
+
+impl ToolRecord {
+    /// The record as a database keeps it.
+    pub(crate) fn to_json(&self) -> Result<String, RecordError> {
+        serde_json::to_string(self)
+            .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
+    }
+
+    /// A record as a database kept it.
+    pub(crate) fn from_json(text: &str) -> Result<ToolRecord, RecordError> {
+        serde_json::from_str(text).map_err(|e| {
+            RecordError::new(
+                RecordErrorKind::Database,
+                format!("a tool record in the database is not one this toolgate reads: {e}"),
+            )
+        })
+    }
 }
 
 impl fmt::Display for RecordError {
@@ -411,7 +440,11 @@ impl std::error::Error for RecordError {}
 
 /// Now, in milliseconds since the Unix epoch.
 pub(crate) fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    millis(SystemTime::now()).cast_unsigned()
+}
+
+/// `time` in milliseconds since the Unix epoch, as databases keep it (0 before the epoch).
+pub(crate) fn millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -21,16 +21,17 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::confirm::{
     Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, hex, random_bytes,
+    store_failed,
 };
-use crate::error::{ErrorKind, ToolError};
+use crate::error::ToolError;
 use crate::policy::{AuditEvent, AuditSink};
-use crate::store::{RecordError, RecordErrorKind};
+use crate::store::{RecordError, millis as ms};
 use crate::sync::Locked;
 
 pub use rusqlite;
@@ -184,7 +185,11 @@ impl SqliteStore {
             let secret = random_bytes::<32>();
             transaction.execute(
                 "INSERT INTO toolgate_keys (id, secret, created_ms) VALUES (?1, ?2, ?3)",
-                params![format!("db-{}", hex(&secret[..4])), &secret[..], unix_ms()],
+                params![
+                    format!("db-{}", hex(&secret[..4])),
+                    &secret[..],
+                    ms(SystemTime::now())
+                ],
             )?;
         }
         let keys = {
@@ -197,15 +202,7 @@ impl SqliteStore {
             rows.collect::<rusqlite::Result<Vec<_>>>()?
         };
         transaction.commit()?;
-        let mut ring: Option<KeyRing> = None;
-        for (id, secret) in keys {
-            let added = match ring {
-                None => KeyRing::new(id, secret),
-                Some(ring) => ring.with_previous(id, secret),
-            };
-            ring = Some(added.map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?);
-        }
-        ring.ok_or(rusqlite::Error::QueryReturnedNoRows)
+        KeyRing::from_newest(keys).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
     }
 
     /// An audit sink that appends every call to the `toolgate_audit` table.
@@ -242,31 +239,6 @@ impl SqliteStore {
             Claimed::Approved { outcome }
         })
     }
-
-    /// The newest `limit` audit records, newest first.
-    ///
-    /// # Errors
-    /// When the database cannot be read.
-    pub fn audit_records(&self, limit: usize) -> rusqlite::Result<Vec<AuditRecord>> {
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(
-            "SELECT at_ms, caller, tool, action, digest, outcome, session, revision FROM toolgate_audit \
-             ORDER BY seq DESC LIMIT ?1",
-        )?;
-        let rows = statement.query_map(params![limit as i64], |r| {
-            Ok(AuditRecord {
-                at: UNIX_EPOCH + Duration::from_millis(r.get::<_, i64>(0)?.max(0) as u64),
-                caller: r.get(1)?,
-                tool: r.get(2)?,
-                action: r.get(3)?,
-                digest: r.get(4)?,
-                outcome: r.get(5)?,
-                session: r.get(6)?,
-                revision: r.get::<_, Option<i64>>(7)?.map(|r| r.max(0) as u64),
-            })
-        })?;
-        rows.collect()
-    }
 }
 
 impl ConfirmationStore for SqliteStore {
@@ -290,60 +262,20 @@ impl ConfirmationStore for SqliteStore {
     }
 }
 
-/// One row of the audit trail.
-///
-/// ```rust,standalone_crate
-/// use serde_json::json;
-/// use toolgate::prelude::*;
-/// use toolgate::sqlite::SqliteStore;
-///
-/// /// Read a file.
-/// #[tool(ability = "files.read", read_only)]
-/// async fn read_file(path: String) -> String {
-///     format!("contents of {path}")
-/// }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let db = SqliteStore::in_memory().unwrap();
-/// let registry = Registry::builder().audit(db.audit()).build().unwrap();
-/// let outcome = registry.call(&Caller::new("eve"), "read_file", json!({ "path": "/etc/passwd" })).await;
-/// assert_eq!(outcome.label(), "unknown_tool", "eve is told of no such tool");
-/// let record = &db.audit_records(10).unwrap()[0];
-/// assert_eq!((record.caller.as_str(), record.tool.as_str(), record.outcome.as_str()), ("eve", "read_file", "denied"), "the operator sees the denial");
-/// assert_eq!(record.action, "call");
-/// # });
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AuditRecord {
-    /// When the call finished.
-    pub at: SystemTime,
-    /// The caller's id.
-    pub caller: String,
-    /// The tool, or `-` for a confirmation refused before its tool was known.
-    pub tool: String,
-    /// `call`, `preview`, `approve` or `decline`.
-    pub action: String,
-    /// The SHA-256 of the canonical arguments.
-    pub digest: String,
-    /// The outcome's label: `done`, `needs_confirmation`, `denied`, `confirmation_refused`, ...
-    pub outcome: String,
-    /// The session, when there is one.
-    pub session: Option<String>,
-    /// The operator's policy revision the call ran under (`None` on rows older than the records).
-    pub revision: Option<u64>,
-}
-
 /// The audit sink of a [`SqliteStore`]: one row per call in `toolgate_audit`.
 ///
 /// ```
 /// use toolgate::sqlite::SqliteStore;
+/// use toolgate::store::{AuditQuery, RecordStore};
 /// use toolgate::Registry;
 ///
 /// let db = SqliteStore::in_memory()?;
 /// let registry = Registry::builder().audit(db.audit()).build();
 /// assert!(registry.is_ok());
-/// assert!(db.audit_records(10)?.is_empty(), "nothing called yet");
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// assert!(db.audit_trail(&AuditQuery::newest(10)).await?.is_empty(), "nothing called yet");
+/// # Ok::<(), toolgate::store::RecordError>(())
+/// # }).unwrap();
 /// # Ok::<(), toolgate::sqlite::rusqlite::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -385,14 +317,7 @@ fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
     let applied = usize::try_from(applied).unwrap_or(usize::MAX);
     if applied > MIGRATIONS.len() {
         return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(
-            RecordError::new(
-                RecordErrorKind::Newer,
-                format!(
-                    "this database is at schema version {applied}, written by a newer toolgate; this one knows \
-                 versions up to {}: upgrade the binary, or use another database",
-                    MIGRATIONS.len()
-                ),
-            ),
+            RecordError::newer_schema(applied, MIGRATIONS.len()),
         )));
     }
     // The first one creates only what is missing: databases made before versions were counted have it.
@@ -404,17 +329,5 @@ fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
 }
 
 fn store_error(error: rusqlite::Error) -> ToolError {
-    ToolError::with_kind(
-        ErrorKind::Internal,
-        format!("the confirmation store failed: {error}"),
-    )
-}
-
-fn ms(time: SystemTime) -> i64 {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn unix_ms() -> i64 {
-    ms(SystemTime::now())
+    store_failed(&error.to_string())
 }

@@ -2,12 +2,14 @@
 //! every change in `toolgate_changes`. Each write is one immediate transaction, so two processes on one
 //! file never interleave.
 
+use std::collections::BTreeMap;
+
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::store::{
-    ChangeEntry, Edit, RecordError, RecordErrorKind, RecordFuture, RecordStore, Records, Status,
-    SyncPlan, ToolRecord,
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordErrorKind, RecordFuture, RecordStore,
+    Records, ToolRecord, Write,
 };
 
 use super::SqliteStore;
@@ -36,84 +38,15 @@ impl RecordStore for SqliteStore {
                 .query_map([], |r| r.get::<_, String>(0))
                 .map_err(database)?;
             for row in rows {
-                let record = parse(&row.map_err(database)?)?;
+                let record = ToolRecord::from_json(&row.map_err(database)?)?;
                 records.tools.insert(record.name.clone(), record);
             }
             Ok(records)
         })
     }
 
-    fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64> {
-        Box::pin(async move {
-            write(self, |transaction| {
-                let record = read(transaction, &edit.tool)?
-                    .ok_or_else(|| RecordError::unknown_tool(&edit.tool))?;
-                let next = edit.apply(&record)?;
-                put(transaction, &next)?;
-                Ok(vec![(edit.actor.clone(), next.name, json!(edit.change))])
-            })
-        })
-    }
-
-    fn apply_sync<'a>(&'a self, actor: &'a str, plan: &'a SyncPlan) -> RecordFuture<'a, u64> {
-        Box::pin(async move {
-            write(self, |transaction| {
-                let mut changes = Vec::new();
-                for record in &plan.new {
-                    put(transaction, record)?;
-                    changes.push((
-                        actor.to_owned(),
-                        record.name.clone(),
-                        json!({ "sync": "new" }),
-                    ));
-                }
-                for drift in &plan.changed {
-                    put(transaction, &drift.record)?;
-                    let what = json!({ "sync": "changed", "what": drift.what });
-                    changes.push((actor.to_owned(), drift.record.name.clone(), what));
-                }
-                for name in &plan.vanished {
-                    let mut record =
-                        read(transaction, name)?.ok_or_else(|| RecordError::unknown_tool(name))?;
-                    record.status = Status::Missing;
-                    record.version += 1;
-                    put(transaction, &record)?;
-                    changes.push((actor.to_owned(), name.clone(), json!({ "sync": "missing" })));
-                }
-                for name in &plan.unchanged {
-                    if let Some(mut record) = read(transaction, name)? {
-                        record.last_seen_ms = plan.at_ms;
-                        put(transaction, &record)?;
-                    }
-                }
-                Ok(changes)
-            })
-        })
-    }
-
-    fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64> {
-        Box::pin(async move {
-            write(self, |transaction| {
-                let record =
-                    read(transaction, tool)?.ok_or_else(|| RecordError::unknown_tool(tool))?;
-                if record.status != Status::Missing {
-                    return Err(RecordError::new(
-                        RecordErrorKind::Invalid,
-                        format!(
-                            "`{tool}` is still in the code; only a tool a sync marked missing can be deleted"
-                        ),
-                    ));
-                }
-                transaction
-                    .execute("DELETE FROM toolgate_tools WHERE name = ?1", params![tool])
-                    .map_err(database)?;
-                Ok(vec![(
-                    actor.to_owned(),
-                    tool.to_owned(),
-                    json!({ "deleted": true }),
-                )])
-            })
-        })
+    fn write<'a>(&'a self, write: Write<'a>) -> RecordFuture<'a, u64> {
+        Box::pin(async move { write_now(self, write) })
     }
 
     fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>> {
@@ -148,21 +81,74 @@ impl RecordStore for SqliteStore {
             .collect()
         })
     }
+
+    fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
+        Box::pin(async move {
+            let connection = self.lock();
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT seq, at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision \
+                     FROM toolgate_audit \
+                     WHERE (?2 IS NULL OR caller = ?2) AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR outcome = ?4) \
+                     AND at_ms >= ?5 AND at_ms < ?6 \
+                     ORDER BY seq DESC LIMIT ?1",
+                )
+                .map_err(database)?;
+            let (since, until) = query.bounds_i64();
+            let rows = statement
+                .query_map(
+                    params![
+                        query.limit_i64(),
+                        query.caller,
+                        query.tool,
+                        query.outcome,
+                        since,
+                        until
+                    ],
+                    |r| {
+                        Ok(AuditRecord {
+                            seq: r.get::<_, i64>(0)?.max(0) as u64,
+                            at_ms: r.get::<_, i64>(1)?.max(0) as u64,
+                            caller: r.get(2)?,
+                            tool: r.get(3)?,
+                            action: r.get(4)?,
+                            digest: r.get(5)?,
+                            outcome: r.get(6)?,
+                            session: r.get(7)?,
+                            elapsed_us: r.get::<_, i64>(8)?.max(0) as u64,
+                            revision: r.get::<_, Option<i64>>(9)?.map(|r| r.max(0) as u64),
+                        })
+                    },
+                )
+                .map_err(database)?;
+            rows.map(|row| row.map_err(database)).collect()
+        })
+    }
 }
 
-/// One write: `change` in an immediate transaction, then, if it changed anything, the next revision and
-/// a history row per change. Nothing is written when `change` fails.
-fn write(
-    store: &SqliteStore,
-    change: impl FnOnce(&Transaction<'_>) -> Result<Vec<(String, String, Value)>, RecordError>,
-) -> Result<u64, RecordError> {
+/// One write in an immediate transaction, which no other process on the file interleaves with.
+fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> {
     let mut connection = store.lock();
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(database)?;
-    let changes = change(&transaction)?;
+    let mut current = BTreeMap::new();
+    for name in write.reads() {
+        if let Some(record) = read(&transaction, name)? {
+            current.insert(name.to_owned(), record);
+        }
+    }
+    let effects = write.resolve(&current)?;
+    for record in &effects.put {
+        put(&transaction, record)?;
+    }
+    for name in &effects.delete {
+        transaction
+            .execute("DELETE FROM toolgate_tools WHERE name = ?1", params![name])
+            .map_err(database)?;
+    }
     let mut revision = current_revision(&transaction).map_err(database)?;
-    if !changes.is_empty() {
+    if !effects.log.is_empty() {
         revision += 1;
         transaction
             .execute(
@@ -171,11 +157,11 @@ fn write(
             )
             .map_err(database)?;
         let at = crate::store::unix_ms() as i64;
-        for (actor, tool, what) in changes {
+        for logged in effects.log {
             transaction
                 .execute(
                     "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![revision as i64, at, actor, tool, what.to_string()],
+                    params![revision as i64, at, logged.actor, logged.tool, logged.what.to_string()],
                 )
                 .map_err(database)?;
         }
@@ -196,12 +182,11 @@ fn read(transaction: &Transaction<'_>, name: &str) -> Result<Option<ToolRecord>,
         .prepare_cached("SELECT record FROM toolgate_tools WHERE name = ?1")
         .and_then(|mut s| s.query_row(params![name], |r| r.get(0)).optional())
         .map_err(database)?;
-    text.as_deref().map(parse).transpose()
+    text.as_deref().map(ToolRecord::from_json).transpose()
 }
 
 fn put(transaction: &Transaction<'_>, record: &ToolRecord) -> Result<(), RecordError> {
-    let text = serde_json::to_string(record)
-        .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))?;
+    let text = record.to_json()?;
     transaction
         .prepare_cached(
             "INSERT INTO toolgate_tools (name, record) VALUES (?1, ?2) \
@@ -210,15 +195,6 @@ fn put(transaction: &Transaction<'_>, record: &ToolRecord) -> Result<(), RecordE
         .and_then(|mut s| s.execute(params![record.name, text]))
         .map_err(database)?;
     Ok(())
-}
-
-fn parse(text: &str) -> Result<ToolRecord, RecordError> {
-    serde_json::from_str(text).map_err(|e| {
-        RecordError::new(
-            RecordErrorKind::Database,
-            format!("a tool record in the database is not one this toolgate reads: {e}"),
-        )
-    })
 }
 
 fn database(error: rusqlite::Error) -> RecordError {

@@ -1,0 +1,159 @@
+//! The audit sink of a [`PostgresStore`](super::PostgresStore): calls hand their rows to a queue, and one
+//! task writes them in batches, retrying with backoff while the database is away.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use tokio::sync::{mpsc, watch};
+
+use crate::policy::{AuditEvent, AuditSink};
+
+/// How many rows wait for the database at most; past that, rows are dropped and the drop is logged.
+const QUEUE: usize = 10_000;
+
+/// How many rows one insert writes at most.
+const BATCH: usize = 256;
+
+/// One call's row, owned, on its way to the database.
+#[derive(Debug)]
+struct Row {
+    at_ms: i64,
+    caller: String,
+    tool: String,
+    action: &'static str,
+    digest: String,
+    outcome: &'static str,
+    session: Option<String>,
+    elapsed_us: i64,
+    revision: i64,
+}
+
+/// The audit sink of a [`PostgresStore`](super::PostgresStore): one row per call in `toolgate_audit`,
+/// written in the background.
+#[derive(Debug, Clone)]
+pub struct PostgresAudit {
+    queue: mpsc::Sender<Row>,
+    progress: Arc<Progress>,
+}
+
+/// How far the writer got: rows queued, and rows written (a watch, so readers can wait for it).
+#[derive(Debug)]
+struct Progress {
+    queued: AtomicU64,
+    written: watch::Sender<u64>,
+}
+
+impl PostgresAudit {
+    /// Starts the writer; it ends when every sink is dropped and the queue is written.
+    pub(super) fn spawn(pool: Pool) -> Self {
+        let (queue, rows) = mpsc::channel(QUEUE);
+        let progress = Arc::new(Progress {
+            queued: AtomicU64::new(0),
+            written: watch::channel(0).0,
+        });
+        tokio::spawn(write_rows(pool, rows, Arc::clone(&progress)));
+        PostgresAudit { queue, progress }
+    }
+
+    /// Waits until every row queued before now is written, for at most `limit`, and says whether they
+    /// were. Call it before the process exits, so that the last calls' rows are not lost.
+    ///
+    /// ```no_run
+    /// # async fn shut_down(db: toolgate::store::postgres::PostgresStore) {
+    /// if !db.audit().flush(std::time::Duration::from_secs(5)).await {
+    ///     eprintln!("some audit rows were not written: the database is away");
+    /// }
+    /// # }
+    /// ```
+    pub async fn flush(&self, limit: Duration) -> bool {
+        let target = self.progress.queued.load(Ordering::Acquire);
+        let mut written = self.progress.written.subscribe();
+        tokio::time::timeout(limit, written.wait_for(|n| *n >= target))
+            .await
+            .is_ok_and(|w| w.is_ok())
+    }
+}
+
+impl AuditSink for PostgresAudit {
+    fn record(&self, event: &AuditEvent<'_>) {
+        let row = Row {
+            at_ms: super::ms(event.at),
+            caller: event.caller.id().to_owned(),
+            tool: event.tool.to_owned(),
+            action: event.action.as_str(),
+            digest: event.argument_digest(),
+            outcome: event.outcome.label(),
+            session: event.invocation.session_id.as_deref().map(str::to_owned),
+            elapsed_us: i64::try_from(event.elapsed.as_micros()).unwrap_or(i64::MAX),
+            revision: i64::try_from(event.revision).unwrap_or(i64::MAX),
+        };
+        match self.queue.try_send(row) {
+            Ok(()) => {
+                self.progress.queued.fetch_add(1, Ordering::AcqRel);
+            }
+            Err(error) => tracing::error!(
+                target: "toolgate::audit",
+                tool = event.tool,
+                caller = event.caller.id(),
+                "the audit queue is full (the database has been away a while); this call's row is lost: {error}"
+            ),
+        }
+    }
+}
+
+/// Writes what the queue holds, a batch at a time; a batch that fails is retried until it is written.
+async fn write_rows(pool: Pool, mut rows: mpsc::Receiver<Row>, progress: Arc<Progress>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while rows.recv_many(&mut batch, BATCH).await > 0 {
+        let mut backoff = Duration::from_millis(100);
+        let mut down = false;
+        while let Err(error) = insert(&pool, &batch).await {
+            if !down {
+                tracing::error!(target: "toolgate::audit", %error, rows = batch.len(), "cannot write the audit trail; keeping the rows and retrying");
+                down = true;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+        if down {
+            tracing::info!(target: "toolgate::audit", "the audit trail is written again");
+        }
+        progress.written.send_modify(|n| *n += batch.len() as u64);
+        batch.clear();
+    }
+}
+
+/// One transaction for the batch.
+async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
+    let mut client = pool.get().await.map_err(|e| e.to_string())?;
+    let transaction = client.transaction().await.map_err(|e| e.to_string())?;
+    let statement = transaction
+        .prepare_cached(
+            "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    for row in batch {
+        transaction
+            .execute(
+                &statement,
+                &[
+                    &row.at_ms,
+                    &row.caller,
+                    &row.tool,
+                    &row.action,
+                    &row.digest,
+                    &row.outcome,
+                    &row.session,
+                    &row.elapsed_us,
+                    &row.revision,
+                ],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    transaction.commit().await.map_err(|e| e.to_string())
+}

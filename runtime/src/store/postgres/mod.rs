@@ -1,0 +1,376 @@
+//! PostgreSQL, for several replicas on one database: the operator's records, used confirmations, the
+//! audit trail and the sealing keys, in the same tables as [SQLite](crate::sqlite), migrated when a
+//! replica connects. A change of the records is announced with `NOTIFY`, and every replica `LISTEN`s.
+//!
+//! ```no_run
+//! use toolgate::Registry;
+//! use toolgate::store::postgres::PostgresStore;
+//!
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! let db = PostgresStore::connect("postgres://toolgate@127.0.0.1:5432/toolgate").await?;
+//! let registry = Registry::builder()
+//!     .keys(db.key_ring().await?)
+//!     .confirmation_store(db.clone())
+//!     .audit(db.audit())
+//!     .records(db)
+//!     .load()
+//!     .await?;
+//! tokio::spawn(registry.watch(std::time::Duration::from_secs(1)));
+//! # Ok(())
+//! # }
+//! ```
+
+mod audit;
+mod listen;
+mod records;
+
+use std::time::{Duration, SystemTime};
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio::sync::watch;
+
+pub use audit::PostgresAudit;
+pub use tokio_postgres;
+
+use crate::confirm::{
+    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, hex, random_bytes,
+    store_failed,
+};
+use crate::error::ToolError;
+use crate::store::{RecordError, RecordErrorKind, millis as ms};
+
+/// The migrations, in order; `toolgate_schema` counts those applied. They make the tables SQLite has.
+const MIGRATIONS: [&str; 2] = [
+    // 1: confirmations, audit, keys.
+    "
+CREATE TABLE toolgate_confirmations (
+    id TEXT PRIMARY KEY,
+    decision TEXT NOT NULL,
+    outcome TEXT,
+    expires BIGINT NOT NULL
+);
+CREATE INDEX toolgate_confirmations_expires ON toolgate_confirmations (expires);
+CREATE TABLE toolgate_audit (
+    seq BIGSERIAL PRIMARY KEY,
+    at_ms BIGINT NOT NULL,
+    caller TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    action TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    session TEXT,
+    elapsed_us BIGINT NOT NULL
+);
+CREATE TABLE toolgate_keys (
+    id TEXT PRIMARY KEY,
+    secret BYTEA NOT NULL,
+    created_ms BIGINT NOT NULL
+);
+",
+    // 2: the operator's records, their revision and history; the revision in force on each audit row.
+    "
+CREATE TABLE toolgate_tools (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+CREATE TABLE toolgate_revision (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision BIGINT NOT NULL
+);
+INSERT INTO toolgate_revision (id, revision) VALUES (1, 0);
+CREATE TABLE toolgate_changes (
+    seq BIGSERIAL PRIMARY KEY,
+    revision BIGINT NOT NULL,
+    at_ms BIGINT NOT NULL,
+    actor TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    what TEXT NOT NULL
+);
+ALTER TABLE toolgate_audit ADD COLUMN revision BIGINT;
+",
+];
+
+/// The channel a write of the records notifies, with the new revision as its payload.
+const CHANNEL: &str = "toolgate_records";
+
+/// Held while migrating, so that replicas starting together migrate once.
+const MIGRATION_LOCK: i64 = 0x746f_6f6c_6761_7465;
+
+/// How long an operation waits for a connection before it fails: a database that went away fails calls
+/// that need it quickly and clearly, and never hangs them.
+const WAIT: Duration = Duration::from_secs(5);
+
+/// Records (a [`RecordStore`](crate::store::RecordStore)), used confirmations (a [`ConfirmationStore`]),
+/// the audit trail ([`audit`](Self::audit)) and the sealing keys ([`key_ring`](Self::key_ring)) in one
+/// PostgreSQL database, through a pool of connections. Clones share the pool.
+///
+/// Connections are plain TCP (no TLS): keep the database on a private network or a local socket.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    /// Moves whenever this replica hears of a change of the records.
+    heard: watch::Receiver<u64>,
+    audit: PostgresAudit,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`, or
+    /// `host=... user=...`), migrates it, and starts listening for changes and writing the audit trail
+    /// in the background. Call it inside a Tokio runtime.
+    ///
+    /// # Errors
+    /// When the URL does not parse, the database cannot be reached, or it was migrated by a newer
+    /// toolgate.
+    pub async fn connect(url: &str) -> Result<Self, RecordError> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e| {
+            RecordError::new(
+                RecordErrorKind::Invalid,
+                format!("`{}` is not a PostgreSQL URL: {e}", redact(url)),
+            )
+        })?;
+        Self::with_config(config).await
+    }
+
+    /// As [`connect`](Self::connect), with a configuration built in code.
+    ///
+    /// # Errors
+    /// As for [`connect`](Self::connect).
+    pub async fn with_config(mut config: tokio_postgres::Config) -> Result<Self, RecordError> {
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(WAIT);
+        }
+        let manager = Manager::from_config(
+            config.clone(),
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(WAIT))
+            .create_timeout(Some(WAIT))
+            .recycle_timeout(Some(WAIT))
+            .build()
+            .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))?;
+        migrate(&pool).await?;
+        Ok(PostgresStore {
+            heard: listen::spawn(config),
+            audit: PostgresAudit::spawn(pool.clone()),
+            pool,
+        })
+    }
+
+    /// A connection from the pool.
+    async fn client(&self) -> Result<deadpool_postgres::Object, RecordError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// The sealing keys kept in this database, newest first; creates a random one the first time. Every
+    /// replica on the database gets the same ring, and pending confirmations survive a restart.
+    ///
+    /// Anyone who can read the table can forge confirmations: keep the database as private as the data
+    /// the tools change, or give the registry a ring from a secret manager instead.
+    ///
+    /// # Errors
+    /// When the database cannot be read or written.
+    pub async fn key_ring(&self) -> Result<KeyRing, RecordError> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(database)?;
+        transaction
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(database)?;
+        let count: i64 = transaction
+            .query_one("SELECT count(*) FROM toolgate_keys", &[])
+            .await
+            .map_err(database)?
+            .get(0);
+        if count == 0 {
+            let secret = random_bytes::<32>();
+            let id = format!("db-{}", hex(&secret[..4]));
+            transaction
+                .execute(
+                    "INSERT INTO toolgate_keys (id, secret, created_ms) VALUES ($1, $2, $3)",
+                    &[&id, &&secret[..], &ms(SystemTime::now())],
+                )
+                .await
+                .map_err(database)?;
+        }
+        let rows = transaction
+            .query(
+                "SELECT id, secret FROM toolgate_keys ORDER BY created_ms DESC, id DESC",
+                &[],
+            )
+            .await
+            .map_err(database)?;
+        transaction.commit().await.map_err(database)?;
+        KeyRing::from_newest(rows.iter().map(|r| (r.get(0), r.get(1))))
+            .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
+    }
+
+    /// An audit sink that appends every call to the `toolgate_audit` table. Rows are written in the
+    /// background, in batches, so that a call never waits for the database; while it is away they wait
+    /// in memory (up to a bound, past which they are dropped and logged).
+    pub fn audit(&self) -> PostgresAudit {
+        self.audit.clone()
+    }
+
+    async fn claim_now(
+        &self,
+        id: &str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> Result<Claimed, RecordError> {
+        let client = self.client().await?;
+        let forget_before = SystemTime::now().checked_sub(KEEP_USED).map_or(0, ms);
+        client
+            .execute(
+                "DELETE FROM toolgate_confirmations WHERE expires < $1",
+                &[&forget_before],
+            )
+            .await
+            .map_err(database)?;
+        let inserted = client
+            .execute(
+                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires) VALUES ($1, $2, NULL, $3) \
+                 ON CONFLICT (id) DO NOTHING",
+                &[&id, &decision.as_str(), &ms(expires)],
+            )
+            .await
+            .map_err(database)?;
+        if inserted == 1 {
+            return Ok(Claimed::First);
+        }
+        let row = client
+            .query_one(
+                "SELECT decision, outcome FROM toolgate_confirmations WHERE id = $1",
+                &[&id],
+            )
+            .await
+            .map_err(database)?;
+        let before: String = row.get(0);
+        Ok(if before == Decision::Decline.as_str() {
+            Claimed::Declined
+        } else {
+            Claimed::Approved {
+                outcome: row.get(1),
+            }
+        })
+    }
+}
+
+impl ConfirmationStore for PostgresStore {
+    fn claim<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> StoreFuture<'a, Claimed> {
+        Box::pin(async move {
+            self.claim_now(id, decision, expires)
+                .await
+                .map_err(store_error)
+        })
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client().await.map_err(store_error)?;
+            client
+                .execute(
+                    "UPDATE toolgate_confirmations SET outcome = $2 WHERE id = $1",
+                    &[&id, &outcome],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| store_error(database(e)))
+        })
+    }
+}
+
+/// Applies the migrations the database lacks, in one transaction under an advisory lock; refuses a
+/// database that a newer toolgate migrated further.
+async fn migrate(pool: &Pool) -> Result<(), RecordError> {
+    let mut client = pool.get().await.map_err(pool_error)?;
+    let transaction = client.transaction().await.map_err(database)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(database)?;
+    transaction
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS toolgate_schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL); \
+             INSERT INTO toolgate_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;",
+        )
+        .await
+        .map_err(database)?;
+    let applied: i32 = transaction
+        .query_one("SELECT version FROM toolgate_schema WHERE id = 1", &[])
+        .await
+        .map_err(database)?
+        .get(0);
+    let applied = usize::try_from(applied).unwrap_or(usize::MAX);
+    if applied > MIGRATIONS.len() {
+        return Err(RecordError::newer_schema(applied, MIGRATIONS.len()));
+    }
+    for (done, migration) in MIGRATIONS.iter().enumerate().skip(applied) {
+        transaction
+            .batch_execute(migration)
+            .await
+            .map_err(database)?;
+        let version = i32::try_from(done + 1).unwrap_or(i32::MAX);
+        transaction
+            .execute(
+                "UPDATE toolgate_schema SET version = $1 WHERE id = 1",
+                &[&version],
+            )
+            .await
+            .map_err(database)?;
+    }
+    transaction.commit().await.map_err(database)
+}
+
+fn database(error: tokio_postgres::Error) -> RecordError {
+    let detail = match error.as_db_error() {
+        Some(refused) => format!("{}: {}", refused.severity(), refused.message()),
+        None => error.to_string(),
+    };
+    RecordError::new(
+        RecordErrorKind::Database,
+        format!("the PostgreSQL database failed: {detail}"),
+    )
+}
+
+fn pool_error(error: deadpool_postgres::PoolError) -> RecordError {
+    RecordError::new(
+        RecordErrorKind::Database,
+        format!("cannot reach the PostgreSQL database: {error}"),
+    )
+}
+
+fn store_error(error: RecordError) -> ToolError {
+    store_failed(error.message())
+}
+
+/// `url` without its password, for messages and logs.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ if url.contains("password") => "(a connection string with a password)".to_owned(),
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,220 @@
+//! The operator's records in PostgreSQL, in the same tables as SQLite. Each write locks the revision row
+//! first, so writes from every replica are serialized, and notifies the new revision on commit.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_postgres::IsolationLevel;
+use tokio_postgres::types::ToSql;
+
+use crate::store::{
+    AuditQuery, AuditRecord, ChangeEntry, RecordFuture, RecordStore, Records, ToolRecord, Write,
+};
+
+use super::{CHANNEL, PostgresStore, database};
+
+impl RecordStore for PostgresStore {
+    fn revision(&self) -> RecordFuture<'_, u64> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_one("SELECT revision FROM toolgate_revision WHERE id = 1", &[])
+                .await
+                .map_err(database)?;
+            Ok(unsigned(row.get(0)))
+        })
+    }
+
+    fn load(&self) -> RecordFuture<'_, Records> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(database)?;
+            let revision = transaction
+                .query_one("SELECT revision FROM toolgate_revision WHERE id = 1", &[])
+                .await
+                .map_err(database)?;
+            let rows = transaction
+                .query("SELECT record FROM toolgate_tools", &[])
+                .await
+                .map_err(database)?;
+            transaction.commit().await.map_err(database)?;
+            let mut records = Records {
+                revision: unsigned(revision.get(0)),
+                ..Records::default()
+            };
+            for row in rows {
+                let record = ToolRecord::from_json(row.get(0))?;
+                records.tools.insert(record.name.clone(), record);
+            }
+            Ok(records)
+        })
+    }
+
+    fn write<'a>(&'a self, write: Write<'a>) -> RecordFuture<'a, u64> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(database)?;
+            let revision = transaction
+                .query_one(
+                    "SELECT revision FROM toolgate_revision WHERE id = 1 FOR UPDATE",
+                    &[],
+                )
+                .await
+                .map_err(database)?;
+            let mut revision = unsigned(revision.get(0));
+            let reads = write.reads();
+            let rows = transaction
+                .query(
+                    "SELECT record FROM toolgate_tools WHERE name = ANY($1)",
+                    &[&reads],
+                )
+                .await
+                .map_err(database)?;
+            let mut current = BTreeMap::new();
+            for row in rows {
+                let record = ToolRecord::from_json(row.get(0))?;
+                current.insert(record.name.clone(), record);
+            }
+            let effects = write.resolve(&current)?;
+            for record in &effects.put {
+                transaction
+                    .execute(
+                        "INSERT INTO toolgate_tools (name, record) VALUES ($1, $2) \
+                         ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+                        &[&record.name, &record.to_json()?],
+                    )
+                    .await
+                    .map_err(database)?;
+            }
+            for name in &effects.delete {
+                transaction
+                    .execute("DELETE FROM toolgate_tools WHERE name = $1", &[name])
+                    .await
+                    .map_err(database)?;
+            }
+            if !effects.log.is_empty() {
+                revision += 1;
+                let signed = signed(revision);
+                transaction
+                    .execute(
+                        "UPDATE toolgate_revision SET revision = $1 WHERE id = 1",
+                        &[&signed],
+                    )
+                    .await
+                    .map_err(database)?;
+                let at = crate::store::millis(std::time::SystemTime::now());
+                for logged in &effects.log {
+                    transaction
+                        .execute(
+                            "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES ($1, $2, $3, $4, $5)",
+                            &[&signed, &at, &logged.actor, &logged.tool, &logged.what.to_string()],
+                        )
+                        .await
+                        .map_err(database)?;
+                }
+                transaction
+                    .execute(
+                        "SELECT pg_notify($1, $2)",
+                        &[&CHANNEL, &revision.to_string()],
+                    )
+                    .await
+                    .map_err(database)?;
+            }
+            transaction.commit().await.map_err(database)?;
+            Ok(revision)
+        })
+    }
+
+    fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT revision, at_ms, actor, tool, what FROM toolgate_changes ORDER BY seq DESC LIMIT $1",
+                    &[&i64::try_from(limit).unwrap_or(i64::MAX)],
+                )
+                .await
+                .map_err(database)?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let what: String = r.get(4);
+                    ChangeEntry {
+                        revision: unsigned(r.get(0)),
+                        at_ms: unsigned(r.get(1)),
+                        actor: r.get(2),
+                        tool: r.get(3),
+                        what: serde_json::from_str(&what).unwrap_or(Value::String(what)),
+                    }
+                })
+                .collect())
+        })
+    }
+
+    fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
+        Box::pin(async move {
+            self.audit.flush(Duration::from_secs(2)).await;
+            let client = self.client().await?;
+            let (since, until) = query.bounds_i64();
+            let parameters: [&(dyn ToSql + Sync); 6] = [
+                &query.limit_i64(),
+                &query.caller,
+                &query.tool,
+                &query.outcome,
+                &since,
+                &until,
+            ];
+            let rows = client
+                .query(
+                    "SELECT seq, at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision \
+                     FROM toolgate_audit \
+                     WHERE ($2::text IS NULL OR caller = $2) AND ($3::text IS NULL OR tool = $3) \
+                     AND ($4::text IS NULL OR outcome = $4) AND at_ms >= $5 AND at_ms < $6 \
+                     ORDER BY seq DESC LIMIT $1",
+                    &parameters,
+                )
+                .await
+                .map_err(database)?;
+            Ok(rows
+                .iter()
+                .map(|r| AuditRecord {
+                    seq: unsigned(r.get(0)),
+                    at_ms: unsigned(r.get(1)),
+                    caller: r.get(2),
+                    tool: r.get(3),
+                    action: r.get(4),
+                    digest: r.get(5),
+                    outcome: r.get(6),
+                    session: r.get(7),
+                    elapsed_us: unsigned(r.get(8)),
+                    revision: r.get::<_, Option<i64>>(9).map(unsigned),
+                })
+                .collect())
+        })
+    }
+
+    fn changed(&self, every: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let mut heard = self.heard.clone();
+        heard.mark_unchanged();
+        Box::pin(async move {
+            let _ = tokio::time::timeout(every, heard.changed()).await;
+        })
+    }
+}
+
+fn unsigned(value: i64) -> u64 {
+    value.max(0).cast_unsigned()
+}
+
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,155 @@
+//! [`Write`]: one write to the records, resolved the same way by every backend: the backend locks and reads
+//! the records the write names, the write says what to put, delete and log, and the backend writes that in
+//! the same transaction with the next revision.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
+use super::sync::SyncPlan;
+
+/// One write to the records, as a [`RecordStore`](super::RecordStore) receives it.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use toolgate::store::{Change, Edit, ToolRecord, Write};
+///
+/// let record = ToolRecord::example();
+/// let edit = Edit::new("ana", &record, Change::Disable);
+/// let write = Write::Edit(&edit);
+/// assert_eq!(write.reads(), [record.name.as_str()]);
+/// let effects = write.resolve(&BTreeMap::from([(record.name.clone(), record)]))?;
+/// assert!(!effects.put[0].enabled);
+/// assert_eq!(effects.log[0].actor, "ana");
+/// # Ok::<(), toolgate::store::RecordError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Write<'a> {
+    /// An operator's edit of one record.
+    Edit(&'a Edit),
+    /// A sync plan: every record in it, or none.
+    Sync {
+        /// Who syncs.
+        actor: &'a str,
+        /// What the sync found.
+        plan: &'a SyncPlan,
+    },
+    /// The deletion of a record a sync marked missing.
+    Delete {
+        /// Who deletes.
+        actor: &'a str,
+        /// The tool.
+        tool: &'a str,
+    },
+}
+
+/// What a [`Write`] does to the records: the backend writes all of it, or nothing.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Effects {
+    /// Records to insert or replace.
+    pub put: Vec<ToolRecord>,
+    /// Records to delete, by tool name.
+    pub delete: Vec<String>,
+    /// The history rows; when there are none, the revision stays.
+    pub log: Vec<Logged>,
+}
+
+/// One row of history a [`Write`] leaves, before the backend gives it its revision and time.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Logged {
+    /// Who made the change.
+    pub actor: String,
+    /// The tool.
+    pub tool: String,
+    /// What changed, as JSON.
+    pub what: Value,
+}
+
+impl Write<'_> {
+    /// The records the write reads: lock and read them inside the transaction before [`resolve`](Self::resolve).
+    pub fn reads(&self) -> Vec<&str> {
+        match self {
+            Write::Edit(edit) => vec![&edit.tool],
+            Write::Sync { plan, .. } => plan
+                .vanished
+                .iter()
+                .chain(&plan.unchanged)
+                .map(String::as_str)
+                .collect(),
+            Write::Delete { tool, .. } => vec![tool],
+        }
+    }
+
+    /// What the write does, given the records [`reads`](Self::reads) named as they are now; a name absent
+    /// from `current` has no record.
+    ///
+    /// # Errors
+    /// Why the write is refused: an unknown tool, an edit [`Edit::apply`] refuses, or the deletion of a
+    /// tool still in the code. Then write nothing.
+    pub fn resolve(&self, current: &BTreeMap<String, ToolRecord>) -> Result<Effects, RecordError> {
+        let find = |name: &str| {
+            current
+                .get(name)
+                .ok_or_else(|| RecordError::unknown_tool(name))
+        };
+        let mut effects = Effects::default();
+        match *self {
+            Write::Edit(edit) => {
+                effects.put.push(edit.apply(find(&edit.tool)?)?);
+                effects.log(&edit.actor, &edit.tool, json!(edit.change));
+            }
+            Write::Sync { actor, plan } => {
+                for record in &plan.new {
+                    effects.put.push(record.clone());
+                    effects.log(actor, &record.name, json!({ "sync": "new" }));
+                }
+                for drift in &plan.changed {
+                    effects.put.push(drift.record.clone());
+                    let what = json!({ "sync": "changed", "what": drift.what });
+                    effects.log(actor, &drift.record.name, what);
+                }
+                for name in &plan.vanished {
+                    let mut record = find(name)?.clone();
+                    record.status = Status::Missing;
+                    record.version += 1;
+                    effects.put.push(record);
+                    effects.log(actor, name, json!({ "sync": "missing" }));
+                }
+                for name in &plan.unchanged {
+                    if let Some(record) = current.get(name) {
+                        let mut seen = record.clone();
+                        seen.last_seen_ms = plan.at_ms;
+                        effects.put.push(seen);
+                    }
+                }
+            }
+            Write::Delete { actor, tool } => {
+                if find(tool)?.status != Status::Missing {
+                    return Err(RecordError::new(
+                        RecordErrorKind::Invalid,
+                        format!(
+                            "`{tool}` is still in the code; only a tool a sync marked missing can be deleted"
+                        ),
+                    ));
+                }
+                effects.delete.push(tool.to_owned());
+                effects.log(actor, tool, json!({ "deleted": true }));
+            }
+        }
+        Ok(effects)
+    }
+}
+
+impl Effects {
+    fn log(&mut self, actor: &str, tool: &str, what: Value) {
+        self.log.push(Logged {
+            actor: actor.to_owned(),
+            tool: tool.to_owned(),
+            what,
+        });
+    }
+}

@@ -1,0 +1,205 @@
+//! The records over MCP and the admin API: a connected client is told of a change, and the admin API
+//! needs the admin ability and runs the same checks as every other way in.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolgate::prelude::*;
+use toolgate::store::{Change, Edit};
+
+use crate::db::Db;
+use crate::{clerk, names, record, registry, wait_until};
+
+/// Counts the `tools/list_changed` notifications a client receives.
+#[derive(Clone, Default)]
+struct Changes(Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for Changes {
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_connected_mcp_client_is_told_and_lists_without_the_disabled_tool() {
+    use rmcp::ServiceExt;
+    let registry = registry(&Db::in_memory()).await;
+    registry.sync("deploy").await.unwrap();
+    let server = toolgate::mcp::McpServer::new(registry.clone()).default_caller(clerk());
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let handler = server.handler();
+    tokio::spawn(async move {
+        let running = handler.serve(server_io).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let changes = Changes::default();
+    let client = changes.clone().serve(client_io).await.unwrap();
+    let listed = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    assert!(listed(client.list_all_tools().await.unwrap()).contains(&"slow_report".to_owned()));
+
+    let edit = Edit::new(
+        "ops",
+        &record(&registry, "slow_report").await,
+        Change::Disable,
+    );
+    registry.edit(&edit).await.unwrap();
+    wait_until(|| changes.0.load(std::sync::atomic::Ordering::SeqCst) > 0).await;
+    assert!(!listed(client.list_all_tools().await.unwrap()).contains(&"slow_report".to_owned()));
+    client.cancel().await.unwrap();
+}
+
+/// The JSON the admin API answers to the operator at `url`.
+async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
+    let response = http.get(url).bearer_auth("ops-token").send().await.unwrap();
+    response.json().await.unwrap()
+}
+
+/// The shop-like server with the admin API on loopback, and its URL.
+async fn admin_server() -> (Registry, String) {
+    use toolgate::mcp::admin::ADMIN_ABILITY;
+    use toolgate::mcp::{BearerTokens, McpServer};
+    let registry = registry(&Db::in_memory()).await;
+    registry.sync("deploy").await.unwrap();
+    let tokens = BearerTokens::new()
+        .token(
+            "ops-token",
+            Caller::new("ops@example.com").with_abilities([ADMIN_ABILITY]),
+        )
+        .token("clerk-token", clerk());
+    let server = McpServer::new(registry.clone())
+        .authenticator(tokens)
+        .admin_api();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve_listener(listener, std::future::pending()));
+    (registry, url)
+}
+
+#[tokio::test]
+async fn the_admin_api_needs_the_admin_ability_and_changes_nothing_without_it() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let tools = format!("{url}/admin/tools");
+    assert_eq!(http.get(&tools).send().await.unwrap().status(), 401);
+    let as_clerk = http
+        .get(&tools)
+        .bearer_auth("clerk-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(as_clerk.status(), 403);
+    let before = registry.revision();
+    let edit = json!({ "version": 1, "change": { "change": "disable" } });
+    let refused = http
+        .post(format!("{url}/admin/tools/slow_report/edit"))
+        .bearer_auth("clerk-token")
+        .json(&edit)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    assert_eq!(registry.revision(), before, "nothing changed");
+    let elsewhere = http
+        .get(&tools)
+        .bearer_auth("ops-token")
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        elsewhere.status(),
+        403,
+        "a host the server does not answer for"
+    );
+}
+
+#[tokio::test]
+async fn the_admin_api_edits_records_with_the_same_checks_as_everywhere() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let ops = |request: reqwest::RequestBuilder| request.bearer_auth("ops-token");
+    let listed = get_json(&http, &format!("{url}/admin/tools")).await;
+    let slow = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "slow_report")
+        .unwrap();
+    let version = slow["version"].as_u64().unwrap();
+    let search = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "search_catalogue")
+        .unwrap();
+
+    let edit_url = format!("{url}/admin/tools/slow_report/edit");
+    let disable = json!({ "version": version, "change": { "change": "disable" } });
+    let done = ops(http.post(&edit_url))
+        .json(&disable)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 200);
+    let done: serde_json::Value = done.json().await.unwrap();
+    assert_eq!(done["tool"]["enabled"], false);
+    assert!(
+        !names(&registry, &clerk()).contains(&"slow_report".to_owned()),
+        "served at once"
+    );
+
+    let stale = ops(http.post(&edit_url))
+        .json(&disable)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stale.status(), 409, "made against a version that moved");
+    let settings = json!({ "version": search["version"], "change": { "change": "settings", "value": { "max_rows": "lots" } } });
+    let wrong = ops(http.post(format!("{url}/admin/tools/search_catalogue/edit")))
+        .json(&settings)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 422);
+    let wrong: serde_json::Value = wrong.json().await.unwrap();
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`max_rows`"),
+        "{wrong}"
+    );
+    let unknown = ops(http.get(format!("{url}/admin/tools/no_such_tool")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+
+    let history = get_json(&http, &format!("{url}/admin/history?limit=1")).await;
+    assert_eq!(history[0]["actor"], "ops@example.com");
+    let plan = get_json(&http, &format!("{url}/admin/sync")).await;
+    assert_eq!(plan["applied"], false);
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_route() {
+    let (_, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let document = get_json(&http, &format!("{url}/admin/openapi.json")).await;
+    assert_eq!(document["openapi"], "3.1.0");
+    let source = include_str!("../../runtime/src/mcp/admin.rs");
+    let routes: Vec<&str> = source
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix(".route(\""))
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    assert!(routes.len() >= 6, "{routes:?}");
+    for route in routes {
+        assert!(
+            document["paths"].get(route).is_some(),
+            "`{route}` is not in the OpenAPI document"
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! The records' behaviour, the same on SQLite and PostgreSQL: each test runs on both.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolgate::ErrorKind;
+use toolgate::prelude::*;
+use toolgate::store::{Change, Edit, RecordErrorKind, Status, SyncPlan, ToolRecord};
+
+use crate::db::{Backend, Db, on_both_backends};
+use crate::{Gate, clerk, lists, names, record, registry, wait_until, with_gate};
+
+on_both_backends![
+    a_registry_with_records_serves_nothing_until_they_are_loaded,
+    a_disabled_tool_vanishes_for_the_next_call_while_a_call_in_flight_finishes,
+    settings_that_do_not_match_their_schema_are_refused_naming_the_field,
+    an_operator_may_require_more_abilities_never_fewer,
+    the_second_of_two_operators_editing_one_record_sees_the_first_ones_change,
+    a_sync_marks_vanished_tools_missing_and_never_deletes_them,
+    a_sync_whose_one_upsert_fails_writes_nothing,
+    a_change_in_one_process_reaches_another_within_a_second,
+    a_database_from_a_newer_toolgate_is_refused,
+    every_audit_row_names_the_policy_revision_it_ran_under,
+    a_confirmation_issued_on_one_process_acts_once_across_both,
+];
+
+async fn a_registry_with_records_serves_nothing_until_they_are_loaded(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "unloaded").await else {
+        return;
+    };
+    let registry = db
+        .serve(Registry::builder().state(Arc::new(Gate::default())))
+        .build()
+        .unwrap();
+    assert!(
+        names(&registry, &clerk()).is_empty(),
+        "fails closed before the records are read"
+    );
+    assert!(registry.refresh().await.unwrap());
+    assert!(lists(&registry, "search_catalogue"));
+}
+
+async fn a_disabled_tool_vanishes_for_the_next_call_while_a_call_in_flight_finishes(
+    backend: Backend,
+) {
+    let Some(db) = Db::fresh(backend, "disabled").await else {
+        return;
+    };
+    let gate = Arc::new(Gate::default());
+    let registry = with_gate(&db, Arc::clone(&gate)).await;
+    registry.sync("deploy").await.unwrap();
+
+    let in_flight = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.call(&clerk(), "slow_report", json!({})).await }
+    });
+    gate.started.notified().await;
+    // ANCHOR: edit
+    let before = registry.revision();
+    let edit = Edit::new(
+        "ops",
+        &record(&registry, "slow_report").await,
+        Change::Disable,
+    );
+    let revision = registry.edit(&edit).await.unwrap();
+    // ANCHOR_END: edit
+    assert!(revision > before && registry.revision() == revision);
+
+    assert!(!lists(&registry, "slow_report"));
+    let refused = registry.call(&clerk(), "slow_report", json!({})).await;
+    assert_eq!(
+        refused.error().unwrap().kind(),
+        ErrorKind::Unavailable,
+        "{refused:?}"
+    );
+
+    gate.finish.notify_one();
+    let finished = in_flight.await.unwrap();
+    assert_eq!(
+        finished.into_result().text_for_model(),
+        "report done",
+        "it ran on its snapshot"
+    );
+}
+
+async fn settings_that_do_not_match_their_schema_are_refused_naming_the_field(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "settings").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let schema = registry
+        .get("search_catalogue")
+        .unwrap()
+        .settings_schema()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        schema["properties"]["max_rows"]["description"],
+        "At most this many rows."
+    );
+
+    let before = registry.revision();
+    let current = record(&registry, "search_catalogue").await;
+    let wrong = Edit::new(
+        "ops",
+        &current,
+        Change::Settings(json!({ "max_rows": "many" })),
+    );
+    let error = registry.edit(&wrong).await.unwrap_err();
+    assert_eq!(error.kind(), RecordErrorKind::Invalid);
+    assert!(error.message().contains("`max_rows`"), "{error}");
+    assert_eq!(registry.revision(), before, "nothing changed");
+    assert_eq!(db.store().revision().await.unwrap(), before);
+
+    let right = Edit::new("ops", &current, Change::Settings(json!({ "max_rows": 5 })));
+    registry.edit(&right).await.unwrap();
+    let outcome = registry
+        .call(&clerk(), "search_catalogue", json!({ "query": "lamps" }))
+        .await;
+    assert_eq!(outcome.into_result().text_for_model(), "5 rows for lamps");
+
+    let built = Registry::builder()
+        .state(Arc::new(Gate::default()))
+        .settings("search_catalogue", json!({ "max_rows": -1 }))
+        .build()
+        .unwrap_err();
+    assert!(built.to_string().contains("`max_rows`"), "{built}");
+}
+
+async fn an_operator_may_require_more_abilities_never_fewer(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "abilities").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let current = record(&registry, "search_catalogue").await;
+
+    let loosen = Edit::new("ops", &current, Change::Unrequire("catalogue.view".into()));
+    let error = registry.edit(&loosen).await.unwrap_err();
+    assert_eq!(error.kind(), RecordErrorKind::Invalid);
+    assert!(error.message().contains("never less"), "{error}");
+
+    let tighten = Edit::new("ops", &current, Change::Require("catalogue.audit".into()));
+    registry.edit(&tighten).await.unwrap();
+    assert!(!lists(&registry, "search_catalogue"));
+    let auditor = Caller::new("auditor").with_abilities(["catalogue.view", "catalogue.audit"]);
+    assert!(names(&registry, &auditor).contains(&"search_catalogue".to_owned()));
+    let refused = registry
+        .call(&clerk(), "search_catalogue", json!({ "query": "x" }))
+        .await;
+    assert_eq!(
+        refused.error().unwrap().kind(),
+        ErrorKind::UnknownTool,
+        "listed to no one it was not granted to"
+    );
+}
+
+async fn the_second_of_two_operators_editing_one_record_sees_the_first_ones_change(
+    backend: Backend,
+) {
+    let Some(db) = Db::fresh(backend, "conflict").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let seen = record(&registry, "slow_report").await;
+    // Two operators at once, through two connections: exactly one edit is written.
+    let other = registry_on(&db.reopen().await).await;
+    let (by_ana, by_ben) = (
+        Edit::new("ana", &seen, Change::Disable),
+        Edit::new("ben", &seen, Change::Require("reports.view".into())),
+    );
+    let (ana, ben) = tokio::join!(registry.edit(&by_ana), other.edit(&by_ben));
+    let (winner, loser) = match (ana, ben) {
+        (Ok(_), Err(error)) => ("ana", error),
+        (Err(error), Ok(_)) => ("ben", error),
+        both => panic!("exactly one edit is written: {both:?}"),
+    };
+    assert_eq!(loser.kind(), RecordErrorKind::Conflict, "{loser}");
+    assert!(
+        loser.message().contains("changed by someone else"),
+        "{loser}"
+    );
+    let history = registry.records().unwrap().history(10).await.unwrap();
+    assert_eq!(
+        (history[0].actor.as_str(), history[0].tool.as_str()),
+        (winner, "slow_report")
+    );
+    assert_eq!(history[1].actor, "deploy", "the loser left no row");
+
+    // The one who lost reads again and redoes it.
+    let now = record(&registry, "slow_report").await;
+    registry
+        .edit(&Edit::new("ben", &now, Change::Enable))
+        .await
+        .unwrap();
+    assert_eq!(
+        registry.records().unwrap().history(1).await.unwrap()[0].what,
+        json!({ "change": "enable" })
+    );
+}
+
+/// Another registry on `db`, as another process would have.
+async fn registry_on(db: &Db) -> Registry {
+    registry(db).await
+}
+
+async fn a_sync_marks_vanished_tools_missing_and_never_deletes_them(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "vanished").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    let store = registry.records().unwrap();
+    // A tool an earlier version of the binary had, with the operator's settings.
+    let mut old = ToolRecord::example();
+    old.name = "old_export".into();
+    old.settings = Some(json!({ "bucket": "reports" }));
+    let mut plan = SyncPlan::default();
+    plan.new.push(old);
+    store.apply_sync("earlier", &plan).await.unwrap();
+
+    let plan = registry.sync_plan().await.unwrap();
+    assert_eq!(plan.vanished, ["old_export"]);
+    assert!(
+        plan.to_string().contains("+ search_catalogue: new"),
+        "{plan}"
+    );
+    registry.sync("deploy").await.unwrap();
+    let kept = record(&registry, "old_export").await;
+    assert_eq!(
+        (kept.status, kept.settings),
+        (Status::Missing, Some(json!({ "bucket": "reports" })))
+    );
+    assert!(
+        registry.sync_plan().await.unwrap().is_empty(),
+        "a second sync has nothing to do"
+    );
+
+    let present = store.delete("ops", "search_catalogue").await.unwrap_err();
+    assert_eq!(present.kind(), RecordErrorKind::Invalid);
+    store.delete("ops", "old_export").await.unwrap();
+    assert!(!store.load().await.unwrap().tools.contains_key("old_export"));
+}
+
+async fn a_sync_whose_one_upsert_fails_writes_nothing(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "failed_sync").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    let store = registry.records().unwrap();
+    let mut other = ToolRecord::example();
+    other.name = "old_export".into();
+    let mut plan = SyncPlan::default();
+    plan.new.push(other);
+    store.apply_sync("earlier", &plan).await.unwrap();
+    let before = store.load().await.unwrap();
+
+    // The database refuses to write one record, as a full disk or a constraint would.
+    db.execute(
+        "CREATE TRIGGER refuse_one BEFORE INSERT ON toolgate_tools WHEN NEW.name = 'slow_report' \
+         BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+        "CREATE FUNCTION refuse_one() RETURNS trigger AS $$ BEGIN \
+         IF NEW.name = 'slow_report' THEN RAISE EXCEPTION 'disk full'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql; \
+         CREATE TRIGGER refuse_one BEFORE INSERT ON toolgate_tools FOR EACH ROW EXECUTE FUNCTION refuse_one();",
+    )
+    .await;
+    let error = registry.sync("deploy").await.unwrap_err();
+    assert_eq!(error.kind(), RecordErrorKind::Database);
+    assert!(error.message().contains("disk full"), "{error}");
+    assert_eq!(
+        store.load().await.unwrap(),
+        before,
+        "neither the others nor itself changed"
+    );
+    assert_eq!(
+        record(&registry, "old_export").await.status,
+        Status::Present,
+        "not marked missing"
+    );
+}
+
+async fn a_change_in_one_process_reaches_another_within_a_second(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "two_processes").await else {
+        return;
+    };
+    let one = registry(&db).await;
+    let two = registry_on(&db.reopen().await).await;
+    one.sync("deploy").await.unwrap();
+    // Checks every second at the latest; PostgreSQL tells it sooner.
+    tokio::spawn(two.watch(Duration::from_millis(match backend {
+        Backend::Sqlite => 100,
+        Backend::Postgres => 1000,
+    })));
+    wait_until(|| lists(&two, "slow_report")).await;
+
+    let mut took = Vec::new();
+    for change in [Change::Disable, Change::Enable, Change::Disable] {
+        let started = Instant::now();
+        let edit = Edit::new("ops", &record(&one, "slow_report").await, change);
+        let revision = one.edit(&edit).await.unwrap();
+        wait_until(|| two.revision() == revision).await;
+        took.push(started.elapsed());
+    }
+    println!("{backend:?}: a change reached the second registry after {took:?}");
+    assert!(!lists(&two, "slow_report"));
+}
+
+async fn a_database_from_a_newer_toolgate_is_refused(backend: Backend) {
+    let Some(error) = Db::open_newer(backend).await else {
+        return;
+    };
+    assert!(error.contains("newer toolgate"), "{error}");
+    assert!(error.contains("version 99"), "{error}");
+}
+
+async fn every_audit_row_names_the_policy_revision_it_ran_under(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "audit").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let revision = registry.revision();
+    registry
+        .call(&clerk(), "search_catalogue", json!({ "query": "x" }))
+        .await;
+    let row = db.last_audit().await;
+    assert_eq!(
+        (row.caller.as_str(), row.tool.as_str(), row.outcome.as_str()),
+        ("clerk", "search_catalogue", "done")
+    );
+    assert_eq!(row.revision, Some(revision));
+}
+
+async fn a_confirmation_issued_on_one_process_acts_once_across_both(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "confirm").await else {
+        return;
+    };
+    let keys = toolgate::confirm::KeyRing::random();
+    let replica = |db: Db| {
+        let keys = keys.clone();
+        async move {
+            let builder = Registry::builder()
+                .state(Arc::new(Gate::default()))
+                .settings("search_catalogue", json!({ "max_rows": 20 }))
+                .keys(keys);
+            db.serve(builder).load().await.unwrap()
+        }
+    };
+    let (a, b) = (replica(db.clone()).await, replica(db.reopen().await).await);
+    let order = match backend {
+        Backend::Sqlite => 7,
+        Backend::Postgres => 8,
+    };
+    let Outcome::NeedsConfirmation(pending) =
+        a.call(&clerk(), "refund", json!({ "order": order })).await
+    else {
+        panic!("a write is previewed first");
+    };
+    // Approved on both at once: one runs it, the other is answered from the store or refused.
+    let caller = clerk();
+    let (first, second) = tokio::join!(
+        a.confirm(&caller, pending.confirmation()),
+        b.confirm(&caller, pending.confirmation()),
+    );
+    let done = format!("Refunded order {order}.");
+    let texts = [first, second].map(|o| o.into_result().text_for_model());
+    assert!(texts.contains(&done), "{texts:?}");
+    assert_eq!(crate::refunds(order), 1, "it ran once: {texts:?}");
+    let again = b.confirm(&clerk(), pending.confirmation()).await;
+    assert_eq!(
+        again.into_result().text_for_model(),
+        done,
+        "a retry gets the first result"
+    );
+    assert_eq!(crate::refunds(order), 1);
+}

@@ -1,0 +1,118 @@
+//! The operator's records in real databases, SQLite and PostgreSQL, with the same tests on both: a live
+//! registry that changes while it serves, edits that are checked and recorded, a sync that never deletes,
+//! changes that reach another process, an outage survived; and the admin API over them.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::Notify;
+use toolgate::prelude::*;
+use toolgate::store::ToolRecord;
+
+mod admin;
+mod both;
+mod db;
+mod outage;
+#[path = "../support/postgres.rs"]
+mod postgres;
+
+use db::Db;
+
+/// How many rows a search returns.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct SearchSettings {
+    /// At most this many rows.
+    max_rows: u32,
+}
+
+/// Search the catalogue.
+#[tool(ability = "catalogue.view", read_only)]
+async fn search_catalogue(settings: Settings<SearchSettings>, query: String) -> String {
+    format!("{} rows for {query}", settings.0.max_rows)
+}
+
+/// Says when a `slow_report` started, and lets it finish.
+#[derive(Default)]
+struct Gate {
+    started: Notify,
+    finish: Notify,
+}
+
+/// Waits until the test lets it finish.
+#[tool(public, read_only)]
+async fn slow_report(gate: State<Arc<Gate>>) -> &'static str {
+    gate.started.notify_one();
+    gate.finish.notified().await;
+    "report done"
+}
+
+/// Refund an order. Changes data.
+#[tool(ability = "catalogue.view", preview = preview_refund)]
+async fn refund(order: u32) -> String {
+    REFUNDED.lock().unwrap().push(order);
+    format!("Refunded order {order}.")
+}
+
+/// Every order `refund` ran for, in this process.
+static REFUNDED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// How many times `refund` ran for `order`.
+fn refunds(order: u32) -> usize {
+    REFUNDED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|o| **o == order)
+        .count()
+}
+
+async fn preview_refund(order: u32) -> Preview {
+    Preview::new(format!("Refund order {order}"))
+}
+
+fn clerk() -> Caller {
+    Caller::new("clerk").with_abilities(["catalogue.view"])
+}
+
+async fn registry(db: &Db) -> Registry {
+    with_gate(db, Arc::default()).await
+}
+
+/// A registry on `db`'s records, confirmations and audit, whose `slow_report` finishes when `gate` is
+/// notified.
+async fn with_gate(db: &Db, gate: Arc<Gate>) -> Registry {
+    let builder = Registry::builder()
+        .state(gate)
+        .settings("search_catalogue", json!({ "max_rows": 20 }));
+    db.serve(builder).load().await.unwrap()
+}
+
+async fn record(registry: &Registry, tool: &str) -> ToolRecord {
+    let records = registry.records().unwrap().load().await.unwrap();
+    records.tools[tool].clone()
+}
+
+fn names(registry: &Registry, caller: &Caller) -> Vec<String> {
+    registry
+        .list(caller)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
+fn lists(registry: &Registry, tool: &str) -> bool {
+    names(registry, &clerk()).iter().any(|name| name == tool)
+}
+
+/// Waits, without a deadline of its own, until `done`; the test's timeout bounds it.
+async fn wait_until(done: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the change arrives");
+}
