@@ -17,12 +17,15 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
-use crate::store::{Change, Edit, RecordError, RecordErrorKind, RecordStore, ToolRecord};
+use crate::store::{
+    AuditQuery, AuditRecord, Change, Edit, RecordError, RecordErrorKind, RecordStore, ToolRecord,
+};
 
 /// Exit code: done.
 ///
@@ -85,6 +88,40 @@ enum Action {
     History {
         /// How many.
         #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// The audit trail: one row per call, with the policy revision it ran under.
+    #[command(subcommand)]
+    Audit(Audit),
+}
+
+#[derive(Debug, Subcommand)]
+enum Audit {
+    /// The newest calls.
+    Tail {
+        /// How many.
+        #[arg(long, short = 'n', default_value_t = 20)]
+        limit: usize,
+    },
+    /// The calls that match every filter given, newest first.
+    Query {
+        /// Only this caller's calls.
+        #[arg(long)]
+        caller: Option<String>,
+        /// Only calls of this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only calls with this outcome: done, tool_error, denied, needs_confirmation, ...
+        #[arg(long)]
+        outcome: Option<String>,
+        /// Only calls since this time: an RFC 3339 time (`2026-12-01T09:00:00Z`) or an age (`90m`, `2d`).
+        #[arg(long, value_parser = parse_time)]
+        since: Option<u64>,
+        /// Only calls before this time, written as for `--since`.
+        #[arg(long, value_parser = parse_time)]
+        until: Option<u64>,
+        /// At most this many rows.
+        #[arg(long, default_value_t = 100)]
         limit: usize,
     },
 }
@@ -190,7 +227,61 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
             Ok(out)
         }
         Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
+        Action::Audit(audit) => {
+            let query = match audit {
+                Audit::Tail { limit } => AuditQuery::newest(limit),
+                Audit::Query {
+                    caller,
+                    tool,
+                    outcome,
+                    since,
+                    until,
+                    limit,
+                } => AuditQuery {
+                    caller,
+                    tool,
+                    outcome,
+                    since_ms: since,
+                    until_ms: until,
+                    ..AuditQuery::newest(limit)
+                },
+            };
+            let rows = store.audit_trail(&query).await?;
+            if json {
+                return Ok(format!("{}\n", json!(rows)));
+            }
+            Ok(rows.iter().map(audit_line).collect())
+        }
     }
+}
+
+/// An audit row in one line: when, who, what, how it ended, under which revision.
+fn audit_line(row: &AuditRecord) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(row.at_ms);
+    let revision = row
+        .revision
+        .map_or_else(|| "-".to_owned(), |r| r.to_string());
+    format!(
+        "{}  {:<24} {:<8} {:<24} {:<20} r{revision}\n",
+        humantime::format_rfc3339_millis(at),
+        row.caller,
+        row.action,
+        row.tool,
+        row.outcome,
+    )
+}
+
+/// A point in time as milliseconds since the Unix epoch: an RFC 3339 time, or an age before now.
+fn parse_time(text: &str) -> Result<u64, String> {
+    let at = match humantime::parse_duration(text) {
+        Ok(age) => SystemTime::now().checked_sub(age).unwrap_or(UNIX_EPOCH),
+        Err(_) => humantime::parse_rfc3339_weak(text).map_err(|_| {
+            format!(
+                "`{text}` is neither a time like 2026-12-01T09:00:00Z nor an age like 90m or 2d"
+            )
+        })?,
+    };
+    Ok(crate::store::millis(at).cast_unsigned())
 }
 
 async fn tools(

@@ -56,6 +56,12 @@ async fn while_the_database_is_away_calls_go_on_writes_fail_closed_and_what_chan
         .unwrap_err();
     assert_eq!(refused.kind(), RecordErrorKind::Database);
     assert!(lists(&registry, "slow_report"), "nothing changed");
+    let (code, out) = crate::operator::run(&registry, &["tools", "disable", "slow_report"]).await;
+    assert_eq!(code, toolgate::operator::UNAVAILABLE, "{out}");
+    assert!(
+        out.contains("cannot reach the PostgreSQL database"),
+        "{out}"
+    );
 
     cluster.up();
     // Another replica changes a record as soon as the database is back; this one picks it up.

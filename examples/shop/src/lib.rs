@@ -9,7 +9,7 @@ pub mod tools;
 use toolgate::confirm::KeyRing;
 use toolgate::mcp::{BearerTokens, McpServer};
 use toolgate::registry::Config;
-use toolgate::sqlite::SqliteStore;
+use toolgate::store::Database;
 use toolgate::{Caller, Registry};
 
 pub use db::Db;
@@ -17,7 +17,7 @@ pub use db::Db;
 // ANCHOR: registry
 /// The registry of the shop's tools, overview first, reading and writing `db`, with the operator's
 /// `config` applied over the code's choices. Confirmations, the audit trail and the operator's records of
-/// the tools are kept in `store`; confirmations are sealed with the keys in `TOOLGATE_KEYS`
+/// the tools are kept in `store` (SQLite, or PostgreSQL for replicas); confirmations are sealed with the keys in `TOOLGATE_KEYS`
 /// (`id:base64secret,...`, current first) when it is set, else with the key kept in `store`.
 ///
 /// # Errors
@@ -25,20 +25,18 @@ pub use db::Db;
 /// the keys or the records cannot be read; or when `config` names a tool the shop does not have.
 pub async fn registry(
     db: Db,
-    store: &SqliteStore,
+    store: &Database,
     config: Config,
 ) -> Result<Registry, Box<dyn std::error::Error>> {
     let keys = match std::env::var("TOOLGATE_KEYS") {
         Ok(text) => KeyRing::parse(&text)?,
-        Err(_) => store.key_ring()?,
+        Err(_) => store.key_ring().await?,
     };
     let registry = Registry::builder()
         .state(db)
         .first(["shop_overview"])
         .keys(keys)
-        .confirmation_store(store.clone())
-        .audit(store.audit())
-        .records(store.clone())
+        .database(store)
         .config(config)
         .load()
         .await?;

@@ -2,7 +2,9 @@
 //!
 //! Serves the shop's tools over MCP: Streamable HTTP on 127.0.0.1:8080 by default, `--http ADDR` for another
 //! address, `--stdio` for a desktop client, `--demo` to call them in-process instead. `--db PATH` keeps the
-//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--config PATH` applies
+//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--store LOCATION` keeps
+//! toolgate's records, confirmations and audit elsewhere: another SQLite file, or a `postgres://` URL shared
+//! by replicas (default: the `--db` database). `--config PATH` applies
 //! an operator's TOML or JSON file (see `deploy/shop.toml`). `--sync` syncs the tools into the records on
 //! start, for development. `toolgate ...` runs an operator's command on the records instead of serving:
 //! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`.
@@ -12,7 +14,7 @@ use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
 use toolgate::output::Pending;
 use toolgate::registry::Config;
-use toolgate::sqlite::SqliteStore;
+use toolgate::store::Database;
 use toolgate::{Caller, Outcome, Registry};
 
 enum Mode {
@@ -49,6 +51,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let Options {
         mode,
         db,
+        store,
         config,
         sync,
     } = parse(std::env::args().skip(1))?;
@@ -56,16 +59,14 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let store = match db.as_str() {
-        ":memory:" => SqliteStore::in_memory()?,
-        path => SqliteStore::open(path)?,
-    };
+    let store = Database::open(store.as_deref().unwrap_or(&db)).await?;
     let registry = registry(Db::open(&db)?, &store, config).await?;
     if sync {
         eprint!("{}", registry.sync("example-shop --sync").await?);
     }
     // ANCHOR: watch
-    // A change an operator makes (here, or in another process on the same file) is served within 250 ms.
+    // A change an operator makes (here, or in another process on the same database) is served within
+    // 250 ms; on PostgreSQL, as soon as its NOTIFY arrives.
     tokio::spawn(registry.watch(std::time::Duration::from_millis(250)));
     // ANCHOR_END: watch
     match mode {
@@ -110,6 +111,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 struct Options {
     mode: Mode,
     db: String,
+    store: Option<String>,
     config: Option<String>,
     sync: bool,
 }
@@ -118,6 +120,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
         mode: Mode::Http("127.0.0.1:8080".to_owned()),
         db: ":memory:".to_owned(),
+        store: None,
         config: None,
         sync: false,
     };
@@ -133,6 +136,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 )
             }
             "--db" => options.db = args.next().ok_or("--db needs a path")?,
+            "--store" => {
+                options.store = Some(
+                    args.next()
+                        .ok_or("--store needs a path or a postgres:// URL")?,
+                )
+            }
             "--config" => options.config = Some(args.next().ok_or("--config needs a path")?),
             "--sync" => options.sync = true,
             "toolgate" => {
@@ -141,7 +150,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --config PATH, \
+                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --store LOCATION, --config PATH, \
                      --sync, or toolgate COMMAND"
                 ));
             }

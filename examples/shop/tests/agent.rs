@@ -12,7 +12,7 @@ use toolgate::registry::Config;
 
 async fn shop() -> (Db, toolgate::Registry) {
     let db = Db::open(":memory:").unwrap();
-    let store = toolgate::sqlite::SqliteStore::in_memory().unwrap();
+    let store = toolgate::store::Database::open(":memory:").await.unwrap();
     let registry = registry(db.clone(), &store, Config::default())
         .await
         .unwrap();

@@ -9,7 +9,9 @@ use toolgate::{Outcome, Registry};
 // ANCHOR: registry_test
 async fn shop() -> (Db, Registry) {
     let db = Db::open(":memory:").expect("sqlite opens");
-    let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
+    let store = toolgate::store::Database::open(":memory:")
+        .await
+        .expect("sqlite opens");
     let registry = registry(db.clone(), &store, Config::default())
         .await
         .expect("the shop's tools are consistent");
@@ -158,7 +160,9 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/shop.toml");
     let config = Config::load(path).expect("deploy/shop.toml parses");
     let db = Db::open(":memory:").expect("sqlite opens");
-    let store = toolgate::sqlite::SqliteStore::in_memory().expect("sqlite opens");
+    let store = toolgate::store::Database::open(":memory:")
+        .await
+        .expect("sqlite opens");
     let registry = registry(db, &store, config)
         .await
         .expect("deploy/shop.toml names real tools");

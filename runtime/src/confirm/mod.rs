@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use canonical::digest;
 pub use keys::{KeyError, KeyRing};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use store::store_failed;
 pub use store::{Claimed, ConfirmationStore, Decision, KEEP_USED, MemoryStore, StoreFuture};
 

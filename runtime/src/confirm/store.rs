@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use crate::error::{ErrorKind, ToolError};
+use crate::error::ToolError;
 use crate::sync::Locked;
 
 /// How long a store keeps a used confirmation past its expiry. A replica whose clock runs behind
@@ -20,10 +20,11 @@ pub const KEEP_USED: Duration = Duration::from_secs(3600);
 
 /// The error of a store that failed or cannot be reached: the write did not run. The model is told to
 /// retry; the detail goes to the operator's log.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn store_failed(detail: &str) -> ToolError {
     tracing::error!(target: "toolgate::confirm", detail, "the confirmation store failed");
     ToolError::with_kind(
-        ErrorKind::Unavailable,
+        crate::error::ErrorKind::Unavailable,
         "The store of approvals cannot be reached, so this write did not run and nothing was changed. \
          Try again shortly.",
     )

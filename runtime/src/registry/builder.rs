@@ -258,6 +258,18 @@ impl RegistryBuilder {
         self
     }
 
+    /// One database for the operator's records, used confirmations and the audit trail (see
+    /// [`Database`](crate::store::Database)): [`records`](Self::records),
+    /// [`confirmation_store`](Self::confirmation_store) and [`audit`](Self::audit) in one call. The keys
+    /// stay a choice of their own ([`keys`](Self::keys)).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[must_use]
+    pub fn database(self, database: &crate::store::Database) -> Self {
+        self.audit(database.audit())
+            .confirmation_store(database.clone())
+            .records(database.clone())
+    }
+
     /// [`build`](Self::build), then loads the operator's records, so that the first call is already
     /// served under the operator's policy.
     ///

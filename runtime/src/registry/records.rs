@@ -39,6 +39,7 @@ impl Registry {
     ///
     /// # Errors
     /// When there is none, or the records cannot be read.
+    #[cfg(any(feature = "operator", feature = "mcp"))]
     pub(crate) async fn tool_record(&self, tool: &str) -> Result<ToolRecord, RecordError> {
         let mut records = self.store()?.load().await?;
         records

@@ -24,6 +24,7 @@ pub(crate) struct Snapshot {
     /// tools until they are loaded.
     pub(crate) loaded: bool,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 

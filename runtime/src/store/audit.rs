@@ -117,11 +117,13 @@ impl AuditQuery {
     }
 
     /// The limit as a database takes it.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn limit_i64(&self) -> i64 {
         i64::try_from(self.limit).unwrap_or(i64::MAX)
     }
 
     /// The time bounds as a database takes them: from 0, to the end of time.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn bounds_i64(&self) -> (i64, i64) {
         let as_i64 = |ms: u64| i64::try_from(ms).unwrap_or(i64::MAX);
         (

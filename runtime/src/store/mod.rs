@@ -7,6 +7,8 @@
 //! serves several replicas.
 
 mod audit;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod database;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod record;
@@ -16,10 +18,14 @@ mod sync;
 mod write;
 
 pub use audit::{AuditQuery, AuditRecord};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use database::{Database, DatabaseAudit};
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
+pub(crate) use record::millis;
+pub(crate) use record::unix_ms;
 pub use record::{
     Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord,
 };
-pub(crate) use record::{millis, unix_ms};
 pub use sync::{Drift, SyncPlan};
 pub use write::{Effects, Logged, Write};
 

@@ -401,6 +401,7 @@ impl RecordError {
     }
 
     /// A database whose schema a newer toolgate migrated to `found`, past the `known` versions.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn newer_schema(found: usize, known: usize) -> Self {
         RecordError::new(
             RecordErrorKind::Newer,
@@ -412,6 +413,7 @@ impl RecordError {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl ToolRecord {
     /// The record as a database keeps it.
     pub(crate) fn to_json(&self) -> Result<String, RecordError> {

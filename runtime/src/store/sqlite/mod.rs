@@ -31,7 +31,7 @@ use crate::confirm::{
 };
 use crate::error::ToolError;
 use crate::policy::{AuditEvent, AuditSink};
-use crate::store::{RecordError, millis as ms};
+use crate::store::{RecordError, RecordErrorKind, millis as ms};
 use crate::sync::Locked;
 
 pub use rusqlite;
@@ -326,6 +326,20 @@ fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
         transaction.pragma_update(None, "user_version", done as i64 + 1)?;
     }
     transaction.commit()
+}
+
+/// A SQLite error as the records report it; a refusal of our own (a newer schema) as itself.
+pub(crate) fn record_error(error: rusqlite::Error) -> RecordError {
+    match error {
+        rusqlite::Error::ToSqlConversionFailure(inner) => match inner.downcast::<RecordError>() {
+            Ok(record) => *record,
+            Err(other) => RecordError::new(RecordErrorKind::Database, other.to_string()),
+        },
+        other => RecordError::new(
+            RecordErrorKind::Database,
+            format!("the SQLite database failed: {other}"),
+        ),
+    }
 }
 
 fn store_error(error: rusqlite::Error) -> ToolError {

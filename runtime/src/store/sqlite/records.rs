@@ -8,11 +8,11 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordErrorKind, RecordFuture, RecordStore,
-    Records, ToolRecord, Write,
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records,
+    ToolRecord, Write,
 };
 
-use super::SqliteStore;
+use super::{SqliteStore, record_error as database};
 
 impl RecordStore for SqliteStore {
     fn revision(&self) -> RecordFuture<'_, u64> {
@@ -195,17 +195,4 @@ fn put(transaction: &Transaction<'_>, record: &ToolRecord) -> Result<(), RecordE
         .and_then(|mut s| s.execute(params![record.name, text]))
         .map_err(database)?;
     Ok(())
-}
-
-fn database(error: rusqlite::Error) -> RecordError {
-    match error {
-        rusqlite::Error::ToSqlConversionFailure(inner) => match inner.downcast::<RecordError>() {
-            Ok(record) => *record,
-            Err(other) => RecordError::new(RecordErrorKind::Database, other.to_string()),
-        },
-        other => RecordError::new(
-            RecordErrorKind::Database,
-            format!("the records database failed: {other}"),
-        ),
-    }
 }

@@ -1,0 +1,189 @@
+//! [`Database`]: either backend, chosen by where it is, so that a server and its operator's commands take
+//! a file or a PostgreSQL URL alike.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime};
+
+use crate::confirm::{Claimed, ConfirmationStore, Decision, KeyRing, StoreFuture};
+use crate::policy::{AuditEvent, AuditSink};
+#[cfg(feature = "postgres")]
+use crate::store::postgres::{PostgresAudit, PostgresStore};
+#[cfg(feature = "sqlite")]
+use crate::store::sqlite::{SqliteAudit, SqliteStore, record_error};
+
+use super::{
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records, Write,
+};
+
+/// The records, confirmations, keys and audit trail in one database: SQLite in a file (or `:memory:`),
+/// or PostgreSQL at a `postgres://` URL. Clones share the connections.
+///
+/// ```
+/// use toolgate::Registry;
+/// use toolgate::store::Database;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let db = Database::open(":memory:").await?;
+/// let registry = Registry::builder()
+///     .keys(db.key_ring().await?)
+///     .database(&db)
+///     .load()
+///     .await?;
+/// assert_eq!(registry.revision(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Database {
+    /// An embedded SQLite database.
+    #[cfg(feature = "sqlite")]
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database, shared by replicas.
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresStore),
+}
+
+/// `body` on whichever backend `database` is, with the store bound to `store`.
+macro_rules! each {
+    ($database:expr, $store:ident => $body:expr) => {
+        match $database {
+            #[cfg(feature = "sqlite")]
+            Database::Sqlite($store) => $body,
+            #[cfg(feature = "postgres")]
+            Database::Postgres($store) => $body,
+        }
+    };
+}
+
+impl Database {
+    /// Opens the database at `location`: a `postgres://` or `postgresql://` URL, `:memory:`, or the path
+    /// of a SQLite file (created if missing). Its tables are created or migrated.
+    ///
+    /// # Errors
+    /// When it cannot be opened or reached, when it was migrated by a newer toolgate, or when this build
+    /// lacks the backend (the `sqlite` and `postgres` features).
+    pub async fn open(location: &str) -> Result<Database, RecordError> {
+        let is_url = location.starts_with("postgres://") || location.starts_with("postgresql://");
+        if is_url {
+            #[cfg(feature = "postgres")]
+            return Ok(Database::Postgres(PostgresStore::connect(location).await?));
+            #[cfg(not(feature = "postgres"))]
+            return Err(RecordError::new(
+                super::RecordErrorKind::Invalid,
+                "this build has no PostgreSQL: enable toolgate's `postgres` feature",
+            ));
+        }
+        #[cfg(feature = "sqlite")]
+        return match location {
+            ":memory:" => SqliteStore::in_memory(),
+            path => SqliteStore::open(path),
+        }
+        .map(Database::Sqlite)
+        .map_err(record_error);
+        #[cfg(not(feature = "sqlite"))]
+        Err(RecordError::new(
+            super::RecordErrorKind::Invalid,
+            format!(
+                "`{location}` is not a postgres:// URL, and this build has no SQLite: enable toolgate's `sqlite` feature"
+            ),
+        ))
+    }
+
+    /// The sealing keys kept in the database, newest first; one is made the first time.
+    ///
+    /// # Errors
+    /// When the database cannot be read or written.
+    pub async fn key_ring(&self) -> Result<KeyRing, RecordError> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Database::Sqlite(store) => store.key_ring().map_err(record_error),
+            #[cfg(feature = "postgres")]
+            Database::Postgres(store) => store.key_ring().await,
+        }
+    }
+
+    /// The audit sink that writes to this database.
+    pub fn audit(&self) -> DatabaseAudit {
+        each!(self, store => DatabaseAudit(store.audit().into()))
+    }
+}
+
+/// The audit sink of a [`Database`].
+#[derive(Debug, Clone)]
+pub struct DatabaseAudit(Audit);
+
+#[derive(Debug, Clone)]
+enum Audit {
+    #[cfg(feature = "sqlite")]
+    Sqlite(SqliteAudit),
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresAudit),
+}
+
+#[cfg(feature = "sqlite")]
+impl From<SqliteAudit> for Audit {
+    fn from(audit: SqliteAudit) -> Self {
+        Audit::Sqlite(audit)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<PostgresAudit> for Audit {
+    fn from(audit: PostgresAudit) -> Self {
+        Audit::Postgres(audit)
+    }
+}
+
+impl AuditSink for DatabaseAudit {
+    fn record(&self, event: &AuditEvent<'_>) {
+        match &self.0 {
+            #[cfg(feature = "sqlite")]
+            Audit::Sqlite(sink) => sink.record(event),
+            #[cfg(feature = "postgres")]
+            Audit::Postgres(sink) => sink.record(event),
+        }
+    }
+}
+
+impl ConfirmationStore for Database {
+    fn claim<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        expires: SystemTime,
+    ) -> StoreFuture<'a, Claimed> {
+        each!(self, store => store.claim(id, decision, expires))
+    }
+
+    fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
+        each!(self, store => store.finish(id, outcome))
+    }
+}
+
+impl RecordStore for Database {
+    fn revision(&self) -> RecordFuture<'_, u64> {
+        each!(self, store => store.revision())
+    }
+
+    fn load(&self) -> RecordFuture<'_, Records> {
+        each!(self, store => store.load())
+    }
+
+    fn write<'a>(&'a self, write: Write<'a>) -> RecordFuture<'a, u64> {
+        each!(self, store => store.write(write))
+    }
+
+    fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>> {
+        each!(self, store => store.history(limit))
+    }
+
+    fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
+        each!(self, store => store.audit_trail(query))
+    }
+
+    fn changed(&self, every: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        each!(self, store => store.changed(every))
+    }
+}
