@@ -6,6 +6,9 @@
 //! `TOOLGATE_REQUIRE_CLIENTS=1`, which turns a missing client into a failure. Without it, these tests say
 //! that they skipped and pass.
 
+#[path = "../../../tests/support/postgres.rs"]
+#[allow(dead_code)] // shared with the records tests, which use all of it
+mod postgres;
 #[path = "../../../tests/support/real_clients.rs"]
 mod real_clients;
 
@@ -260,11 +263,31 @@ fn the_inspector_sees_a_tool_the_operator_disables_vanish_without_a_restart() {
     let Some(dir) = clients() else { return };
     let db = std::env::temp_dir().join(format!("toolgate-shop-operator-{}.db", std::process::id()));
     let db = db.to_str().expect("a UTF-8 path").to_owned();
-    let shop = Served::start_with(SHOP, &["--db", &db, "--sync"]);
+    disabled_from_a_second_terminal(&dir, &["--db", &db]);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{db}{suffix}"));
+    }
+}
+
+#[test]
+fn on_postgresql_the_inspector_sees_a_tool_the_operator_disables_vanish_without_a_restart() {
+    let Some(dir) = clients() else { return };
+    let Some(cluster) = postgres::Cluster::start("shop") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let url = runtime.block_on(cluster.database("shop"));
+    disabled_from_a_second_terminal(&dir, &["--store", &url]);
+}
+
+/// The shop serving on `store`, a tool disabled by the operator's command in another process on the same
+/// store, and the Inspector's list without it.
+fn disabled_from_a_second_terminal(dir: &Path, store: &[&str]) {
+    let shop = Served::start_with(SHOP, &[store, &["--sync"]].concat());
     let manager = ["--header", "Authorization: Bearer manager-token"];
     let list = || {
         let listed = inspector(
-            &dir,
+            dir,
             &[shop.url.as_str()],
             &[&manager[..], &["--method", "tools/list"]].concat(),
         );
@@ -273,11 +296,10 @@ fn the_inspector_sees_a_tool_the_operator_disables_vanish_without_a_restart() {
     };
     assert!(list(), "the manager sees ship_order");
 
-    // A second terminal: the operator's command on the same database file.
+    // A second terminal: the operator's command on the same database.
     let disabled = Command::new(SHOP)
+        .args(store)
         .args([
-            "--db",
-            &db,
             "toolgate",
             "--actor",
             "ops",
@@ -303,8 +325,4 @@ fn the_inspector_sees_a_tool_the_operator_disables_vanish_without_a_restart() {
         vanished,
         "ship_order is gone from the Inspector's list, without a restart"
     );
-    drop(shop);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{db}{suffix}"));
-    }
 }
