@@ -1,4 +1,4 @@
-//! [`Caller`]: who is calling, with a role label and the abilities they hold.
+//! [`Caller`]: who is calling, with a role label, the abilities they hold and the profile they carry.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -22,6 +22,7 @@ struct Inner {
     id: String,
     role: Option<String>,
     abilities: BTreeSet<String>,
+    profile: Option<String>,
 }
 
 impl Caller {
@@ -31,6 +32,7 @@ impl Caller {
             id: id.into(),
             role: None,
             abilities: BTreeSet::new(),
+            profile: None,
         }))
     }
 
@@ -57,6 +59,28 @@ impl Caller {
             .abilities
             .extend(abilities.into_iter().map(Into::into));
         self
+    }
+
+    /// Sets the profile the caller carries (an agent, a model, a team, an API key): it then sees only
+    /// the tools an operator assigned to that profile in the records, on top of its abilities, and runs
+    /// them with the assignment's settings. A profile the records do not have shows nothing but system
+    /// tools.
+    ///
+    /// ```
+    /// use toolgate::Caller;
+    ///
+    /// let bot = Caller::new("bot-3").with_profile("support-bot");
+    /// assert_eq!(bot.profile(), Some("support-bot"));
+    /// ```
+    #[must_use]
+    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.0).profile = Some(profile.into());
+        self
+    }
+
+    /// The profile the caller carries, if any.
+    pub fn profile(&self) -> Option<&str> {
+        self.0.profile.as_deref()
     }
 
     /// The caller's id.
@@ -94,6 +118,7 @@ impl fmt::Debug for Caller {
             .field("id", &self.0.id)
             .field("role", &self.0.role)
             .field("abilities", &self.0.abilities)
+            .field("profile", &self.0.profile)
             .finish()
     }
 }

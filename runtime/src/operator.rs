@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 
 use crate::registry::Registry;
 use crate::store::{
-    AuditQuery, AuditRecord, Change, Edit, RecordError, RecordErrorKind, RecordStore, ToolRecord,
+    AuditQuery, AuditRecord, Change, Edit, Profile, ProfileChange, ProfileEdit, RecordError,
+    RecordErrorKind, RecordStore, ToolRecord,
 };
 
 /// Exit code: done.
@@ -93,6 +94,37 @@ enum Action {
     /// The audit trail: one row per call, with the policy revision it ran under.
     #[command(subcommand)]
     Audit(Audit),
+    /// Profiles: the tools an agent, a model, a team or an API key may see, with settings of their own.
+    #[command(subcommand)]
+    Profiles(Profiles),
+}
+
+#[derive(Debug, Subcommand)]
+enum Profiles {
+    /// Every profile.
+    List,
+    /// One profile, with its assignments.
+    Show { name: String },
+    /// Make an empty profile.
+    Create {
+        name: String,
+        /// What or whom it is for.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Assign a tool to a profile, or replace its assignment's settings.
+    Assign {
+        name: String,
+        tool: String,
+        /// Settings over the tool's own for this profile, as a JSON object; merged, they must match the
+        /// tool's settings schema.
+        #[arg(long)]
+        settings: Option<String>,
+    },
+    /// Take a tool out of a profile.
+    Unassign { name: String, tool: String },
+    /// Delete a profile: its callers then see nothing but system tools.
+    Delete { name: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -227,6 +259,7 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
             Ok(out)
         }
         Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
+        Action::Profiles(command) => profiles(registry, store, actor, json, command).await,
         Action::Audit(audit) => {
             let query = match audit {
                 Audit::Tail { limit } => AuditQuery::newest(limit),
@@ -322,15 +355,7 @@ async fn tools(
         }
         Tools::Enable { name } => (name, Change::Enable),
         Tools::Disable { name } => (name, Change::Disable),
-        Tools::Settings { name, settings } => {
-            let settings: Value = serde_json::from_str(&settings).map_err(|e| {
-                RecordError::new(
-                    RecordErrorKind::Invalid,
-                    format!("the settings are not JSON: {e}"),
-                )
-            })?;
-            (name, Change::Settings(settings))
-        }
+        Tools::Settings { name, settings } => (name, Change::Settings(parse_settings(&settings)?)),
         Tools::Require { name, ability } => (name, Change::Require(ability)),
         Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
     };
@@ -338,6 +363,80 @@ async fn tools(
     let revision = registry.edit(&Edit::new(actor, &record, change)).await?;
     let record = registry.tool_record(&name).await?;
     Ok(format!("{}\nRevision {revision}.\n", line(&record)))
+}
+
+async fn profiles(
+    registry: &Registry,
+    store: &dyn RecordStore,
+    actor: String,
+    json: bool,
+    command: Profiles,
+) -> Result<String, RecordError> {
+    let (name, change) = match command {
+        Profiles::List => {
+            let profiles: Vec<Profile> = store.load().await?.profiles.into_values().collect();
+            if json {
+                return Ok(format!("{}\n", json!(profiles)));
+            }
+            return Ok(profiles.iter().map(profile_line).collect());
+        }
+        Profiles::Show { name } => {
+            let profile = registry.profile(&name).await?;
+            return Ok(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&profile).unwrap_or_default()
+            ));
+        }
+        Profiles::Create { name, description } => {
+            let revision = registry
+                .edit_profile(&ProfileEdit::create(actor, &name, description))
+                .await?;
+            return Ok(format!("Created profile `{name}`: revision {revision}.\n"));
+        }
+        Profiles::Assign {
+            name,
+            tool,
+            settings,
+        } => {
+            let settings = settings.as_deref().map(parse_settings).transpose()?;
+            (name, ProfileChange::Assign { tool, settings })
+        }
+        Profiles::Unassign { name, tool } => (name, ProfileChange::Unassign { tool }),
+        Profiles::Delete { name } => (name, ProfileChange::Delete),
+    };
+    let profile = registry.profile(&name).await?;
+    let revision = registry
+        .edit_profile(&ProfileEdit::new(actor, &profile, change))
+        .await?;
+    let now = match registry.profile(&name).await {
+        Ok(profile) => profile_line(&profile),
+        Err(_) => format!("Deleted profile `{name}`.\n"),
+    };
+    Ok(format!("{now}Revision {revision}.\n"))
+}
+
+/// A profile in one line: name, its tools (with a `*` where the assignment has settings), description.
+fn profile_line(profile: &Profile) -> String {
+    let tools: Vec<String> = profile
+        .tools
+        .iter()
+        .map(|(tool, a)| format!("{tool}{}", if a.settings.is_some() { "*" } else { "" }))
+        .collect();
+    format!(
+        "{:<24} {:<48} {}\n",
+        profile.name,
+        tools.join(","),
+        profile.description
+    )
+}
+
+fn parse_settings(text: &str) -> Result<Value, RecordError> {
+    serde_json::from_str(text).map_err(|e| {
+        RecordError::new(
+            RecordErrorKind::Invalid,
+            format!("the settings are not JSON: {e}"),
+        )
+    })
 }
 
 /// A record in one line: name, switch, status, the abilities it needs, its settings.

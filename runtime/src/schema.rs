@@ -396,3 +396,11 @@ mod tests {
         assert!(validate(&v, "t", json!({ "q": "ok" }).as_object().cloned().unwrap()).is_ok());
     }
 }
+
+/// Merges settings `over` into `base`: objects key by key, anything else replaced.
+pub(crate) fn merge_settings(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => base.extend(over),
+        (base, over) => *base = over,
+    }
+}

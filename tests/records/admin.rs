@@ -203,3 +203,81 @@ async fn the_openapi_document_describes_every_route() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_admin_api_manages_profiles_and_reads_the_audit_trail() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let post = |path: &str, body: serde_json::Value| {
+        http.post(format!("{url}{path}"))
+            .bearer_auth("ops-token")
+            .json(&body)
+            .send()
+    };
+    let create = json!({ "version": 0, "change": { "change": "create", "value": { "description": "the support chat" } } });
+    let made = post("/admin/profiles/support-bot/edit", create.clone())
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 200);
+    let made: serde_json::Value = made.json().await.unwrap();
+    assert_eq!(made["profile"]["version"], 1);
+    let twice = post("/admin/profiles/support-bot/edit", create)
+        .await
+        .unwrap();
+    assert_eq!(twice.status(), 409, "a profile is made once");
+
+    let assign = |settings: serde_json::Value| json!({ "version": 1, "change": { "change": "assign", "value": { "tool": "search_catalogue", "settings": settings } } });
+    let wrong = post(
+        "/admin/profiles/support-bot/edit",
+        assign(json!({ "max_rows": "all" })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(wrong.status(), 422);
+    let wrong: serde_json::Value = wrong.json().await.unwrap();
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`max_rows`"),
+        "{wrong}"
+    );
+    let right = post(
+        "/admin/profiles/support-bot/edit",
+        assign(json!({ "max_rows": 2 })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(right.status(), 200);
+    let listed = get_json(&http, &format!("{url}/admin/profiles")).await;
+    assert_eq!(
+        listed["profiles"][0]["tools"]["search_catalogue"]["settings"],
+        json!({ "max_rows": 2 })
+    );
+    let unknown = http
+        .get(format!("{url}/admin/profiles/nobody"))
+        .bearer_auth("ops-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+
+    let bot = Caller::new("bot")
+        .with_abilities(["catalogue.view"])
+        .with_profile("support-bot");
+    let outcome = registry
+        .call(&bot, "search_catalogue", json!({ "query": "x" }))
+        .await;
+    assert_eq!(outcome.into_result().text_for_model(), "2 rows for x");
+    registry.call(&clerk(), "slow_report_nope", json!({})).await;
+    let trail = get_json(&http, &format!("{url}/admin/audit?caller=bot&outcome=done")).await;
+    assert_eq!(trail.as_array().unwrap().len(), 1, "{trail}");
+    assert_eq!(trail[0]["tool"], "search_catalogue");
+    let bad = http
+        .get(format!("{url}/admin/audit?since_ms=yesterday"))
+        .bearer_auth("ops-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+}

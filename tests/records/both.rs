@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolgate::ErrorKind;
 use toolgate::prelude::*;
-use toolgate::store::{Change, Edit, RecordErrorKind, Status, SyncPlan, ToolRecord};
+use toolgate::store::{
+    Change, Edit, Profile, ProfileChange, ProfileEdit, RecordErrorKind, Status, SyncPlan,
+    ToolRecord,
+};
 
 use crate::db::{Backend, Db, on_both_backends};
 use crate::{Gate, clerk, lists, names, record, registry, wait_until, with_gate};
@@ -23,6 +26,8 @@ on_both_backends![
     a_database_from_a_newer_toolgate_is_refused,
     every_audit_row_names_the_policy_revision_it_ran_under,
     a_confirmation_issued_on_one_process_acts_once_across_both,
+    a_caller_with_a_profile_sees_only_its_tools_and_runs_them_with_its_settings,
+    profile_changes_are_checked_like_every_other,
 ];
 
 async fn a_registry_with_records_serves_nothing_until_they_are_loaded(backend: Backend) {
@@ -375,4 +380,167 @@ async fn a_confirmation_issued_on_one_process_acts_once_across_both(backend: Bac
         "a retry gets the first result"
     );
     assert_eq!(crate::refunds(order), 1);
+}
+
+async fn a_caller_with_a_profile_sees_only_its_tools_and_runs_them_with_its_settings(
+    backend: Backend,
+) {
+    let Some(db) = Db::fresh(backend, "profiles").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    // ANCHOR: profile
+    registry
+        .edit_profile(&ProfileEdit::create(
+            "ops",
+            "support-bot",
+            "The support chat's model",
+        ))
+        .await
+        .unwrap();
+    let profile = registry_profile(&registry, "support-bot").await;
+    let assign = ProfileChange::Assign {
+        tool: "search_catalogue".into(),
+        settings: Some(json!({ "max_rows": 3 })),
+    };
+    registry
+        .edit_profile(&ProfileEdit::new("ops", &profile, assign))
+        .await
+        .unwrap();
+    let bot = Caller::new("bot-1")
+        .with_abilities(["catalogue.view"])
+        .with_profile("support-bot");
+    // ANCHOR_END: profile
+    assert_eq!(
+        names(&registry, &bot),
+        ["search_catalogue"],
+        "not slow_report, though it is public"
+    );
+    let search = json!({ "query": "lamps" });
+    let as_bot = registry
+        .call(&bot, "search_catalogue", search.clone())
+        .await;
+    assert_eq!(as_bot.into_result().text_for_model(), "3 rows for lamps");
+    let as_clerk = registry
+        .call(&clerk(), "search_catalogue", search.clone())
+        .await;
+    assert_eq!(
+        as_clerk.into_result().text_for_model(),
+        "20 rows for lamps",
+        "the tool's own settings"
+    );
+    let refused = registry.call(&bot, "slow_report", json!({})).await;
+    assert_eq!(refused.error().unwrap().kind(), ErrorKind::UnknownTool);
+
+    let without_ability = Caller::new("bot-2").with_profile("support-bot");
+    assert!(
+        names(&registry, &without_ability).is_empty(),
+        "abilities still hold"
+    );
+    let stranger = Caller::new("bot-3")
+        .with_abilities(["catalogue.view"])
+        .with_profile("no-such-profile");
+    assert!(
+        names(&registry, &stranger).is_empty(),
+        "an unknown profile sees nothing"
+    );
+
+    let profile = registry_profile(&registry, "support-bot").await;
+    let unassign = ProfileChange::Unassign {
+        tool: "search_catalogue".into(),
+    };
+    registry
+        .edit_profile(&ProfileEdit::new("ops", &profile, unassign))
+        .await
+        .unwrap();
+    assert!(names(&registry, &bot).is_empty());
+    let history = registry.records().unwrap().history(1).await.unwrap();
+    assert_eq!(
+        (history[0].actor.as_str(), history[0].tool.as_str()),
+        ("ops", "search_catalogue")
+    );
+    assert_eq!(history[0].what["profile"], "support-bot");
+}
+
+async fn profile_changes_are_checked_like_every_other(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "profile_checks").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let create = ProfileEdit::create("ops", "reports", "");
+    registry.edit_profile(&create).await.unwrap();
+    let before = registry.revision();
+    let refused = |change: ProfileChange| {
+        let registry = registry.clone();
+        async move {
+            let profile = registry_profile(&registry, "reports").await;
+            registry
+                .edit_profile(&ProfileEdit::new("ops", &profile, change))
+                .await
+                .unwrap_err()
+        }
+    };
+    let wrong = refused(ProfileChange::Assign {
+        tool: "search_catalogue".into(),
+        settings: Some(json!({ "max_rows": "many" })),
+    })
+    .await;
+    assert_eq!(wrong.kind(), RecordErrorKind::Invalid);
+    assert!(wrong.message().contains("`max_rows`"), "{wrong}");
+    let unknown = refused(ProfileChange::Assign {
+        tool: "no_such_tool".into(),
+        settings: None,
+    })
+    .await;
+    assert_eq!(unknown.kind(), RecordErrorKind::NotFound, "{unknown}");
+    let no_settings = refused(ProfileChange::Assign {
+        tool: "slow_report".into(),
+        settings: Some(json!({ "x": 1 })),
+    })
+    .await;
+    assert!(
+        no_settings.message().contains("takes no settings"),
+        "{no_settings}"
+    );
+    let again = registry.edit_profile(&create).await.unwrap_err();
+    assert_eq!(again.kind(), RecordErrorKind::Conflict, "{again}");
+    let missing = ProfileEdit::for_profile("ops", "nobody-made-this", 1, ProfileChange::Delete);
+    assert_eq!(
+        registry.edit_profile(&missing).await.unwrap_err().kind(),
+        RecordErrorKind::NotFound
+    );
+    let bad_name = ProfileEdit::create("ops", "no spaces please", "");
+    assert_eq!(
+        registry.edit_profile(&bad_name).await.unwrap_err().kind(),
+        RecordErrorKind::Invalid
+    );
+    assert_eq!(registry.revision(), before, "nothing changed");
+
+    // Two operators at once on one profile: the second sees the first one's change.
+    let seen = registry_profile(&registry, "reports").await;
+    let other = registry_on(&db.reopen().await).await;
+    let (one, two) = (
+        ProfileEdit::new(
+            "ana",
+            &seen,
+            ProfileChange::Assign {
+                tool: "slow_report".into(),
+                settings: None,
+            },
+        ),
+        ProfileEdit::new("ben", &seen, ProfileChange::Delete),
+    );
+    let (a, b) = tokio::join!(registry.edit_profile(&one), other.edit_profile(&two));
+    let lost = match (a, b) {
+        (Ok(_), Err(error)) | (Err(error), Ok(_)) => error,
+        both => panic!("exactly one change is written: {both:?}"),
+    };
+    assert_eq!(lost.kind(), RecordErrorKind::Conflict, "{lost}");
+}
+
+async fn registry_profile(registry: &Registry, name: &str) -> Profile {
+    let records = registry.records().unwrap().load().await.unwrap();
+    records.profiles[name].clone()
 }

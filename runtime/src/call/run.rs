@@ -77,7 +77,7 @@ impl Registry {
             caller: Cow::Borrowed(flight.caller),
             invocation: Cow::Borrowed(&flight.invocation),
             state: Cow::Borrowed(&self.inner.state),
-            settings: registered.settings.as_ref().map(Cow::Borrowed),
+            settings: registered.settings_for(flight.caller).map(Cow::Borrowed),
             progress,
             log,
             extensions,

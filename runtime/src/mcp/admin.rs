@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Request, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -44,7 +45,9 @@ use serde_json::{Value, json};
 
 use crate::caller::Caller;
 use crate::registry::Registry;
-use crate::store::{Change, Edit, RecordError, RecordErrorKind};
+use crate::store::{
+    AuditQuery, Change, Edit, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
+};
 
 use super::auth::Authenticator;
 
@@ -73,6 +76,13 @@ pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
         .route("/admin/tools/{name}/edit", axum::routing::post(edit))
         .route("/admin/sync", get(plan).post(sync))
         .route("/admin/history", get(history))
+        .route("/admin/profiles", get(profiles))
+        .route("/admin/profiles/{name}", get(profile))
+        .route(
+            "/admin/profiles/{name}/edit",
+            axum::routing::post(edit_profile),
+        )
+        .route("/admin/audit", get(audit))
         .with_state(registry)
         .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
 }
@@ -169,24 +179,14 @@ async fn edit(
     request: Request,
 ) -> Response {
     let actor = actor(&request);
-    let body = match axum::body::to_bytes(request.into_body(), 64 * 1024).await {
+    let body: EditBody = match read_json(
+        request,
+        r#"{"version": N, "change": {"change": "disable"}}"#,
+    )
+    .await
+    {
         Ok(body) => body,
-        Err(_) => {
-            return problem(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "invalid",
-                "the body is larger than 64 KiB",
-            );
-        }
-    };
-    let body: EditBody = match serde_json::from_slice(&body) {
-        Ok(body) => body,
-        Err(error) => {
-            let message = format!(
-                "the body must be {{\"version\": N, \"change\": {{\"change\": \"disable\"}}}}: {error}"
-            );
-            return problem(StatusCode::UNPROCESSABLE_ENTITY, "invalid", &message);
-        }
+        Err(refused) => return refused,
     };
     answer(
         async {
@@ -197,6 +197,106 @@ async fn edit(
         }
         .await,
     )
+}
+
+/// The body of a profile's edit: the version the operator saw (0 to create it), and the change.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileBody {
+    version: u64,
+    change: ProfileChange,
+}
+
+async fn profiles(State(registry): State<Registry>) -> Response {
+    answer(
+        async {
+            let records = registry.store()?.load().await?;
+            let profiles: Vec<_> = records.profiles.into_values().collect();
+            Ok(json!({ "revision": records.revision, "profiles": profiles }))
+        }
+        .await,
+    )
+}
+
+async fn profile(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
+    answer(async { Ok(json!(registry.profile(&name).await?)) }.await)
+}
+
+async fn edit_profile(
+    State(registry): State<Registry>,
+    Path(name): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    let hint = r#"{"version": N, "change": {"change": "assign", "value": {"tool": "...", "settings": null}}}"#;
+    let body: ProfileBody = match read_json(request, hint).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    answer(
+        async {
+            let edit = ProfileEdit::for_profile(actor, &name, body.version, body.change);
+            let revision = registry.edit_profile(&edit).await?;
+            let profile = registry.profile(&name).await.ok();
+            Ok(json!({ "revision": revision, "profile": profile }))
+        }
+        .await,
+    )
+}
+
+/// The filters of an audit query, as query parameters.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditParams {
+    caller: Option<String>,
+    tool: Option<String>,
+    outcome: Option<String>,
+    since_ms: Option<u64>,
+    until_ms: Option<u64>,
+    limit: Option<usize>,
+}
+
+async fn audit(
+    State(registry): State<Registry>,
+    params: Result<Query<AuditParams>, QueryRejection>,
+) -> Response {
+    let Query(params) = match params {
+        Ok(params) => params,
+        Err(error) => {
+            return problem(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                &error.body_text(),
+            );
+        }
+    };
+    let query = AuditQuery {
+        caller: params.caller,
+        tool: params.tool,
+        outcome: params.outcome,
+        since_ms: params.since_ms,
+        until_ms: params.until_ms,
+        ..AuditQuery::newest(params.limit.unwrap_or(100).min(1000))
+    };
+    answer(async { Ok(json!(registry.store()?.audit_trail(&query).await?)) }.await)
+}
+
+/// The JSON body of `request`, or the answer that refuses it; `shape` shows what it should look like.
+async fn read_json<T: serde::de::DeserializeOwned>(
+    request: Request,
+    shape: &str,
+) -> Result<T, Response> {
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 64 * 1024).await else {
+        return Err(problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid",
+            "the body is larger than 64 KiB",
+        ));
+    };
+    serde_json::from_slice(&body).map_err(|error| {
+        let message = format!("the body must be {shape}: {error}");
+        problem(StatusCode::UNPROCESSABLE_ENTITY, "invalid", &message)
+    })
 }
 
 async fn delete(
@@ -234,13 +334,27 @@ async fn sync(State(registry): State<Registry>, request: Request) -> Response {
     )
 }
 
-async fn history(State(registry): State<Registry>, request: Request) -> Response {
-    let limit = request
-        .uri()
-        .query()
-        .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("limit=")))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(50);
+/// How many rows to answer.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Limit {
+    limit: Option<usize>,
+}
+
+async fn history(
+    State(registry): State<Registry>,
+    params: Result<Query<Limit>, QueryRejection>,
+) -> Response {
+    let limit = match params {
+        Ok(Query(Limit { limit })) => limit.unwrap_or(50).min(1000),
+        Err(error) => {
+            return problem(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                &error.body_text(),
+            );
+        }
+    };
     answer(async { Ok(json!(registry.store()?.history(limit).await?)) }.await)
 }
 

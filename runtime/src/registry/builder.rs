@@ -18,11 +18,12 @@ use crate::policy::{AuditSink, Authorizer};
 use crate::store::{RecordError, RecordStore};
 use crate::tool::{DynamicTool, Tool, ToolEntry};
 
-use super::config::{Config, merge_settings};
+use super::config::Config;
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
 use super::registered::{RegisteredTool, compiled_tool, dynamic_tool};
 use super::snapshot::{Live, Snapshot, Tools};
+use crate::schema::merge_settings;
 
 /// Configures a [`Registry`]: state, dynamic tools, order, policy, hooks and audit.
 ///

@@ -163,11 +163,3 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
-
-/// Merges `over` into `base`: objects key by key, anything else replaced.
-pub(crate) fn merge_settings(base: &mut Value, over: Value) {
-    match (base, over) {
-        (Value::Object(base), Value::Object(over)) => base.extend(over),
-        (base, over) => *base = over,
-    }
-}

@@ -252,6 +252,11 @@ impl Registry {
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
+        if let Some(profile) = caller.profile()
+            && !registered.in_profile(profile)
+        {
+            return false;
+        }
         match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => registered

@@ -5,14 +5,17 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::schema::merge_settings;
+#[cfg(any(feature = "operator", feature = "mcp"))]
+use crate::store::Profile;
 use crate::store::{
-    Edit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan, ToolRecord,
+    Edit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan,
+    ToolRecord, Write,
 };
 use crate::tool::Tool;
 
-use super::config::merge_settings;
 use super::queries::Registry;
-use super::registered::RegisteredTool;
+use super::registered::{Profiles, RegisteredTool};
 use super::snapshot::{Live, Tools};
 
 impl Registry {
@@ -132,6 +135,30 @@ impl Registry {
         Ok(plan)
     }
 
+    /// The profile `name`, as the records have it now.
+    ///
+    /// # Errors
+    /// When there is none, or the records cannot be read.
+    #[cfg(any(feature = "operator", feature = "mcp"))]
+    pub(crate) async fn profile(&self, name: &str) -> Result<Profile, RecordError> {
+        let mut records = self.store()?.load().await?;
+        records
+            .profiles
+            .remove(name)
+            .ok_or_else(|| crate::store::unknown_profile(name))
+    }
+
+    /// Writes an operator's change of a profile and serves it at once.
+    ///
+    /// # Errors
+    /// When the change is refused (see [`ProfileEdit::apply`]) or the records cannot be written; then
+    /// nothing changed.
+    pub async fn edit_profile(&self, edit: &ProfileEdit) -> Result<u64, RecordError> {
+        let revision = self.store()?.write(Write::Profile(edit)).await?;
+        self.refresh().await?;
+        Ok(revision)
+    }
+
     /// Writes an operator's edit of one record and serves it at once.
     ///
     /// # Errors
@@ -144,15 +171,45 @@ impl Registry {
     }
 }
 
-/// The declared tools with the operator's records over them. A tool without a record is as declared.
+/// The declared tools with the operator's records over them, and the profiles they are assigned to. A
+/// tool without a record is as declared.
 pub(super) fn overlay(declared: &[RegisteredTool], records: &Records) -> Vec<RegisteredTool> {
     declared
         .iter()
-        .map(|tool| match records.tools.get(&*tool.tool.name) {
-            Some(record) => apply(tool, record),
-            None => tool.clone(),
+        .map(|tool| {
+            let mut tool = match records.tools.get(&*tool.tool.name) {
+                Some(record) => apply(tool, record),
+                None => tool.clone(),
+            };
+            tool.profiles = assigned(&tool, records);
+            tool
         })
         .collect()
+}
+
+/// The profiles `tool` is assigned to, each with its settings merged over the tool's. An assignment whose
+/// merged settings no longer match the schema is left out: that profile's callers do not see the tool.
+fn assigned(tool: &RegisteredTool, records: &Records) -> Option<Arc<Profiles>> {
+    let mut profiles = Profiles::default();
+    for profile in records.profiles.values() {
+        let Some(assignment) = profile.tools.get(&*tool.tool.name) else {
+            continue;
+        };
+        let settings = match &assignment.settings {
+            None => None,
+            Some(over) => {
+                let mut merged = tool.settings.as_deref().cloned().unwrap_or_default();
+                merge_settings(&mut merged, over.clone());
+                if let Err(reason) = tool.check_settings_of(&merged) {
+                    tracing::error!(target: "toolgate::records", tool = &*tool.tool.name, profile = profile.name, reason, "left out of the profile");
+                    continue;
+                }
+                Some(Arc::new(merged))
+            }
+        };
+        profiles.insert(profile.name.as_str().into(), settings);
+    }
+    (!profiles.is_empty()).then(|| Arc::new(profiles))
 }
 
 fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {

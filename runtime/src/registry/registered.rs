@@ -7,6 +7,7 @@ use std::time::Duration;
 use jsonschema::Validator;
 use serde_json::Value;
 
+use crate::caller::Caller;
 use crate::param::{CallParts, RequirementKind, StateMap};
 use crate::tool::{
     Access, DynHandler, DynamicTool, PreviewFuture, Source, Tool, ToolEntry, ToolFuture,
@@ -33,18 +34,48 @@ pub(crate) struct RegisteredTool {
     pub(crate) enabled: bool,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
+    /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
+    pub(crate) profiles: Option<Arc<Profiles>>,
 }
+
+/// A tool's profiles: name, and the settings of the assignment merged over the tool's.
+pub(crate) type Profiles = rustc_hash::FxHashMap<Box<str>, Option<Arc<Value>>>;
 
 impl RegisteredTool {
     /// Whether its settings match the schema its `Settings<T>` publishes (settings it does not take are
     /// not checked).
     pub(crate) fn check_settings(&self) -> Result<(), String> {
-        match (&self.settings_validator, &self.settings) {
-            (Some(validator), Some(settings)) => {
-                schema::check_settings(validator, &self.tool.name, settings)
-            }
-            _ => Ok(()),
+        self.settings
+            .as_deref()
+            .map_or(Ok(()), |settings| self.check_settings_of(settings))
+    }
+
+    /// Whether `settings` would match its settings schema.
+    pub(crate) fn check_settings_of(&self, settings: &Value) -> Result<(), String> {
+        match &self.settings_validator {
+            Some(validator) => schema::check_settings(validator, &self.tool.name, settings),
+            None => Ok(()),
         }
+    }
+
+    /// Whether a caller carrying `profile` may see it: a system tool always, another only when assigned.
+    pub(crate) fn in_profile(&self, profile: &str) -> bool {
+        self.tool.system
+            || self
+                .profiles
+                .as_ref()
+                .is_some_and(|p| p.contains_key(profile))
+    }
+
+    /// The settings a call by `caller` gets: its profile's assignment's, else the tool's.
+    #[inline]
+    pub(crate) fn settings_for(&self, caller: &Caller) -> Option<&Arc<Value>> {
+        if let Some(profile) = caller.profile()
+            && let Some(Some(settings)) = self.profiles.as_ref().and_then(|p| p.get(profile))
+        {
+            return Some(settings);
+        }
+        self.settings.as_ref()
     }
 }
 
@@ -149,6 +180,7 @@ pub(super) fn compiled_tool(
         settings_validator,
         enabled: true,
         required: Box::default(),
+        profiles: None,
     })
 }
 
@@ -201,5 +233,6 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         has_rounds: false,
         enabled: true,
         required: Box::default(),
+        profiles: None,
     })
 }

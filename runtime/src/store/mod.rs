@@ -2,6 +2,10 @@
 //! operator changed (switched on or off, settings, abilities required on top of the code's), each change
 //! with who made it, under a policy revision that moves with every change.
 //!
+//! Tables, the same on both backends: `toolgate_tools` and `toolgate_profiles` (one JSON record per
+//! name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
+//! `toolgate_confirmations` and `toolgate_keys`.
+//!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
 //! call never reads the database. SQLite ([`sqlite`]) is the embedded default; PostgreSQL ([`postgres`])
 //! serves several replicas.
@@ -11,6 +15,7 @@ mod audit;
 mod database;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+mod profile;
 mod record;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -20,14 +25,19 @@ mod write;
 pub use audit::{AuditQuery, AuditRecord};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use database::{Database, DatabaseAudit};
+#[cfg(any(feature = "operator", feature = "mcp"))]
+pub(crate) use profile::unknown_profile;
+pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
 pub(crate) use record::millis;
 pub(crate) use record::unix_ms;
 pub use record::{
     Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord,
 };
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use record::{from_json, to_json};
 pub use sync::{Drift, SyncPlan};
-pub use write::{Effects, Logged, Write};
+pub use write::{Effects, Logged, Reads, Write};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::profile::Profile;
 use crate::schema;
 use crate::tool::Tool;
 
@@ -175,6 +176,8 @@ pub struct Records {
     pub revision: u64,
     /// The records by tool name.
     pub tools: BTreeMap<String, ToolRecord>,
+    /// The profiles by name.
+    pub profiles: BTreeMap<String, Profile>,
 }
 
 /// What an operator changes in a record. Its JSON form is what the records' history shows:
@@ -413,23 +416,22 @@ impl RecordError {
     }
 }
 
+/// A record (of a tool or a profile) as a database keeps it.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl ToolRecord {
-    /// The record as a database keeps it.
-    pub(crate) fn to_json(&self) -> Result<String, RecordError> {
-        serde_json::to_string(self)
-            .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
-    }
+pub(crate) fn to_json<T: Serialize>(record: &T) -> Result<String, RecordError> {
+    serde_json::to_string(record)
+        .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
+}
 
-    /// A record as a database kept it.
-    pub(crate) fn from_json(text: &str) -> Result<ToolRecord, RecordError> {
-        serde_json::from_str(text).map_err(|e| {
-            RecordError::new(
-                RecordErrorKind::Database,
-                format!("a tool record in the database is not one this toolgate reads: {e}"),
-            )
-        })
-    }
+/// A record as a database kept it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, RecordError> {
+    serde_json::from_str(text).map_err(|e| {
+        RecordError::new(
+            RecordErrorKind::Database,
+            format!("a record in the database is not one this toolgate reads: {e}"),
+        )
+    })
 }
 
 impl fmt::Display for RecordError {

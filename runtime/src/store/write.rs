@@ -2,24 +2,24 @@
 //! the records the write names, the write says what to put, delete and log, and the backend writes that in
 //! the same transaction with the next revision.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
-use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
+use super::profile::{Profile, ProfileEdit};
+use super::record::{Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord};
 use super::sync::SyncPlan;
 
 /// One write to the records, as a [`RecordStore`](super::RecordStore) receives it.
 ///
 /// ```
-/// use std::collections::BTreeMap;
-/// use toolgate::store::{Change, Edit, ToolRecord, Write};
+/// use toolgate::store::{Change, Edit, Records, ToolRecord, Write};
 ///
 /// let record = ToolRecord::example();
 /// let edit = Edit::new("ana", &record, Change::Disable);
 /// let write = Write::Edit(&edit);
-/// assert_eq!(write.reads(), [record.name.as_str()]);
-/// let effects = write.resolve(&BTreeMap::from([(record.name.clone(), record)]))?;
+/// assert_eq!(write.reads().tools, [record.name.as_str()]);
+/// let mut current = Records::default();
+/// current.tools.insert(record.name.clone(), record);
+/// let effects = write.resolve(&current)?;
 /// assert!(!effects.put[0].enabled);
 /// assert_eq!(effects.log[0].actor, "ana");
 /// # Ok::<(), toolgate::store::RecordError>(())
@@ -43,6 +43,18 @@ pub enum Write<'a> {
         /// The tool.
         tool: &'a str,
     },
+    /// An operator's change of a profile.
+    Profile(&'a ProfileEdit),
+}
+
+/// The records a [`Write`] reads, by name.
+#[derive(Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reads<'a> {
+    /// Tool records.
+    pub tools: Vec<&'a str>,
+    /// Profiles.
+    pub profiles: Vec<&'a str>,
 }
 
 /// What a [`Write`] does to the records: the backend writes all of it, or nothing.
@@ -53,6 +65,10 @@ pub struct Effects {
     pub put: Vec<ToolRecord>,
     /// Records to delete, by tool name.
     pub delete: Vec<String>,
+    /// Profiles to insert or replace.
+    pub put_profiles: Vec<Profile>,
+    /// Profiles to delete, by name.
+    pub delete_profiles: Vec<String>,
     /// The history rows; when there are none, the revision stays.
     pub log: Vec<Logged>,
 }
@@ -71,28 +87,35 @@ pub struct Logged {
 
 impl Write<'_> {
     /// The records the write reads: lock and read them inside the transaction before [`resolve`](Self::resolve).
-    pub fn reads(&self) -> Vec<&str> {
-        match self {
-            Write::Edit(edit) => vec![&edit.tool],
+    pub fn reads(&self) -> Reads<'_> {
+        let tools = match self {
+            Write::Edit(edit) => vec![edit.tool.as_str()],
             Write::Sync { plan, .. } => plan
                 .vanished
                 .iter()
                 .chain(&plan.unchanged)
                 .map(String::as_str)
                 .collect(),
-            Write::Delete { tool, .. } => vec![tool],
-        }
+            Write::Delete { tool, .. } => vec![*tool],
+            Write::Profile(edit) => edit.tool().into_iter().collect(),
+        };
+        let profiles = match self {
+            Write::Profile(edit) => vec![edit.profile.as_str()],
+            _ => Vec::new(),
+        };
+        Reads { tools, profiles }
     }
 
-    /// What the write does, given the records [`reads`](Self::reads) named as they are now; a name absent
-    /// from `current` has no record.
+    /// What the write does, given the records [`reads`](Self::reads) named as they are now (the
+    /// revision of `current` is not read); a name absent from `current` has no record.
     ///
     /// # Errors
-    /// Why the write is refused: an unknown tool, an edit [`Edit::apply`] refuses, or the deletion of a
-    /// tool still in the code. Then write nothing.
-    pub fn resolve(&self, current: &BTreeMap<String, ToolRecord>) -> Result<Effects, RecordError> {
+    /// Why the write is refused: an unknown tool or profile, an edit [`Edit::apply`] or
+    /// [`ProfileEdit::apply`] refuses, or the deletion of a tool still in the code. Then write nothing.
+    pub fn resolve(&self, current: &Records) -> Result<Effects, RecordError> {
         let find = |name: &str| {
             current
+                .tools
                 .get(name)
                 .ok_or_else(|| RecordError::unknown_tool(name))
         };
@@ -120,7 +143,7 @@ impl Write<'_> {
                     effects.log(actor, name, json!({ "sync": "missing" }));
                 }
                 for name in &plan.unchanged {
-                    if let Some(record) = current.get(name) {
+                    if let Some(record) = current.tools.get(name) {
                         let mut seen = record.clone();
                         seen.last_seen_ms = plan.at_ms;
                         effects.put.push(seen);
@@ -138,6 +161,16 @@ impl Write<'_> {
                 }
                 effects.delete.push(tool.to_owned());
                 effects.log(actor, tool, json!({ "deleted": true }));
+            }
+            Write::Profile(edit) => {
+                let tool = edit.tool().map(|name| current.tools.get(name));
+                let profile = current.profiles.get(&edit.profile);
+                match edit.apply(profile, tool.flatten())? {
+                    Some(next) => effects.put_profiles.push(next),
+                    None => effects.delete_profiles.push(edit.profile.clone()),
+                }
+                let what = json!({ "profile": edit.profile, "change": edit.change });
+                effects.log(&edit.actor, edit.tool().unwrap_or("-"), what);
             }
         }
         Ok(effects)

@@ -40,7 +40,7 @@ use crate::error::ToolError;
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 
 /// The migrations, in order; `toolgate_schema` counts those applied. They make the tables SQLite has.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE toolgate_confirmations (
@@ -87,6 +87,13 @@ CREATE TABLE toolgate_changes (
     what TEXT NOT NULL
 );
 ALTER TABLE toolgate_audit ADD COLUMN revision BIGINT;
+",
+    // 3: profiles.
+    "
+CREATE TABLE toolgate_profiles (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
 ",
 ];
 

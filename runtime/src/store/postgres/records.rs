@@ -1,17 +1,18 @@
-//! The operator's records in PostgreSQL, in the same tables as SQLite. Each write locks the revision row
+//! The operator's records and profiles in PostgreSQL, in the same tables as SQLite. Each write locks the revision row
 //! first, so writes from every replica are serialized, and notifies the new revision on commit.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use deadpool_postgres::Transaction;
 use serde_json::Value;
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, RecordFuture, RecordStore, Records, ToolRecord, Write,
+    AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
+    ToolRecord, Write, from_json, to_json,
 };
 
 use super::{CHANNEL, PostgresStore, database};
@@ -42,8 +43,12 @@ impl RecordStore for PostgresStore {
                 .query_one("SELECT revision FROM toolgate_revision WHERE id = 1", &[])
                 .await
                 .map_err(database)?;
-            let rows = transaction
+            let tools = transaction
                 .query("SELECT record FROM toolgate_tools", &[])
+                .await
+                .map_err(database)?;
+            let profiles = transaction
+                .query("SELECT record FROM toolgate_profiles", &[])
                 .await
                 .map_err(database)?;
             transaction.commit().await.map_err(database)?;
@@ -51,9 +56,13 @@ impl RecordStore for PostgresStore {
                 revision: unsigned(revision.get(0)),
                 ..Records::default()
             };
-            for row in rows {
-                let record = ToolRecord::from_json(row.get(0))?;
+            for row in tools {
+                let record: ToolRecord = from_json(row.get(0))?;
                 records.tools.insert(record.name.clone(), record);
+            }
+            for row in profiles {
+                let profile: Profile = from_json(row.get(0))?;
+                records.profiles.insert(profile.name.clone(), profile);
             }
             Ok(records)
         })
@@ -72,35 +81,24 @@ impl RecordStore for PostgresStore {
                 .map_err(database)?;
             let mut revision = unsigned(revision.get(0));
             let reads = write.reads();
-            let rows = transaction
-                .query(
-                    "SELECT record FROM toolgate_tools WHERE name = ANY($1)",
-                    &[&reads],
-                )
-                .await
-                .map_err(database)?;
-            let mut current = BTreeMap::new();
-            for row in rows {
-                let record = ToolRecord::from_json(row.get(0))?;
-                current.insert(record.name.clone(), record);
+            let mut current = Records::default();
+            for text in read(&transaction, TOOLS, &reads.tools).await? {
+                let record: ToolRecord = from_json(&text)?;
+                current.tools.insert(record.name.clone(), record);
+            }
+            for text in read(&transaction, PROFILES, &reads.profiles).await? {
+                let profile: Profile = from_json(&text)?;
+                current.profiles.insert(profile.name.clone(), profile);
             }
             let effects = write.resolve(&current)?;
             for record in &effects.put {
-                transaction
-                    .execute(
-                        "INSERT INTO toolgate_tools (name, record) VALUES ($1, $2) \
-                         ON CONFLICT (name) DO UPDATE SET record = excluded.record",
-                        &[&record.name, &record.to_json()?],
-                    )
-                    .await
-                    .map_err(database)?;
+                put(&transaction, TOOLS, &record.name, &to_json(record)?).await?;
             }
-            for name in &effects.delete {
-                transaction
-                    .execute("DELETE FROM toolgate_tools WHERE name = $1", &[name])
-                    .await
-                    .map_err(database)?;
+            for profile in &effects.put_profiles {
+                put(&transaction, PROFILES, &profile.name, &to_json(profile)?).await?;
             }
+            delete(&transaction, TOOLS, &effects.delete).await?;
+            delete(&transaction, PROFILES, &effects.delete_profiles).await?;
             if !effects.log.is_empty() {
                 revision += 1;
                 let signed = signed(revision);
@@ -209,6 +207,66 @@ impl RecordStore for PostgresStore {
             let _ = tokio::time::timeout(every, heard.changed()).await;
         })
     }
+}
+
+/// The table of tool records, and of profiles: one JSON record per name.
+const TOOLS: &str = "toolgate_tools";
+const PROFILES: &str = "toolgate_profiles";
+
+/// The records of `names` in `table`, locked until the transaction ends.
+async fn read(
+    transaction: &Transaction<'_>,
+    table: &str,
+    names: &[&str],
+) -> Result<Vec<String>, RecordError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = transaction
+        .query(
+            &format!("SELECT record FROM {table} WHERE name = ANY($1) FOR UPDATE"),
+            &[&names],
+        )
+        .await
+        .map_err(database)?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+async fn put(
+    transaction: &Transaction<'_>,
+    table: &str,
+    name: &str,
+    text: &str,
+) -> Result<(), RecordError> {
+    transaction
+        .execute(
+            &format!(
+                "INSERT INTO {table} (name, record) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET record = excluded.record"
+            ),
+            &[&name, &text],
+        )
+        .await
+        .map(drop)
+        .map_err(database)
+}
+
+async fn delete(
+    transaction: &Transaction<'_>,
+    table: &str,
+    names: &[String],
+) -> Result<(), RecordError> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    transaction
+        .execute(
+            &format!("DELETE FROM {table} WHERE name = ANY($1)"),
+            &[&names],
+        )
+        .await
+        .map(drop)
+        .map_err(database)
 }
 
 fn unsigned(value: i64) -> u64 {

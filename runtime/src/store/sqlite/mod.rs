@@ -39,7 +39,7 @@ pub use rusqlite;
 mod records;
 
 /// The migrations, in order: the database's `user_version` counts those applied.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -86,6 +86,13 @@ CREATE TABLE toolgate_changes (
     what TEXT NOT NULL
 );
 ALTER TABLE toolgate_audit ADD COLUMN revision INTEGER;
+",
+    // 3: profiles.
+    "
+CREATE TABLE toolgate_profiles (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
 ",
 ];
 

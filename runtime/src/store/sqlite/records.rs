@@ -1,15 +1,13 @@
-//! The operator's records in SQLite: one row per tool (its record as JSON), the revision in one row, and
-//! every change in `toolgate_changes`. Each write is one immediate transaction, so two processes on one
+//! The operator's records in SQLite: one row per tool and per profile (its record as JSON), the revision in
+//! one row, and every change in `toolgate_changes`. Each write is one immediate transaction, so two processes on one
 //! file never interleave.
-
-use std::collections::BTreeMap;
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records,
-    ToolRecord, Write,
+    AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
+    ToolRecord, Write, from_json, to_json,
 };
 
 use super::{SqliteStore, record_error as database};
@@ -26,20 +24,17 @@ impl RecordStore for SqliteStore {
         Box::pin(async move {
             let mut connection = self.lock();
             let transaction = connection.transaction().map_err(database)?;
-            let revision = current_revision(&transaction).map_err(database)?;
             let mut records = Records {
-                revision,
+                revision: current_revision(&transaction).map_err(database)?,
                 ..Records::default()
             };
-            let mut statement = transaction
-                .prepare_cached("SELECT record FROM toolgate_tools")
-                .map_err(database)?;
-            let rows = statement
-                .query_map([], |r| r.get::<_, String>(0))
-                .map_err(database)?;
-            for row in rows {
-                let record = ToolRecord::from_json(&row.map_err(database)?)?;
+            for text in all(&transaction, TOOLS)? {
+                let record: ToolRecord = from_json(&text)?;
                 records.tools.insert(record.name.clone(), record);
+            }
+            for text in all(&transaction, PROFILES)? {
+                let profile: Profile = from_json(&text)?;
+                records.profiles.insert(profile.name.clone(), profile);
             }
             Ok(records)
         })
@@ -132,20 +127,30 @@ fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> 
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(database)?;
-    let mut current = BTreeMap::new();
-    for name in write.reads() {
-        if let Some(record) = read(&transaction, name)? {
-            current.insert(name.to_owned(), record);
+    let reads = write.reads();
+    let mut current = Records::default();
+    for name in reads.tools {
+        if let Some(text) = read(&transaction, TOOLS, name)? {
+            current.tools.insert(name.to_owned(), from_json(&text)?);
+        }
+    }
+    for name in reads.profiles {
+        if let Some(text) = read(&transaction, PROFILES, name)? {
+            current.profiles.insert(name.to_owned(), from_json(&text)?);
         }
     }
     let effects = write.resolve(&current)?;
     for record in &effects.put {
-        put(&transaction, record)?;
+        put(&transaction, TOOLS, &record.name, &to_json(record)?)?;
+    }
+    for profile in &effects.put_profiles {
+        put(&transaction, PROFILES, &profile.name, &to_json(profile)?)?;
     }
     for name in &effects.delete {
-        transaction
-            .execute("DELETE FROM toolgate_tools WHERE name = ?1", params![name])
-            .map_err(database)?;
+        delete(&transaction, TOOLS, name)?;
+    }
+    for name in &effects.delete_profiles {
+        delete(&transaction, PROFILES, name)?;
     }
     let mut revision = current_revision(&transaction).map_err(database)?;
     if !effects.log.is_empty() {
@@ -170,6 +175,10 @@ fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> 
     Ok(revision)
 }
 
+/// The table of tool records, and of profiles: one JSON record per name.
+const TOOLS: &str = "toolgate_tools";
+const PROFILES: &str = "toolgate_profiles";
+
 fn current_revision(connection: &rusqlite::Connection) -> rusqlite::Result<u64> {
     connection
         .prepare_cached("SELECT revision FROM toolgate_revision WHERE id = 1")?
@@ -177,22 +186,49 @@ fn current_revision(connection: &rusqlite::Connection) -> rusqlite::Result<u64> 
         .map(|r| r.max(0) as u64)
 }
 
-fn read(transaction: &Transaction<'_>, name: &str) -> Result<Option<ToolRecord>, RecordError> {
-    let text: Option<String> = transaction
-        .prepare_cached("SELECT record FROM toolgate_tools WHERE name = ?1")
-        .and_then(|mut s| s.query_row(params![name], |r| r.get(0)).optional())
+fn all(transaction: &Transaction<'_>, table: &str) -> Result<Vec<String>, RecordError> {
+    let mut statement = transaction
+        .prepare_cached(&format!("SELECT record FROM {table}"))
         .map_err(database)?;
-    text.as_deref().map(ToolRecord::from_json).transpose()
+    let rows = statement
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(database)?;
+    rows.map(|row| row.map_err(database)).collect()
 }
 
-fn put(transaction: &Transaction<'_>, record: &ToolRecord) -> Result<(), RecordError> {
-    let text = record.to_json()?;
+fn read(
+    transaction: &Transaction<'_>,
+    table: &str,
+    name: &str,
+) -> Result<Option<String>, RecordError> {
     transaction
-        .prepare_cached(
-            "INSERT INTO toolgate_tools (name, record) VALUES (?1, ?2) \
-             ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+        .prepare_cached(&format!("SELECT record FROM {table} WHERE name = ?1"))
+        .and_then(|mut s| s.query_row(params![name], |r| r.get(0)).optional())
+        .map_err(database)
+}
+
+fn put(
+    transaction: &Transaction<'_>,
+    table: &str,
+    name: &str,
+    text: &str,
+) -> Result<(), RecordError> {
+    transaction
+        .prepare_cached(&format!(
+            "INSERT INTO {table} (name, record) VALUES (?1, ?2) \
+             ON CONFLICT (name) DO UPDATE SET record = excluded.record"
+        ))
+        .and_then(|mut s| s.execute(params![name, text]))
+        .map(drop)
+        .map_err(database)
+}
+
+fn delete(transaction: &Transaction<'_>, table: &str, name: &str) -> Result<(), RecordError> {
+    transaction
+        .execute(
+            &format!("DELETE FROM {table} WHERE name = ?1"),
+            params![name],
         )
-        .and_then(|mut s| s.execute(params![record.name, text]))
-        .map_err(database)?;
-    Ok(())
+        .map(drop)
+        .map_err(database)
 }
