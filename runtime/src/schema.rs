@@ -347,6 +347,14 @@ fn dotted(pointer: &str) -> String {
     out
 }
 
+/// Merges settings `over` into `base`: objects key by key, anything else replaced.
+pub(crate) fn merge_settings(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => base.extend(over),
+        (base, over) => *base = over,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,13 +402,5 @@ mod tests {
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
         assert!(validate(&v, "t", json!({ "q": "ok" }).as_object().cloned().unwrap()).is_ok());
-    }
-}
-
-/// Merges settings `over` into `base`: objects key by key, anything else replaced.
-pub(crate) fn merge_settings(base: &mut Value, over: Value) {
-    match (base, over) {
-        (Value::Object(base), Value::Object(over)) => base.extend(over),
-        (base, over) => *base = over,
     }
 }
