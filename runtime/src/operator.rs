@@ -97,6 +97,24 @@ enum Action {
     /// Profiles: the tools an agent, a model, a team or an API key may see, with settings of their own.
     #[command(subcommand)]
     Profiles(Profiles),
+    /// The keys that seal confirmations and request states.
+    #[command(subcommand)]
+    Keys(Keys),
+}
+
+#[derive(Debug, Subcommand)]
+enum Keys {
+    /// Every key, newest first, and the one that seals now.
+    List,
+    /// Add a new key: it opens confirmations at once, everywhere, and seals them after `--after`, by when
+    /// every replica has it. The old key keeps opening what it sealed until you retire it.
+    Rotate {
+        /// How long until the new key seals: longer than a replica takes to hear of it.
+        #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+        after: Duration,
+    },
+    /// Delete a key: what it sealed no longer opens. Not the key that seals now, nor the last.
+    Retire { id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -260,6 +278,7 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
         }
         Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
         Action::Profiles(command) => profiles(registry, store, actor, json, command).await,
+        Action::Keys(command) => keys(registry, store, &actor, json, command).await,
         Action::Audit(audit) => {
             let query = match audit {
                 Audit::Tail { limit } => AuditQuery::newest(limit),
@@ -413,6 +432,59 @@ async fn profiles(
         Err(_) => format!("Deleted profile `{name}`.\n"),
     };
     Ok(format!("{now}Revision {revision}.\n"))
+}
+
+async fn keys(
+    registry: &Registry,
+    store: &dyn RecordStore,
+    actor: &str,
+    json: bool,
+    command: Keys,
+) -> Result<String, RecordError> {
+    let done = match command {
+        Keys::List => {
+            let ring = store.key_ring().await?;
+            let sealing = ring.current_id();
+            let keys: Vec<Value> = ring
+                .keys()
+                .map(|(id, from)| json!({ "id": id, "seals_from_ms": from, "sealing": id == sealing }))
+                .collect();
+            if json {
+                return Ok(format!("{}\n", json!(keys)));
+            }
+            return Ok(ring
+                .keys()
+                .map(|(id, from)| {
+                    let state = match (id == sealing, from) {
+                        (true, _) => "seals now".to_owned(),
+                        (false, 0) => "opens what it sealed".to_owned(),
+                        (false, from) => format!(
+                            "seals from {}",
+                            humantime::format_rfc3339_seconds(
+                                UNIX_EPOCH + Duration::from_millis(from)
+                            )
+                        ),
+                    };
+                    format!("{id:<16} {state}\n")
+                })
+                .collect());
+        }
+        Keys::Rotate { after } => {
+            let from = crate::store::unix_ms()
+                .saturating_add(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+            let (id, revision) = store.add_key(actor, from).await?;
+            format!(
+                "Added key `{id}`: it opens confirmations now, and seals them from {}. Revision {revision}.\n",
+                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(from))
+            )
+        }
+        Keys::Retire { id } => {
+            let revision = store.retire_key(actor, &id).await?;
+            format!("Retired key `{id}`: what it sealed no longer opens. Revision {revision}.\n")
+        }
+    };
+    registry.refresh().await?;
+    Ok(done)
 }
 
 /// A profile in one line: name, its tools (with a `*` where the assignment has settings), description.

@@ -14,6 +14,7 @@ use toolgate::store::ToolRecord;
 mod admin;
 mod both;
 mod db;
+mod keys;
 mod operator;
 mod outage;
 #[path = "../support/postgres.rs"]

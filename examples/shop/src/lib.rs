@@ -18,7 +18,7 @@ pub use db::Db;
 /// The registry of the shop's tools, overview first, reading and writing `db`, with the operator's
 /// `config` applied over the code's choices. Confirmations, the audit trail and the operator's records of
 /// the tools are kept in `store` (SQLite, or PostgreSQL for replicas); confirmations are sealed with the keys in `TOOLGATE_KEYS`
-/// (`id:base64secret,...`, current first) when it is set, else with the key kept in `store`.
+/// (`id:base64secret,...`, current first) when it is set, else with the keys kept in `store`.
 ///
 /// # Errors
 /// When the tools are inconsistent (a duplicate name, missing state): a bug caught at start-up; or when
@@ -28,19 +28,16 @@ pub async fn registry(
     store: &Database,
     config: Config,
 ) -> Result<Registry, Box<dyn std::error::Error>> {
-    let keys = match std::env::var("TOOLGATE_KEYS") {
-        Ok(text) => KeyRing::parse(&text)?,
-        Err(_) => store.key_ring().await?,
-    };
-    let registry = Registry::builder()
+    let mut builder = Registry::builder()
         .state(db)
         .first(["shop_overview"])
-        .keys(keys)
         .database(store)
-        .config(config)
-        .load()
-        .await?;
-    Ok(registry)
+        .config(config);
+    // Without it, the keys kept in `store` seal, and an operator's `toolgate keys rotate` is taken up live.
+    if let Ok(text) = std::env::var("TOOLGATE_KEYS") {
+        builder = builder.keys(KeyRing::parse(&text)?);
+    }
+    Ok(builder.load().await?)
 }
 // ANCHOR_END: registry
 

@@ -33,8 +33,17 @@ const MIN_SECRET: usize = 32;
 /// ```
 #[derive(Clone)]
 pub struct KeyRing {
-    /// The current key first.
-    keys: Vec<(String, Vec<u8>)>,
+    /// The newest key first.
+    keys: Vec<Key>,
+}
+
+#[derive(Clone)]
+struct Key {
+    id: String,
+    secret: Vec<u8>,
+    /// It seals from this time on (milliseconds since the Unix epoch), and opens at once: a rotated key
+    /// reaches every replica before any of them seals with it.
+    seals_from_ms: u64,
 }
 
 /// A key that cannot be used: too short, a bad id, or bad base64.
@@ -59,7 +68,7 @@ impl std::error::Error for KeyError {}
 
 impl std::fmt::Debug for KeyRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ids: Vec<&str> = self.keys.iter().map(|(id, _)| id.as_str()).collect();
+        let ids: Vec<&str> = self.keys.iter().map(|key| key.id.as_str()).collect();
         f.debug_struct("KeyRing")
             .field("keys", &ids)
             .finish_non_exhaustive()
@@ -73,7 +82,7 @@ impl KeyRing {
     /// When the secret is shorter than 32 bytes or the id is empty or has other characters.
     pub fn new(id: impl Into<String>, secret: impl AsRef<[u8]>) -> Result<Self, KeyError> {
         Ok(KeyRing {
-            keys: vec![checked(id.into(), secret.as_ref())?],
+            keys: vec![checked(id.into(), secret.as_ref(), 0)?],
         })
     }
 
@@ -82,23 +91,36 @@ impl KeyRing {
     /// # Errors
     /// As for [`new`](Self::new), and when the id is already in the ring.
     pub fn with_previous(
-        mut self,
+        self,
         id: impl Into<String>,
         secret: impl AsRef<[u8]>,
     ) -> Result<Self, KeyError> {
-        let key = checked(id.into(), secret.as_ref())?;
-        if self.keys.iter().any(|(known, _)| *known == key.0) {
-            return Err(KeyError(format!("the key id `{}` is used twice", key.0)));
+        self.push(checked(id.into(), secret.as_ref(), 0)?)
+    }
+
+    fn push(mut self, key: Key) -> Result<Self, KeyError> {
+        if self.keys.iter().any(|known| known.id == key.id) {
+            return Err(KeyError(format!("the key id `{}` is used twice", key.id)));
         }
         self.keys.push(key);
         Ok(self)
+    }
+
+    /// A new random key for a database, with its id (`db-` and the secret's first bytes in hex).
+    pub(crate) fn fresh() -> (String, [u8; 32]) {
+        let secret = crate::confirm::random_bytes::<32>();
+        (format!("db-{}", crate::confirm::hex(&secret[..4])), secret)
     }
 
     /// A ring with one random key: confirmations die with the process and other replicas refuse them.
     pub fn random() -> Self {
         let secret = crate::confirm::random_bytes::<32>();
         KeyRing {
-            keys: vec![("random".to_owned(), secret.to_vec())],
+            keys: vec![Key {
+                id: "random".to_owned(),
+                secret: secret.to_vec(),
+                seals_from_ms: 0,
+            }],
         }
     }
 
@@ -116,36 +138,79 @@ impl KeyRing {
             let secret = STANDARD
                 .decode(secret.trim())
                 .map_err(|e| KeyError(format!("the secret of key `{id}` is not base64: {e}")))?;
-            keys.push((id.to_owned(), secret));
+            keys.push((id.to_owned(), secret, 0));
         }
         Self::from_newest(keys)
     }
 
-    /// A ring of `keys`, the current one first, as a database or a secret keeps them.
+    /// A ring of `keys` (id, secret, and when it starts sealing), newest first, as a database or a
+    /// secret keeps them.
     ///
     /// # Errors
     /// When there are none, or one fails the checks of [`with_previous`](Self::with_previous).
     pub(crate) fn from_newest(
-        keys: impl IntoIterator<Item = (String, Vec<u8>)>,
+        keys: impl IntoIterator<Item = (String, Vec<u8>, u64)>,
     ) -> Result<Self, KeyError> {
         let mut ring: Option<KeyRing> = None;
-        for (id, secret) in keys {
+        for (id, secret, seals_from_ms) in keys {
+            let key = checked(id, &secret, seals_from_ms)?;
             ring = Some(match ring {
-                None => KeyRing::new(id, secret)?,
-                Some(ring) => ring.with_previous(id, secret)?,
+                None => KeyRing { keys: vec![key] },
+                Some(ring) => ring.push(key)?,
             });
         }
         ring.ok_or_else(|| KeyError("no key given".to_owned()))
     }
 
-    /// The id of the key that seals.
+    /// The id of the key that seals now.
     pub fn current_id(&self) -> &str {
-        &self.keys[0].0
+        &self.sealing().id
+    }
+
+    /// Every key, newest first: its id, and when it seals from (milliseconds since the Unix epoch; 0 for
+    /// a key that always did).
+    ///
+    /// ```
+    /// use toolgate::confirm::KeyRing;
+    ///
+    /// let ring = KeyRing::new("k2", [7u8; 32])?.with_previous("k1", [9u8; 32])?;
+    /// assert_eq!(ring.keys().collect::<Vec<_>>(), [("k2", 0), ("k1", 0)]);
+    /// # Ok::<(), toolgate::confirm::KeyError>(())
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.keys.iter().map(|k| (k.id.as_str(), k.seals_from_ms))
+    }
+
+    /// Whether key `id` may be retired: it exists, it is not the one that seals now, and it is not the
+    /// last key.
+    ///
+    /// # Errors
+    /// Why not, in a sentence for the operator.
+    pub(crate) fn may_retire(&self, id: &str) -> Result<(), KeyError> {
+        if !self.keys.iter().any(|k| k.id == id) {
+            return Err(KeyError(format!("no key `{id}`; `keys list` shows them")));
+        }
+        if self.current_id() == id {
+            return Err(KeyError(format!(
+                "`{id}` seals confirmations now; rotate first, and retire it once the new key seals and \
+                 the confirmations it sealed have expired"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The newest key whose time to seal has come (the oldest key, if none has).
+    fn sealing(&self) -> &Key {
+        let now = crate::confirm::unix_ms();
+        self.keys
+            .iter()
+            .find(|key| key.seals_from_ms <= now)
+            .unwrap_or_else(|| &self.keys[self.keys.len() - 1])
     }
 
     /// Seals `payload` with the current key: `tg1.<key id>.<payload>.<mac>`, URL-safe.
     pub(crate) fn seal(&self, payload: &[u8]) -> String {
-        let (id, secret) = &self.keys[0];
+        let Key { id, secret, .. } = self.sealing();
         let body = format!("{TAG}.{id}.{}", URL_SAFE_NO_PAD.encode(payload));
         let mac = mac(secret, body.as_bytes()).finalize().into_bytes();
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(mac))
@@ -160,7 +225,7 @@ impl KeyRing {
         if version != TAG {
             return None;
         }
-        let (_, secret) = self.keys.iter().find(|(known, _)| known == id)?;
+        let Key { secret, .. } = self.keys.iter().find(|key| key.id == id)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
         mac(secret, body.as_bytes()).verify_slice(&tag).ok()?;
         URL_SAFE_NO_PAD.decode(payload).ok()
@@ -174,7 +239,7 @@ fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
     mac
 }
 
-fn checked(id: String, secret: &[u8]) -> Result<(String, Vec<u8>), KeyError> {
+fn checked(id: String, secret: &[u8], seals_from_ms: u64) -> Result<Key, KeyError> {
     if id.is_empty()
         || !id
             .chars()
@@ -190,7 +255,11 @@ fn checked(id: String, secret: &[u8]) -> Result<(String, Vec<u8>), KeyError> {
             secret.len()
         )));
     }
-    Ok((id, secret.to_vec()))
+    Ok(Key {
+        id,
+        secret: secret.to_vec(),
+        seals_from_ms,
+    })
 }
 
 fn prefix(entry: &str) -> &str {

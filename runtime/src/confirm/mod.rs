@@ -87,7 +87,10 @@ pub(crate) type SkipPolicy = Box<dyn Fn(&Caller, &Tool) -> bool + Send + Sync>;
 
 /// The confirmation machinery of one registry.
 pub(crate) struct Confirmations {
-    pub(crate) keys: KeyRing,
+    /// Swapped for the records' ring when an operator rotates the keys (`from_records`).
+    pub(crate) keys: arc_swap::ArcSwap<KeyRing>,
+    /// Whether the keys come from the records' store rather than the builder.
+    pub(crate) from_records: bool,
     pub(crate) store: Box<dyn ConfirmationStore>,
     pub(crate) ttl: Duration,
     pub(crate) skip: Option<SkipPolicy>,
@@ -114,13 +117,14 @@ impl Confirmations {
             expires: unix_ms().saturating_add(millis(self.ttl).max(1)),
         };
         let payload = serde_json::to_vec(&grant).unwrap_or_default();
-        self.keys.seal(&payload)
+        self.keys.load().seal(&payload)
     }
 
     /// Opens a token whatever it binds: checks only the seal and the kind.
     pub(crate) fn open_any(&self, token: &str, kind: GrantKind) -> Result<Grant, ToolError> {
         let grant: Grant = self
             .keys
+            .load()
             .open(token)
             .and_then(|payload| serde_json::from_slice(&payload).ok())
             .filter(|grant: &Grant| grant.kind == kind)

@@ -234,7 +234,9 @@ impl RegistryBuilder {
 
     /// The keys that seal confirmations and request states. Give every replica the same ring (for
     /// example from [`KeyRing::parse`] of a secret) so that each accepts the others' confirmations.
-    /// Default: a random key, so confirmations die with the process.
+    /// Default: the keys kept with the [records](Self::records), when there are records whose store keeps
+    /// keys (both databases do), taken up again whenever an operator rotates them; otherwise a random
+    /// key, so confirmations die with the process.
     #[must_use]
     pub fn keys(mut self, keys: KeyRing) -> Self {
         self.keys = Some(keys);
@@ -420,6 +422,7 @@ impl RegistryBuilder {
                     reason,
                 })?;
         }
+        let keys_from_records = self.keys.is_none() && self.records.is_some();
         Ok(Registry {
             inner: Arc::new(Inner {
                 tools: match self.records {
@@ -441,7 +444,10 @@ impl RegistryBuilder {
                 ceilings: Ceilings::default(),
                 explain_denials: self.explain_denials,
                 confirmations: Confirmations {
-                    keys: self.keys.unwrap_or_else(KeyRing::random),
+                    from_records: keys_from_records,
+                    keys: arc_swap::ArcSwap::from_pointee(
+                        self.keys.unwrap_or_else(KeyRing::random),
+                    ),
                     store: self.store.unwrap_or_else(|| Box::new(MemoryStore::new())),
                     ttl: self.confirmation_ttl,
                     skip: self.skip_confirmation,

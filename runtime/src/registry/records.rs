@@ -72,6 +72,14 @@ impl Registry {
             return Ok(false);
         }
         let records = live.store.load().await?;
+        let confirmations = &self.inner.confirmations;
+        if confirmations.from_records {
+            match live.store.key_ring().await {
+                Ok(ring) => confirmations.keys.store(Arc::new(ring)),
+                Err(error) if error.kind() == RecordErrorKind::NotFound => {}
+                Err(error) => return Err(error),
+            }
+        }
         self.swap(live, overlay(&live.declared, &records), records.revision);
         Ok(true)
     }

@@ -96,12 +96,7 @@ impl Database {
     /// # Errors
     /// When the database cannot be read or written.
     pub async fn key_ring(&self) -> Result<KeyRing, RecordError> {
-        match self {
-            #[cfg(feature = "sqlite")]
-            Database::Sqlite(store) => store.key_ring().map_err(record_error),
-            #[cfg(feature = "postgres")]
-            Database::Postgres(store) => store.key_ring().await,
-        }
+        RecordStore::key_ring(self).await
     }
 
     /// The audit sink that writes to this database.
@@ -181,6 +176,22 @@ impl RecordStore for Database {
 
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         each!(self, store => store.audit_trail(query))
+    }
+
+    fn key_ring(&self) -> RecordFuture<'_, KeyRing> {
+        each!(self, store => RecordStore::key_ring(store))
+    }
+
+    fn add_key<'a>(
+        &'a self,
+        actor: &'a str,
+        seals_from_ms: u64,
+    ) -> RecordFuture<'a, (String, u64)> {
+        each!(self, store => store.add_key(actor, seals_from_ms))
+    }
+
+    fn retire_key<'a>(&'a self, actor: &'a str, id: &'a str) -> RecordFuture<'a, u64> {
+        each!(self, store => store.retire_key(actor, id))
     }
 
     fn changed(&self, every: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {

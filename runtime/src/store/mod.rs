@@ -43,6 +43,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::confirm::KeyRing;
+
 /// What a [`RecordStore`] returns.
 ///
 /// ```
@@ -95,6 +97,32 @@ pub trait RecordStore: Send + Sync + 'static {
         Box::pin(tokio::time::sleep(every))
     }
 
+    /// The sealing keys kept beside the records, newest first; one is made the first time. A registry built
+    /// without [`keys`](crate::RegistryBuilder::keys) seals with these, and takes up a rotation when the
+    /// revision moves. A store that keeps no keys answers `NotFound` (the default).
+    fn key_ring(&self) -> RecordFuture<'_, KeyRing> {
+        Box::pin(std::future::ready(Err(no_keys())))
+    }
+
+    /// Adds a random key that opens confirmations at once and seals them from `seals_from_ms` on
+    /// (milliseconds since the Unix epoch), so that it reaches every replica before any seals with it.
+    /// Returns its id and the new revision.
+    fn add_key<'a>(
+        &'a self,
+        actor: &'a str,
+        seals_from_ms: u64,
+    ) -> RecordFuture<'a, (String, u64)> {
+        let _ = (actor, seals_from_ms);
+        Box::pin(std::future::ready(Err(no_keys())))
+    }
+
+    /// Deletes key `id`: what it sealed no longer opens. Refused for the key that seals now, or the last.
+    /// Returns the new revision.
+    fn retire_key<'a>(&'a self, actor: &'a str, id: &'a str) -> RecordFuture<'a, u64> {
+        let _ = (actor, id);
+        Box::pin(std::future::ready(Err(no_keys())))
+    }
+
     /// Applies one operator's edit to one record, if the record is still at the version the edit was
     /// made against. Returns the new revision.
     fn edit<'a>(&'a self, edit: &'a Edit) -> RecordFuture<'a, u64> {
@@ -111,4 +139,11 @@ pub trait RecordStore: Send + Sync + 'static {
     fn delete<'a>(&'a self, actor: &'a str, tool: &'a str) -> RecordFuture<'a, u64> {
         self.write(Write::Delete { actor, tool })
     }
+}
+
+fn no_keys() -> RecordError {
+    RecordError::new(
+        RecordErrorKind::NotFound,
+        "this store keeps no keys; give the registry a key ring (`RegistryBuilder::keys`)",
+    )
 }

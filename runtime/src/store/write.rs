@@ -179,10 +179,17 @@ impl Write<'_> {
 
 impl Effects {
     fn log(&mut self, actor: &str, tool: &str, what: Value) {
-        self.log.push(Logged {
+        self.log.push(Logged::new(actor, tool, what));
+    }
+}
+
+impl Logged {
+    /// `actor` changed `tool` (`-` for none): `what`.
+    pub fn new(actor: &str, tool: &str, what: Value) -> Self {
+        Logged {
             actor: actor.to_owned(),
             tool: tool.to_owned(),
             what,
-        });
+        }
     }
 }

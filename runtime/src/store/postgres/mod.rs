@@ -21,6 +21,7 @@
 //! ```
 
 mod audit;
+mod keys;
 mod listen;
 mod records;
 
@@ -33,14 +34,13 @@ pub use audit::PostgresAudit;
 pub use tokio_postgres;
 
 use crate::confirm::{
-    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, hex, random_bytes,
-    store_failed,
+    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 
 /// The migrations, in order; `toolgate_schema` counts those applied. They make the tables SQLite has.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE toolgate_confirmations (
@@ -94,6 +94,10 @@ CREATE TABLE toolgate_profiles (
     name TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
+",
+    // 4: keys that seal from a time on, so that a rotated key reaches every replica first.
+    "
+ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms BIGINT NOT NULL DEFAULT 0;
 ",
 ];
 
@@ -189,38 +193,7 @@ impl PostgresStore {
     /// # Errors
     /// When the database cannot be read or written.
     pub async fn key_ring(&self) -> Result<KeyRing, RecordError> {
-        let mut client = self.client().await?;
-        let transaction = client.transaction().await.map_err(database)?;
-        transaction
-            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await
-            .map_err(database)?;
-        let count: i64 = transaction
-            .query_one("SELECT count(*) FROM toolgate_keys", &[])
-            .await
-            .map_err(database)?
-            .get(0);
-        if count == 0 {
-            let secret = random_bytes::<32>();
-            let id = format!("db-{}", hex(&secret[..4]));
-            transaction
-                .execute(
-                    "INSERT INTO toolgate_keys (id, secret, created_ms) VALUES ($1, $2, $3)",
-                    &[&id, &&secret[..], &ms(SystemTime::now())],
-                )
-                .await
-                .map_err(database)?;
-        }
-        let rows = transaction
-            .query(
-                "SELECT id, secret FROM toolgate_keys ORDER BY created_ms DESC, id DESC",
-                &[],
-            )
-            .await
-            .map_err(database)?;
-        transaction.commit().await.map_err(database)?;
-        KeyRing::from_newest(rows.iter().map(|r| (r.get(0), r.get(1))))
-            .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
+        keys::ring(&mut *self.client().await?).await
     }
 
     /// An audit sink that appends every call to the `toolgate_audit` table. Rows are written in the

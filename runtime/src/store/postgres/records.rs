@@ -11,11 +11,12 @@ use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ToolRecord, Write, from_json, to_json,
+    AuditQuery, AuditRecord, ChangeEntry, Logged, Profile, RecordError, RecordFuture, RecordStore,
+    Records, ToolRecord, Write, from_json, to_json,
 };
 
-use super::{CHANNEL, PostgresStore, database};
+use super::{CHANNEL, PostgresStore, database, keys};
+use crate::confirm::KeyRing;
 
 impl RecordStore for PostgresStore {
     fn revision(&self) -> RecordFuture<'_, u64> {
@@ -72,14 +73,7 @@ impl RecordStore for PostgresStore {
         Box::pin(async move {
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(database)?;
-            let revision = transaction
-                .query_one(
-                    "SELECT revision FROM toolgate_revision WHERE id = 1 FOR UPDATE",
-                    &[],
-                )
-                .await
-                .map_err(database)?;
-            let mut revision = unsigned(revision.get(0));
+            let revision = lock_revision(&transaction).await?;
             let reads = write.reads();
             let mut current = Records::default();
             for text in read(&transaction, TOOLS, &reads.tools).await? {
@@ -99,34 +93,7 @@ impl RecordStore for PostgresStore {
             }
             delete(&transaction, TOOLS, &effects.delete).await?;
             delete(&transaction, PROFILES, &effects.delete_profiles).await?;
-            if !effects.log.is_empty() {
-                revision += 1;
-                let signed = signed(revision);
-                transaction
-                    .execute(
-                        "UPDATE toolgate_revision SET revision = $1 WHERE id = 1",
-                        &[&signed],
-                    )
-                    .await
-                    .map_err(database)?;
-                let at = crate::store::millis(std::time::SystemTime::now());
-                for logged in &effects.log {
-                    transaction
-                        .execute(
-                            "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES ($1, $2, $3, $4, $5)",
-                            &[&signed, &at, &logged.actor, &logged.tool, &logged.what.to_string()],
-                        )
-                        .await
-                        .map_err(database)?;
-                }
-                transaction
-                    .execute(
-                        "SELECT pg_notify($1, $2)",
-                        &[&CHANNEL, &revision.to_string()],
-                    )
-                    .await
-                    .map_err(database)?;
-            }
+            let revision = log(&transaction, revision, &effects.log).await?;
             transaction.commit().await.map_err(database)?;
             Ok(revision)
         })
@@ -200,6 +167,22 @@ impl RecordStore for PostgresStore {
         })
     }
 
+    fn key_ring(&self) -> RecordFuture<'_, KeyRing> {
+        Box::pin(PostgresStore::key_ring(self))
+    }
+
+    fn add_key<'a>(
+        &'a self,
+        actor: &'a str,
+        seals_from_ms: u64,
+    ) -> RecordFuture<'a, (String, u64)> {
+        Box::pin(async move { keys::add(&mut *self.client().await?, actor, seals_from_ms).await })
+    }
+
+    fn retire_key<'a>(&'a self, actor: &'a str, id: &'a str) -> RecordFuture<'a, u64> {
+        Box::pin(async move { keys::retire(&mut *self.client().await?, actor, id).await })
+    }
+
     fn changed(&self, every: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         let mut heard = self.heard.clone();
         heard.mark_unchanged();
@@ -207,6 +190,54 @@ impl RecordStore for PostgresStore {
             let _ = tokio::time::timeout(every, heard.changed()).await;
         })
     }
+}
+
+/// Locks the revision row, so that writes from every replica are serialized: the revision now.
+pub(super) async fn lock_revision(transaction: &Transaction<'_>) -> Result<u64, RecordError> {
+    let row = transaction
+        .query_one(
+            "SELECT revision FROM toolgate_revision WHERE id = 1 FOR UPDATE",
+            &[],
+        )
+        .await
+        .map_err(database)?;
+    Ok(unsigned(row.get(0)))
+}
+
+/// Writes the history rows `logged` under the revision after `revision` (locked), notifies it, and
+/// returns it; with none, the revision stays.
+pub(super) async fn log(
+    transaction: &Transaction<'_>,
+    revision: u64,
+    logged: &[Logged],
+) -> Result<u64, RecordError> {
+    if logged.is_empty() {
+        return Ok(revision);
+    }
+    let next = revision + 1;
+    let signed = signed(next);
+    transaction
+        .execute(
+            "UPDATE toolgate_revision SET revision = $1 WHERE id = 1",
+            &[&signed],
+        )
+        .await
+        .map_err(database)?;
+    let at = crate::store::millis(std::time::SystemTime::now());
+    for row in logged {
+        transaction
+            .execute(
+                "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES ($1, $2, $3, $4, $5)",
+                &[&signed, &at, &row.actor, &row.tool, &row.what.to_string()],
+            )
+            .await
+            .map_err(database)?;
+    }
+    transaction
+        .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &next.to_string()])
+        .await
+        .map_err(database)?;
+    Ok(next)
 }
 
 /// The table of tool records, and of profiles: one JSON record per name.

@@ -26,8 +26,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::confirm::{
-    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, hex, random_bytes,
-    store_failed,
+    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
 use crate::policy::{AuditEvent, AuditSink};
@@ -36,10 +35,11 @@ use crate::sync::Locked;
 
 pub use rusqlite;
 
+mod keys;
 mod records;
 
 /// The migrations, in order: the database's `user_version` counts those applied.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -93,6 +93,10 @@ CREATE TABLE toolgate_profiles (
     name TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
+",
+    // 4: keys that seal from a time on, so that a rotated key reaches every replica first.
+    "
+ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms INTEGER NOT NULL DEFAULT 0;
 ",
 ];
 
@@ -184,32 +188,7 @@ impl SqliteStore {
     /// # Errors
     /// When the database cannot be read or written.
     pub fn key_ring(&self) -> rusqlite::Result<KeyRing> {
-        let mut connection = self.lock();
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let count: i64 =
-            transaction.query_row("SELECT count(*) FROM toolgate_keys", [], |r| r.get(0))?;
-        if count == 0 {
-            let secret = random_bytes::<32>();
-            transaction.execute(
-                "INSERT INTO toolgate_keys (id, secret, created_ms) VALUES (?1, ?2, ?3)",
-                params![
-                    format!("db-{}", hex(&secret[..4])),
-                    &secret[..],
-                    ms(SystemTime::now())
-                ],
-            )?;
-        }
-        let keys = {
-            let mut statement = transaction.prepare(
-                "SELECT id, secret FROM toolgate_keys ORDER BY created_ms DESC, id DESC",
-            )?;
-            let rows = statement.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?
-        };
-        transaction.commit()?;
-        KeyRing::from_newest(keys).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        keys::ring(&mut self.lock())
     }
 
     /// An audit sink that appends every call to the `toolgate_audit` table.

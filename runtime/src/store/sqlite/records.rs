@@ -6,11 +6,12 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ToolRecord, Write, from_json, to_json,
+    AuditQuery, AuditRecord, ChangeEntry, Logged, Profile, RecordError, RecordFuture, RecordStore,
+    Records, ToolRecord, Write, from_json, to_json,
 };
 
-use super::{SqliteStore, record_error as database};
+use super::{SqliteStore, keys, record_error as database};
+use crate::confirm::KeyRing;
 
 impl RecordStore for SqliteStore {
     fn revision(&self) -> RecordFuture<'_, u64> {
@@ -42,6 +43,22 @@ impl RecordStore for SqliteStore {
 
     fn write<'a>(&'a self, write: Write<'a>) -> RecordFuture<'a, u64> {
         Box::pin(async move { write_now(self, write) })
+    }
+
+    fn key_ring(&self) -> RecordFuture<'_, KeyRing> {
+        Box::pin(async move { keys::ring(&mut self.lock()).map_err(database) })
+    }
+
+    fn add_key<'a>(
+        &'a self,
+        actor: &'a str,
+        seals_from_ms: u64,
+    ) -> RecordFuture<'a, (String, u64)> {
+        Box::pin(async move { keys::add(&mut self.lock(), actor, seals_from_ms) })
+    }
+
+    fn retire_key<'a>(&'a self, actor: &'a str, id: &'a str) -> RecordFuture<'a, u64> {
+        Box::pin(async move { keys::retire(&mut self.lock(), actor, id) })
     }
 
     fn history(&self, limit: usize) -> RecordFuture<'_, Vec<ChangeEntry>> {
@@ -152,26 +169,34 @@ fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> 
     for name in &effects.delete_profiles {
         delete(&transaction, PROFILES, name)?;
     }
-    let mut revision = current_revision(&transaction).map_err(database)?;
-    if !effects.log.is_empty() {
-        revision += 1;
+    let revision = log(&transaction, effects.log)?;
+    transaction.commit().map_err(database)?;
+    Ok(revision)
+}
+
+/// Writes the history rows `logged` under the next revision, and returns it; with none, the revision
+/// stays.
+pub(super) fn log(transaction: &Transaction<'_>, logged: Vec<Logged>) -> Result<u64, RecordError> {
+    let mut revision = current_revision(transaction).map_err(database)?;
+    if logged.is_empty() {
+        return Ok(revision);
+    }
+    revision += 1;
+    transaction
+        .execute(
+            "UPDATE toolgate_revision SET revision = ?1 WHERE id = 1",
+            params![revision as i64],
+        )
+        .map_err(database)?;
+    let at = crate::store::unix_ms() as i64;
+    for row in logged {
         transaction
             .execute(
-                "UPDATE toolgate_revision SET revision = ?1 WHERE id = 1",
-                params![revision as i64],
+                "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![revision as i64, at, row.actor, row.tool, row.what.to_string()],
             )
             .map_err(database)?;
-        let at = crate::store::unix_ms() as i64;
-        for logged in effects.log {
-            transaction
-                .execute(
-                    "INSERT INTO toolgate_changes (revision, at_ms, actor, tool, what) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![revision as i64, at, logged.actor, logged.tool, logged.what.to_string()],
-                )
-                .map_err(database)?;
-        }
     }
-    transaction.commit().map_err(database)?;
     Ok(revision)
 }
 
