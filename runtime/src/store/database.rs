@@ -106,6 +106,19 @@ impl Database {
 }
 
 /// The audit sink of a [`Database`].
+///
+/// ```
+/// use toolgate::Registry;
+/// use toolgate::store::{AuditQuery, Database, RecordStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let db = Database::open(":memory:").await?;
+/// let registry = Registry::builder().audit(db.audit()).build()?;
+/// registry.call(&toolgate::Caller::new("eve"), "no_such_tool", serde_json::json!({})).await;
+/// assert_eq!(db.audit_trail(&AuditQuery::newest(1)).await?[0].outcome, "unknown_tool");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct DatabaseAudit(Audit);
 

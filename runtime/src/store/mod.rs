@@ -17,6 +17,7 @@ mod database;
 pub mod postgres;
 mod profile;
 mod record;
+mod records;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
@@ -31,11 +32,10 @@ pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
 pub(crate) use record::millis;
 pub(crate) use record::unix_ms;
-pub use record::{
-    Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord,
-};
+pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use record::{from_json, to_json};
+pub use records::Records;
 pub use sync::{Drift, SyncPlan};
 pub use write::{Effects, Logged, Reads, Write};
 

@@ -16,11 +16,11 @@ use crate::schema;
 /// use toolgate::store::{Profile, ProfileChange, ProfileEdit, ToolRecord};
 ///
 /// let new = ProfileEdit::create("ana", "support-bot", "The support chat's model");
-/// let profile = new.apply(None, None)?;
+/// let profile = new.apply(None, None)?.expect("made");
 /// let assign = ProfileEdit::new("ana", &profile, ProfileChange::Assign { tool: "search_orders".into(), settings: None });
 /// let mut tool = ToolRecord::example();
 /// tool.name = "search_orders".into();
-/// let profile = assign.apply(Some(&profile), Some(&tool))?;
+/// let profile = assign.apply(Some(&profile), Some(&tool))?.expect("kept");
 /// assert!(profile.tools.contains_key("search_orders"));
 /// assert_eq!(profile.version, 2);
 /// # Ok::<(), toolgate::store::RecordError>(())
@@ -39,6 +39,13 @@ pub struct Profile {
 }
 
 /// A tool's place in a profile.
+///
+/// ```
+/// use toolgate::store::Assignment;
+///
+/// let plain = Assignment::default();
+/// assert_eq!(plain.settings, None, "the tool's own settings");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Assignment {
@@ -80,6 +87,15 @@ pub enum ProfileChange {
 }
 
 /// One operator's change of one profile, made against the profile's version (0: it does not exist yet).
+///
+/// ```
+/// use toolgate::store::{ProfileChange, ProfileEdit, RecordErrorKind};
+///
+/// let made = ProfileEdit::create("ana", "nightly-reports", "").apply(None, None)?.unwrap();
+/// let stale = ProfileEdit::for_profile("ben", "nightly-reports", 0, ProfileChange::Delete);
+/// assert_eq!(stale.apply(Some(&made), None).unwrap_err().kind(), RecordErrorKind::Conflict);
+/// # Ok::<(), toolgate::store::RecordError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ProfileEdit {

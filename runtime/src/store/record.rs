@@ -1,6 +1,5 @@
 //! A tool's record, the operator's edits of it, and why an edit is refused.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -8,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::profile::Profile;
 use crate::schema;
 use crate::tool::Tool;
 
@@ -159,25 +157,6 @@ fn fingerprint(tool: &Tool) -> String {
     });
     let digest = Sha256::digest(declared.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Every record, by name, with the revision they were read at.
-///
-/// ```
-/// use toolgate::store::Records;
-///
-/// let records = Records::default();
-/// assert_eq!((records.revision, records.tools.len()), (0, 0));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Records {
-    /// The policy revision.
-    pub revision: u64,
-    /// The records by tool name.
-    pub tools: BTreeMap<String, ToolRecord>,
-    /// The profiles by name.
-    pub profiles: BTreeMap<String, Profile>,
 }
 
 /// What an operator changes in a record. Its JSON form is what the records' history shows:

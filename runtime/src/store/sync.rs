@@ -7,7 +7,8 @@ use std::fmt;
 
 use crate::tool::Tool;
 
-use super::record::{Records, Status, ToolRecord};
+use super::record::{Status, ToolRecord};
+use super::records::Records;
 
 /// What a sync would write, computed in memory; a store writes all of it or nothing.
 ///

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use super::profile::{Profile, ProfileEdit};
-use super::record::{Edit, RecordError, RecordErrorKind, Records, Status, ToolRecord};
+use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
+use super::records::Records;
 use super::sync::SyncPlan;
 
 /// One write to the records, as a [`RecordStore`](super::RecordStore) receives it.
@@ -48,6 +49,14 @@ pub enum Write<'a> {
 }
 
 /// The records a [`Write`] reads, by name.
+///
+/// ```
+/// use toolgate::store::{ProfileChange, ProfileEdit, Write};
+///
+/// let edit = ProfileEdit::for_profile("ana", "support-bot", 3, ProfileChange::Unassign { tool: "ship_order".into() });
+/// let reads = Write::Profile(&edit).reads();
+/// assert_eq!((reads.tools, reads.profiles), (vec!["ship_order"], vec!["support-bot"]));
+/// ```
 #[derive(Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Reads<'a> {
@@ -58,6 +67,19 @@ pub struct Reads<'a> {
 }
 
 /// What a [`Write`] does to the records: the backend writes all of it, or nothing.
+///
+/// ```
+/// use toolgate::store::{Records, Status, ToolRecord, Write};
+///
+/// let mut gone = ToolRecord::example();
+/// gone.status = Status::Missing;
+/// let mut current = Records::default();
+/// current.tools.insert(gone.name.clone(), gone.clone());
+/// let effects = Write::Delete { actor: "ana", tool: &gone.name }.resolve(&current)?;
+/// assert_eq!(effects.delete, [gone.name]);
+/// assert!(effects.put.is_empty());
+/// # Ok::<(), toolgate::store::RecordError>(())
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct Effects {
@@ -74,6 +96,13 @@ pub struct Effects {
 }
 
 /// One row of history a [`Write`] leaves, before the backend gives it its revision and time.
+///
+/// ```
+/// use toolgate::store::Logged;
+///
+/// let row = Logged::new("ana", "-", serde_json::json!({ "keys": "rotated" }));
+/// assert_eq!(row.tool, "-");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Logged {
@@ -85,10 +114,10 @@ pub struct Logged {
     pub what: Value,
 }
 
-impl Write<'_> {
+impl<'a> Write<'a> {
     /// The records the write reads: lock and read them inside the transaction before [`resolve`](Self::resolve).
-    pub fn reads(&self) -> Reads<'_> {
-        let tools = match self {
+    pub fn reads(&self) -> Reads<'a> {
+        let tools = match *self {
             Write::Edit(edit) => vec![edit.tool.as_str()],
             Write::Sync { plan, .. } => plan
                 .vanished
@@ -96,10 +125,10 @@ impl Write<'_> {
                 .chain(&plan.unchanged)
                 .map(String::as_str)
                 .collect(),
-            Write::Delete { tool, .. } => vec![*tool],
+            Write::Delete { tool, .. } => vec![tool],
             Write::Profile(edit) => edit.tool().into_iter().collect(),
         };
-        let profiles = match self {
+        let profiles = match *self {
             Write::Profile(edit) => vec![edit.profile.as_str()],
             _ => Vec::new(),
         };

@@ -32,6 +32,20 @@ struct Row {
 
 /// The audit sink of a [`PostgresStore`](super::PostgresStore): one row per call in `toolgate_audit`,
 /// written in the background.
+///
+/// ```
+/// use toolgate::store::postgres::PostgresStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// if let Ok(url) = std::env::var("DATABASE_URL") {
+///     let db = PostgresStore::connect(&url).await?;
+///     let registry = toolgate::Registry::builder().audit(db.audit()).build()?;
+///     # let _ = registry;
+///     assert!(db.audit().flush(std::time::Duration::from_secs(5)).await);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct PostgresAudit {
     queue: mpsc::Sender<Row>,
@@ -60,12 +74,13 @@ impl PostgresAudit {
     /// Waits until every row queued before now is written, for at most `limit`, and says whether they
     /// were. Call it before the process exits, so that the last calls' rows are not lost.
     ///
-    /// ```no_run
-    /// # async fn shut_down(db: toolgate::store::postgres::PostgresStore) {
-    /// if !db.audit().flush(std::time::Duration::from_secs(5)).await {
-    ///     eprintln!("some audit rows were not written: the database is away");
+    /// ```
+    /// async fn shut_down(db: toolgate::store::postgres::PostgresStore) {
+    ///     if !db.audit().flush(std::time::Duration::from_secs(5)).await {
+    ///         eprintln!("some audit rows were not written: the database is away");
+    ///     }
     /// }
-    /// # }
+    /// # let _ = shut_down;
     /// ```
     pub async fn flush(&self, limit: Duration) -> bool {
         let target = self.progress.queued.load(Ordering::Acquire);

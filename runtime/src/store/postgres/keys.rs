@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::confirm::KeyRing;
 use crate::store::{Logged, RecordError, RecordErrorKind, millis};
 
-use super::records::{lock_revision, log};
+use super::revision::{lock_revision, log};
 use super::{MIGRATION_LOCK, database};
 
 /// The ring, newest key first; makes a key when there is none.

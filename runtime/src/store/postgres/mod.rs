@@ -2,28 +2,32 @@
 //! audit trail and the sealing keys, in the same tables as [SQLite](crate::sqlite), migrated when a
 //! replica connects. A change of the records is announced with `NOTIFY`, and every replica `LISTEN`s.
 //!
-//! ```no_run
+//! With a server at `DATABASE_URL` (`postgres://toolgate@127.0.0.1:5432/toolgate`):
+//!
+//! ```
 //! use toolgate::Registry;
 //! use toolgate::store::postgres::PostgresStore;
 //!
-//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-//! let db = PostgresStore::connect("postgres://toolgate@127.0.0.1:5432/toolgate").await?;
-//! let registry = Registry::builder()
-//!     .keys(db.key_ring().await?)
-//!     .confirmation_store(db.clone())
-//!     .audit(db.audit())
-//!     .records(db)
-//!     .load()
-//!     .await?;
-//! tokio::spawn(registry.watch(std::time::Duration::from_secs(1)));
-//! # Ok(())
-//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! if let Ok(url) = std::env::var("DATABASE_URL") {
+//!     let db = PostgresStore::connect(&url).await?;
+//!     let registry = Registry::builder()
+//!         .confirmation_store(db.clone())
+//!         .audit(db.audit())
+//!         .records(db)
+//!         .load()
+//!         .await?;
+//!     tokio::spawn(registry.watch(std::time::Duration::from_secs(1)));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
 
 mod audit;
 mod keys;
 mod listen;
 mod records;
+mod revision;
 
 use std::time::{Duration, SystemTime};
 
@@ -116,6 +120,21 @@ const WAIT: Duration = Duration::from_secs(5);
 /// PostgreSQL database, through a pool of connections. Clones share the pool.
 ///
 /// Connections are plain TCP (no TLS): keep the database on a private network or a local socket.
+///
+/// A database that cannot be reached is an error that says so, at once:
+///
+/// ```
+/// use toolgate::store::RecordErrorKind;
+/// use toolgate::store::postgres::PostgresStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let refused = PostgresStore::connect("postgres://toolgate:secret@127.0.0.1:1/toolgate").await.unwrap_err();
+/// assert_eq!(refused.kind(), RecordErrorKind::Database);
+/// assert!(refused.message().starts_with("cannot reach the PostgreSQL database"), "{refused}");
+/// let garbled = PostgresStore::connect("postgres://toolgate:secret@/:x").await.unwrap_err();
+/// assert!(!garbled.message().contains("secret"), "no password in messages: {garbled}");
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,

@@ -8,7 +8,7 @@ use crate::confirm::KeyRing;
 use crate::store::{Logged, RecordError, RecordErrorKind, millis};
 
 use super::record_error;
-use super::records::log;
+use super::revision::log;
 
 /// The ring, newest key first; makes a key when there is none.
 pub(super) fn ring(connection: &mut Connection) -> rusqlite::Result<KeyRing> {

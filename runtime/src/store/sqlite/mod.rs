@@ -37,6 +37,7 @@ pub use rusqlite;
 
 mod keys;
 mod records;
+mod revision;
 
 /// The migrations, in order: the database's `user_version` counts those applied.
 const MIGRATIONS: [&str; 4] = [
