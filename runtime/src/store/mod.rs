@@ -21,6 +21,8 @@ mod records;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod tables;
 mod write;
 
 pub use audit::{AuditQuery, AuditRecord};

@@ -41,69 +41,15 @@ use crate::confirm::{
     Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
+use crate::store::tables::{self, Dialect};
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 
-/// The migrations, in order; `toolgate_schema` counts those applied. They make the tables SQLite has.
-const MIGRATIONS: [&str; 4] = [
-    // 1: confirmations, audit, keys.
-    "
-CREATE TABLE toolgate_confirmations (
-    id TEXT PRIMARY KEY,
-    decision TEXT NOT NULL,
-    outcome TEXT,
-    expires BIGINT NOT NULL
-);
-CREATE INDEX toolgate_confirmations_expires ON toolgate_confirmations (expires);
-CREATE TABLE toolgate_audit (
-    seq BIGSERIAL PRIMARY KEY,
-    at_ms BIGINT NOT NULL,
-    caller TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    action TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    session TEXT,
-    elapsed_us BIGINT NOT NULL
-);
-CREATE TABLE toolgate_keys (
-    id TEXT PRIMARY KEY,
-    secret BYTEA NOT NULL,
-    created_ms BIGINT NOT NULL
-);
-",
-    // 2: the operator's records, their revision and history; the revision in force on each audit row.
-    "
-CREATE TABLE toolgate_tools (
-    name TEXT PRIMARY KEY,
-    record TEXT NOT NULL
-);
-CREATE TABLE toolgate_revision (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    revision BIGINT NOT NULL
-);
-INSERT INTO toolgate_revision (id, revision) VALUES (1, 0);
-CREATE TABLE toolgate_changes (
-    seq BIGSERIAL PRIMARY KEY,
-    revision BIGINT NOT NULL,
-    at_ms BIGINT NOT NULL,
-    actor TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    what TEXT NOT NULL
-);
-ALTER TABLE toolgate_audit ADD COLUMN revision BIGINT;
-",
-    // 3: profiles.
-    "
-CREATE TABLE toolgate_profiles (
-    name TEXT PRIMARY KEY,
-    record TEXT NOT NULL
-);
-",
-    // 4: keys that seal from a time on, so that a rotated key reaches every replica first.
-    "
-ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms BIGINT NOT NULL DEFAULT 0;
-",
-];
+/// PostgreSQL's types for the tables.
+const DIALECT: Dialect = Dialect {
+    int: "BIGINT",
+    serial: "BIGSERIAL PRIMARY KEY",
+    bytes: "BYTEA",
+};
 
 /// The channel a write of the records notifies, with the new revision as its payload.
 const CHANNEL: &str = "toolgate_records";
@@ -317,15 +263,15 @@ async fn migrate(pool: &Pool) -> Result<(), RecordError> {
         .map_err(database)?
         .get(0);
     let applied = usize::try_from(applied).unwrap_or(usize::MAX);
-    if applied > MIGRATIONS.len() {
-        return Err(RecordError::newer_schema(applied, MIGRATIONS.len()));
+    if applied > tables::KNOWN {
+        return Err(RecordError::newer_schema(applied, tables::KNOWN));
     }
-    for (done, migration) in MIGRATIONS.iter().enumerate().skip(applied) {
+    for (version, migration) in tables::pending(applied, DIALECT) {
         transaction
-            .batch_execute(migration)
+            .batch_execute(&migration)
             .await
             .map_err(database)?;
-        let version = i32::try_from(done + 1).unwrap_or(i32::MAX);
+        let version = i32::try_from(version).unwrap_or(i32::MAX);
         transaction
             .execute(
                 "UPDATE toolgate_schema SET version = $1 WHERE id = 1",

@@ -30,6 +30,7 @@ use crate::confirm::{
 };
 use crate::error::ToolError;
 use crate::policy::{AuditEvent, AuditSink};
+use crate::store::tables::{self, Dialect};
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 use crate::sync::Locked;
 
@@ -39,67 +40,12 @@ mod keys;
 mod records;
 mod revision;
 
-/// The migrations, in order: the database's `user_version` counts those applied.
-const MIGRATIONS: [&str; 4] = [
-    // 1: confirmations, audit, keys.
-    "
-CREATE TABLE IF NOT EXISTS toolgate_confirmations (
-    id TEXT PRIMARY KEY,
-    decision TEXT NOT NULL,
-    outcome TEXT,
-    expires INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS toolgate_confirmations_expires ON toolgate_confirmations (expires);
-CREATE TABLE IF NOT EXISTS toolgate_audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    at_ms INTEGER NOT NULL,
-    caller TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    action TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    session TEXT,
-    elapsed_us INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS toolgate_keys (
-    id TEXT PRIMARY KEY,
-    secret BLOB NOT NULL,
-    created_ms INTEGER NOT NULL
-);
-",
-    // 2: the operator's records, their revision and history; the revision in force on each audit row.
-    "
-CREATE TABLE toolgate_tools (
-    name TEXT PRIMARY KEY,
-    record TEXT NOT NULL
-);
-CREATE TABLE toolgate_revision (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    revision INTEGER NOT NULL
-);
-INSERT INTO toolgate_revision (id, revision) VALUES (1, 0);
-CREATE TABLE toolgate_changes (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    revision INTEGER NOT NULL,
-    at_ms INTEGER NOT NULL,
-    actor TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    what TEXT NOT NULL
-);
-ALTER TABLE toolgate_audit ADD COLUMN revision INTEGER;
-",
-    // 3: profiles.
-    "
-CREATE TABLE toolgate_profiles (
-    name TEXT PRIMARY KEY,
-    record TEXT NOT NULL
-);
-",
-    // 4: keys that seal from a time on, so that a rotated key reaches every replica first.
-    "
-ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms INTEGER NOT NULL DEFAULT 0;
-",
-];
+/// SQLite's types for the tables.
+const DIALECT: Dialect = Dialect {
+    int: "INTEGER",
+    serial: "INTEGER PRIMARY KEY AUTOINCREMENT",
+    bytes: "BLOB",
+};
 
 /// Used confirmations (a [`ConfirmationStore`]), the audit trail ([`audit`](Self::audit)) and a sealing
 /// key ([`key_ring`](Self::key_ring)) in one SQLite database. Clones share the connection.
@@ -302,15 +248,14 @@ fn migrate(connection: &mut Connection) -> rusqlite::Result<()> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let applied: i64 = transaction.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let applied = usize::try_from(applied).unwrap_or(usize::MAX);
-    if applied > MIGRATIONS.len() {
+    if applied > tables::KNOWN {
         return Err(rusqlite::Error::ToSqlConversionFailure(Box::new(
-            RecordError::newer_schema(applied, MIGRATIONS.len()),
+            RecordError::newer_schema(applied, tables::KNOWN),
         )));
     }
-    // The first one creates only what is missing: databases made before versions were counted have it.
-    for (done, migration) in MIGRATIONS.iter().enumerate().skip(applied) {
-        transaction.execute_batch(migration)?;
-        transaction.pragma_update(None, "user_version", done as i64 + 1)?;
+    for (version, migration) in tables::pending(applied, DIALECT) {
+        transaction.execute_batch(&migration)?;
+        transaction.pragma_update(None, "user_version", version as i64)?;
     }
     transaction.commit()
 }

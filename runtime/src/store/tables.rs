@@ -1,0 +1,94 @@
+//! The tables, written once for both backends: each migration in order, with the few types that differ
+//! between SQLite and PostgreSQL as placeholders.
+
+/// The migrations, in order; a database counts those applied. The first creates only what is missing:
+/// SQLite databases made before versions were counted have it.
+const MIGRATIONS: [&str; 4] = [
+    // 1: confirmations, audit, keys.
+    "
+CREATE TABLE IF NOT EXISTS toolgate_confirmations (
+    id TEXT PRIMARY KEY,
+    decision TEXT NOT NULL,
+    outcome TEXT,
+    expires {int} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS toolgate_confirmations_expires ON toolgate_confirmations (expires);
+CREATE TABLE IF NOT EXISTS toolgate_audit (
+    seq {serial},
+    at_ms {int} NOT NULL,
+    caller TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    action TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    session TEXT,
+    elapsed_us {int} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS toolgate_keys (
+    id TEXT PRIMARY KEY,
+    secret {bytes} NOT NULL,
+    created_ms {int} NOT NULL
+);
+",
+    // 2: the operator's records, their revision and history; the revision in force on each audit row.
+    "
+CREATE TABLE toolgate_tools (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+CREATE TABLE toolgate_revision (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision {int} NOT NULL
+);
+INSERT INTO toolgate_revision (id, revision) VALUES (1, 0);
+CREATE TABLE toolgate_changes (
+    seq {serial},
+    revision {int} NOT NULL,
+    at_ms {int} NOT NULL,
+    actor TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    what TEXT NOT NULL
+);
+ALTER TABLE toolgate_audit ADD COLUMN revision {int};
+",
+    // 3: profiles.
+    "
+CREATE TABLE toolgate_profiles (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+",
+    // 4: keys that seal from a time on, so that a rotated key reaches every replica first.
+    "
+ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms {int} NOT NULL DEFAULT 0;
+",
+];
+
+/// The types a backend writes for the placeholders.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialect {
+    /// A 64-bit integer.
+    pub(crate) int: &'static str,
+    /// A 64-bit key that counts up.
+    pub(crate) serial: &'static str,
+    /// Bytes.
+    pub(crate) bytes: &'static str,
+}
+
+/// How many migrations this toolgate knows.
+pub(crate) const KNOWN: usize = MIGRATIONS.len();
+
+/// The migrations after the first `applied`, in `dialect`, each with the version it brings.
+pub(crate) fn pending(applied: usize, dialect: Dialect) -> impl Iterator<Item = (usize, String)> {
+    MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(applied)
+        .map(move |(done, sql)| {
+            let sql = sql
+                .replace("{int}", dialect.int)
+                .replace("{serial}", dialect.serial)
+                .replace("{bytes}", dialect.bytes);
+            (done + 1, sql)
+        })
+}
