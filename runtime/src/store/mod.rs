@@ -7,8 +7,8 @@
 //! `toolgate_confirmations` and `toolgate_keys`.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
-//! call never reads the database. SQLite ([`sqlite`]) is the embedded default; PostgreSQL ([`postgres`])
-//! serves several replicas.
+//! call never reads the database. SQLite ([`sqlite`]) is the embedded default; PostgreSQL (`postgres`,
+//! with the feature of that name) serves several replicas.
 
 mod audit;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
