@@ -55,6 +55,15 @@ pub fn manager() -> Caller {
         .with_role("Manager")
         .with_abilities(["orders.view", "orders.manage", "orders.ship"])
 }
+
+/// The support chat's model: it may look at orders, but sees only the tools an operator assigns to the
+/// profile `support` (none until then).
+pub fn support_bot() -> Caller {
+    Caller::new("support-bot@shop.example")
+        .with_role("Support bot")
+        .with_abilities(["orders.view"])
+        .with_profile("support")
+}
 // ANCHOR_END: callers
 
 // ANCHOR: server
@@ -64,6 +73,7 @@ pub fn server(registry: Registry) -> McpServer {
     let tokens = BearerTokens::new()
         .token("viewer-token", viewer())
         .token("manager-token", manager())
+        .token("bot-token", support_bot())
         .token("admin-token", operator());
     McpServer::new(registry)
         .name("example-shop")

@@ -87,8 +87,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             let url = format!("http://{}/mcp", listener.local_addr()?);
             println!("example-shop serves MCP at {url}");
             println!(
-                "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*)"
+                "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*),"
             );
+            println!("                 bot-token (the support bot: profile `support`)");
             println!(
                 "  admin API: {}/admin/tools, bearer token admin-token",
                 url.trim_end_matches("/mcp")

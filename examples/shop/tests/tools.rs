@@ -188,3 +188,52 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
         Some("This tool is switched off.")
     );
 }
+
+#[tokio::test]
+async fn the_support_bot_sees_only_what_the_operator_assigns_to_its_profile() {
+    let (_, registry) = shop().await;
+    let bot = example_shop::support_bot();
+    let names = |registry: &Registry| -> Vec<String> {
+        registry
+            .list(&bot)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    let operator = |args: &'static [&'static str]| {
+        let line = ["toolgate", "--actor", "olga"].iter().chain(args).copied();
+        toolgate::operator::run(&registry, line.collect::<Vec<_>>())
+    };
+    assert_eq!(operator(&["sync", "--apply"]).await.0, 0);
+    assert!(
+        names(&registry).is_empty(),
+        "no profile `support` yet: nothing"
+    );
+
+    assert_eq!(operator(&["profiles", "create", "support"]).await.0, 0);
+    let (code, out) = operator(&[
+        "profiles",
+        "assign",
+        "support",
+        "search_orders",
+        "--settings",
+        "{}",
+    ])
+    .await;
+    assert_eq!(code, 1, "search_orders takes no settings: {out}");
+    let (code, out) = operator(&["profiles", "assign", "support", "search_orders"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        names(&registry),
+        ["search_orders"],
+        "not the overview, not the order details"
+    );
+    let found = registry
+        .call(
+            &bot,
+            "search_orders",
+            json!({ "query": "Lovelace", "limit": 1 }),
+        )
+        .await;
+    assert!(!found.into_result().is_error);
+}
