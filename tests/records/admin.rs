@@ -281,3 +281,45 @@ async fn the_admin_api_manages_profiles_and_reads_the_audit_trail() {
         .unwrap();
     assert_eq!(bad.status(), 422);
 }
+
+#[tokio::test]
+async fn the_admin_api_rotates_and_retires_keys_without_showing_a_secret() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let keys = get_json(&http, &format!("{url}/admin/keys")).await;
+    assert_eq!(keys.as_array().unwrap().len(), 1, "{keys}");
+    let first = keys[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(keys[0]["sealing"], true);
+    assert!(keys[0].get("secret").is_none());
+
+    let as_clerk = http
+        .post(format!("{url}/admin/keys/rotate"))
+        .bearer_auth("clerk-token")
+        .json(&json!({ "after_ms": 0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(as_clerk.status(), 403);
+    let rotated = http
+        .post(format!("{url}/admin/keys/rotate"))
+        .bearer_auth("ops-token")
+        .json(&json!({ "after_ms": 0 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rotated.status(), 200);
+    let rotated: serde_json::Value = rotated.json().await.unwrap();
+    let second = rotated["id"].as_str().unwrap().to_owned();
+    assert_eq!(rotated["revision"], registry.revision(), "served at once");
+
+    let retire = |id: String| {
+        http.delete(format!("{url}/admin/keys/{id}"))
+            .bearer_auth("ops-token")
+            .send()
+    };
+    assert_eq!(retire(second).await.unwrap().status(), 422, "it seals now");
+    assert_eq!(retire(first).await.unwrap().status(), 200);
+    assert_eq!(retire("no-such-key".into()).await.unwrap().status(), 404);
+    let history = registry.records().unwrap().history(1).await.unwrap();
+    assert_eq!(history[0].actor, "ops@example.com");
+}

@@ -181,24 +181,6 @@ impl KeyRing {
         self.keys.iter().map(|k| (k.id.as_str(), k.seals_from_ms))
     }
 
-    /// Whether key `id` may be retired: it exists, it is not the one that seals now, and it is not the
-    /// last key.
-    ///
-    /// # Errors
-    /// Why not, in a sentence for the operator.
-    pub(crate) fn may_retire(&self, id: &str) -> Result<(), KeyError> {
-        if !self.keys.iter().any(|k| k.id == id) {
-            return Err(KeyError(format!("no key `{id}`; `keys list` shows them")));
-        }
-        if self.current_id() == id {
-            return Err(KeyError(format!(
-                "`{id}` seals confirmations now; rotate first, and retire it once the new key seals and \
-                 the confirmations it sealed have expired"
-            )));
-        }
-        Ok(())
-    }
-
     /// The newest key whose time to seal has come (the oldest key, if none has).
     fn sealing(&self) -> &Key {
         let now = crate::confirm::unix_ms();

@@ -83,6 +83,9 @@ pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
             axum::routing::post(edit_profile),
         )
         .route("/admin/audit", get(audit))
+        .route("/admin/keys", get(keys))
+        .route("/admin/keys/rotate", axum::routing::post(rotate_key))
+        .route("/admin/keys/{id}", axum::routing::delete(retire_key))
         .with_state(registry)
         .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
 }
@@ -279,6 +282,61 @@ async fn audit(
         ..AuditQuery::newest(params.limit.unwrap_or(100).min(1000))
     };
     answer(async { Ok(json!(registry.store()?.audit_trail(&query).await?)) }.await)
+}
+
+async fn keys(State(registry): State<Registry>) -> Response {
+    answer(
+        async {
+            let ring = registry.store()?.key_ring().await?;
+            let sealing = ring.current_id();
+            let keys: Vec<Value> = ring
+                .keys()
+                .map(|(id, from)| json!({ "id": id, "seals_from_ms": from, "sealing": id == sealing }))
+                .collect();
+            Ok(json!(keys))
+        }
+        .await,
+    )
+}
+
+/// The body of a rotation: how long until the new key seals.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RotateBody {
+    after_ms: u64,
+}
+
+async fn rotate_key(State(registry): State<Registry>, request: Request) -> Response {
+    let actor = actor(&request);
+    let body: RotateBody = match read_json(request, r#"{"after_ms": 60000}"#).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    answer(
+        async {
+            let from = crate::store::unix_ms().saturating_add(body.after_ms);
+            let (id, revision) = registry.store()?.add_key(&actor, from).await?;
+            registry.refresh().await?;
+            Ok(json!({ "id": id, "seals_from_ms": from, "revision": revision }))
+        }
+        .await,
+    )
+}
+
+async fn retire_key(
+    State(registry): State<Registry>,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    answer(
+        async {
+            let revision = registry.store()?.retire_key(&actor, &id).await?;
+            registry.refresh().await?;
+            Ok(json!({ "retired": id, "revision": revision }))
+        }
+        .await,
+    )
 }
 
 /// The JSON body of `request`, or the answer that refuses it; `shape` shows what it should look like.

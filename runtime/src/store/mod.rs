@@ -39,6 +39,8 @@ pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status
 pub(crate) use record::{from_json, to_json};
 pub use records::Records;
 pub use sync::{Drift, SyncPlan};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use write::retirable;
 pub use write::{Effects, Logged, Reads, Write};
 
 use std::future::Future;

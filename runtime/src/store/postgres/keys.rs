@@ -5,7 +5,7 @@ use deadpool_postgres::{ClientWrapper, Transaction};
 use serde_json::json;
 
 use crate::confirm::KeyRing;
-use crate::store::{Logged, RecordError, RecordErrorKind, millis};
+use crate::store::{Logged, RecordError, RecordErrorKind, millis, retirable};
 
 use super::revision::{lock_revision, log};
 use super::{MIGRATION_LOCK, database};
@@ -53,10 +53,7 @@ pub(super) async fn retire(
 ) -> Result<u64, RecordError> {
     let transaction = client.transaction().await.map_err(database)?;
     let revision = lock_revision(&transaction).await?;
-    read(&transaction)
-        .await?
-        .may_retire(id)
-        .map_err(|e| RecordError::new(RecordErrorKind::Invalid, e.to_string()))?;
+    retirable(&read(&transaction).await?, id)?;
     transaction
         .execute("DELETE FROM toolgate_keys WHERE id = $1", &[&id])
         .await

@@ -5,7 +5,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use serde_json::json;
 
 use crate::confirm::KeyRing;
-use crate::store::{Logged, RecordError, RecordErrorKind, millis};
+use crate::store::{Logged, RecordError, millis, retirable};
 
 use super::record_error;
 use super::revision::log;
@@ -48,10 +48,7 @@ pub(super) fn retire(
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(record_error)?;
-    read(&transaction)
-        .map_err(record_error)?
-        .may_retire(id)
-        .map_err(|e| RecordError::new(RecordErrorKind::Invalid, e.to_string()))?;
+    retirable(&read(&transaction).map_err(record_error)?, id)?;
     transaction
         .execute("DELETE FROM toolgate_keys WHERE id = ?1", params![id])
         .map_err(record_error)?;
