@@ -263,8 +263,8 @@ impl RegistryBuilder {
 
     /// One database for the operator's records, used confirmations and the audit trail (see
     /// [`Database`](crate::store::Database)): [`records`](Self::records),
-    /// [`confirmation_store`](Self::confirmation_store) and [`audit`](Self::audit) in one call. The keys
-    /// stay a choice of their own ([`keys`](Self::keys)).
+    /// [`confirmation_store`](Self::confirmation_store) and [`audit`](Self::audit) in one call. Unless
+    /// [`keys`](Self::keys) are given, the database's keys seal too.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[must_use]
     pub fn database(self, database: &crate::store::Database) -> Self {
