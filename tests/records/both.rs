@@ -22,6 +22,7 @@ on_both_backends![
     the_second_of_two_operators_editing_one_record_sees_the_first_ones_change,
     a_sync_marks_vanished_tools_missing_and_never_deletes_them,
     a_sync_whose_one_upsert_fails_writes_nothing,
+    a_sync_that_finds_no_tools_at_all_deletes_nothing,
     a_change_in_one_process_reaches_another_within_a_second,
     a_database_from_a_newer_toolgate_is_refused,
     every_audit_row_names_the_policy_revision_it_ran_under,
@@ -284,6 +285,30 @@ async fn a_sync_whose_one_upsert_fails_writes_nothing(backend: Backend) {
         Status::Present,
         "not marked missing"
     );
+}
+
+async fn a_sync_that_finds_no_tools_at_all_deletes_nothing(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "empty_sync").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let store = registry.records().unwrap();
+    let before = store.load().await.unwrap();
+    // A build, or a remote server, that lists no tools: HAWKI's syncer deleted everything then.
+    let plan = SyncPlan::new(Vec::<&toolgate::Tool>::new(), &before, 1);
+    assert!(plan.new.is_empty() && plan.changed.is_empty());
+    assert_eq!(plan.vanished.len(), before.tools.len());
+    store.apply_sync("empty build", &plan).await.unwrap();
+    let after = store.load().await.unwrap();
+    assert_eq!(
+        after.tools.len(),
+        before.tools.len(),
+        "every record is kept"
+    );
+    assert!(after.tools.values().all(|r| r.status == Status::Missing));
+    let kept = &after.tools["search_catalogue"];
+    assert_eq!(kept.settings, before.tools["search_catalogue"].settings);
 }
 
 async fn a_change_in_one_process_reaches_another_within_a_second(backend: Backend) {
