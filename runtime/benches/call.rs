@@ -5,6 +5,7 @@
 //!   inject, run with panic capture, encode, hooks and audit steps.
 //! - `call/registry_records`: the same on a registry with operator records, whose tools are a live
 //!   snapshot (arc-swap) instead of fixed.
+//! - `call/registry_profile`: the same by a caller that carries a profile the tool is assigned to.
 //! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
 //!
@@ -18,6 +19,7 @@ use std::task::{Context, Poll, Waker};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolgate::store::{ProfileChange, ProfileEdit};
 use toolgate::{Caller, DynamicTool, Registry, tool};
 
 /// Add two integers.
@@ -76,6 +78,18 @@ fn call(c: &mut Criterion) {
     let live = ready(Registry::builder().records(records).load()).expect("registry");
     group.bench_function("registry_records", |b| {
         b.iter(|| black_box(ready(live.call(&caller, "add", black_box(args.clone())))));
+    });
+    ready(live.sync("bench")).expect("synced");
+    ready(live.edit_profile(&ProfileEdit::create("bench", "bench", ""))).expect("created");
+    let assign = ProfileChange::Assign {
+        tool: "add".into(),
+        settings: None,
+    };
+    ready(live.edit_profile(&ProfileEdit::for_profile("bench", "bench", 1, assign)))
+        .expect("assigned");
+    let bot = Caller::anonymous().with_profile("bench");
+    group.bench_function("registry_profile", |b| {
+        b.iter(|| black_box(ready(live.call(&bot, "add", black_box(args.clone())))));
     });
     // From the model's JSON text to the text the model reads: what an in-process agent loop does.
     let text = r#"{"a": 2, "b": 40}"#;
