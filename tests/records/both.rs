@@ -555,7 +555,14 @@ async fn profile_changes_are_checked_like_every_other(backend: Backend) {
                 settings: None,
             },
         ),
-        ProfileEdit::new("ben", &seen, ProfileChange::Delete),
+        ProfileEdit::new(
+            "ben",
+            &seen,
+            ProfileChange::Assign {
+                tool: "search_catalogue".into(),
+                settings: None,
+            },
+        ),
     );
     let (a, b) = tokio::join!(registry.edit_profile(&one), other.edit_profile(&two));
     let lost = match (a, b) {
