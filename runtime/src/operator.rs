@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 
 use crate::registry::Registry;
 use crate::store::{
-    AuditQuery, AuditRecord, Change, Edit, Profile, ProfileChange, ProfileEdit, RecordError,
-    RecordErrorKind, RecordStore, ToolRecord,
+    AuditQuery, AuditRecord, Change, Edit, KeyInfo, Profile, ProfileChange, ProfileEdit,
+    RecordError, RecordErrorKind, RecordStore, ToolRecord,
 };
 
 /// Exit code: done.
@@ -366,8 +366,7 @@ async fn tools(
             ));
         }
         Tools::Delete { name } => {
-            let revision = store.delete(&actor, &name).await?;
-            registry.refresh().await?;
+            let revision = registry.delete_record(&actor, &name).await?;
             return Ok(format!(
                 "Deleted the record of `{name}`: revision {revision}.\n"
             ));
@@ -441,50 +440,46 @@ async fn keys(
     json: bool,
     command: Keys,
 ) -> Result<String, RecordError> {
-    let done = match command {
+    match command {
         Keys::List => {
             let ring = store.key_ring().await?;
-            let sealing = ring.current_id();
-            let keys: Vec<Value> = ring
-                .keys()
-                .map(|(id, from)| json!({ "id": id, "seals_from_ms": from, "sealing": id == sealing }))
-                .collect();
+            let keys = KeyInfo::of(&ring);
             if json {
                 return Ok(format!("{}\n", json!(keys)));
             }
-            return Ok(ring
-                .keys()
-                .map(|(id, from)| {
-                    let state = match (id == sealing, from) {
+            Ok(keys
+                .iter()
+                .map(|key| {
+                    let state = match (key.sealing, key.seals_from_ms) {
                         (true, _) => "seals now".to_owned(),
                         (false, 0) => "opens what it sealed".to_owned(),
-                        (false, from) => format!(
-                            "seals from {}",
-                            humantime::format_rfc3339_seconds(
-                                UNIX_EPOCH + Duration::from_millis(from)
-                            )
-                        ),
+                        (false, from) => format!("seals from {}", rfc3339(from)),
                     };
-                    format!("{id:<16} {state}\n")
+                    format!("{:<16} {state}\n", key.id)
                 })
-                .collect());
+                .collect())
         }
         Keys::Rotate { after } => {
-            let from = crate::store::unix_ms()
-                .saturating_add(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
-            let (id, revision) = store.add_key(actor, from).await?;
-            format!(
-                "Added key `{id}`: it opens confirmations now, and seals them from {}. Revision {revision}.\n",
-                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(from))
-            )
+            let rotated = registry.rotate_key(actor, after).await?;
+            Ok(format!(
+                "Added key `{}`: it opens confirmations now, and seals them from {}. Revision {}.\n",
+                rotated.id,
+                rfc3339(rotated.seals_from_ms),
+                rotated.revision
+            ))
         }
         Keys::Retire { id } => {
-            let revision = store.retire_key(actor, &id).await?;
-            format!("Retired key `{id}`: what it sealed no longer opens. Revision {revision}.\n")
+            let revision = registry.retire_key(actor, &id).await?;
+            Ok(format!(
+                "Retired key `{id}`: what it sealed no longer opens. Revision {revision}.\n"
+            ))
         }
-    };
-    registry.refresh().await?;
-    Ok(done)
+    }
+}
+
+/// A time in milliseconds since the Unix epoch, as RFC 3339 to the second.
+fn rfc3339(ms: u64) -> humantime::Rfc3339Timestamp {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms))
 }
 
 /// A profile in one line: name, its tools (with a `*` where the assignment has settings), description.

@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 use crate::caller::Caller;
 use crate::registry::Registry;
 use crate::store::{
-    AuditQuery, Change, Edit, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
+    AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
 };
 
 use super::auth::Authenticator;
@@ -265,13 +265,7 @@ async fn audit(
 ) -> Response {
     let Query(params) = match params {
         Ok(params) => params,
-        Err(error) => {
-            return problem(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid",
-                &error.body_text(),
-            );
-        }
+        Err(error) => return rejected(&error),
     };
     let query = AuditQuery {
         caller: params.caller,
@@ -288,12 +282,7 @@ async fn keys(State(registry): State<Registry>) -> Response {
     answer(
         async {
             let ring = registry.store()?.key_ring().await?;
-            let sealing = ring.current_id();
-            let keys: Vec<Value> = ring
-                .keys()
-                .map(|(id, from)| json!({ "id": id, "seals_from_ms": from, "sealing": id == sealing }))
-                .collect();
-            Ok(json!(keys))
+            Ok(json!(KeyInfo::of(&ring)))
         }
         .await,
     )
@@ -312,15 +301,8 @@ async fn rotate_key(State(registry): State<Registry>, request: Request) -> Respo
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    answer(
-        async {
-            let from = crate::store::unix_ms().saturating_add(body.after_ms);
-            let (id, revision) = registry.store()?.add_key(&actor, from).await?;
-            registry.refresh().await?;
-            Ok(json!({ "id": id, "seals_from_ms": from, "revision": revision }))
-        }
-        .await,
-    )
+    let after = std::time::Duration::from_millis(body.after_ms);
+    answer(async { Ok(json!(registry.rotate_key(&actor, after).await?)) }.await)
 }
 
 async fn retire_key(
@@ -331,11 +313,19 @@ async fn retire_key(
     let actor = actor(&request);
     answer(
         async {
-            let revision = registry.store()?.retire_key(&actor, &id).await?;
-            registry.refresh().await?;
+            let revision = registry.retire_key(&actor, &id).await?;
             Ok(json!({ "retired": id, "revision": revision }))
         }
         .await,
+    )
+}
+
+/// The answer to query parameters that do not parse.
+fn rejected(error: &QueryRejection) -> Response {
+    problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid",
+        &error.body_text(),
     )
 }
 
@@ -365,8 +355,7 @@ async fn delete(
     let actor = actor(&request);
     answer(
         async {
-            let revision = registry.store()?.delete(&actor, &name).await?;
-            registry.refresh().await?;
+            let revision = registry.delete_record(&actor, &name).await?;
             Ok(json!({ "revision": revision, "deleted": name }))
         }
         .await,
@@ -405,13 +394,7 @@ async fn history(
 ) -> Response {
     let limit = match params {
         Ok(Query(Limit { limit })) => limit.unwrap_or(50).min(1000),
-        Err(error) => {
-            return problem(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid",
-                &error.body_text(),
-            );
-        }
+        Err(error) => return rejected(&error),
     };
     answer(async { Ok(json!(registry.store()?.history(limit).await?)) }.await)
 }

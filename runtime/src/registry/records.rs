@@ -177,6 +177,49 @@ impl Registry {
         self.refresh().await?;
         Ok(revision)
     }
+
+    /// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
+    #[cfg(any(feature = "operator", feature = "mcp"))]
+    pub(crate) async fn delete_record(&self, actor: &str, tool: &str) -> Result<u64, RecordError> {
+        let revision = self.store()?.delete(actor, tool).await?;
+        self.refresh().await?;
+        Ok(revision)
+    }
+
+    /// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
+    #[cfg(any(feature = "operator", feature = "mcp"))]
+    pub(crate) async fn rotate_key(
+        &self,
+        actor: &str,
+        after: Duration,
+    ) -> Result<Rotated, RecordError> {
+        let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        let seals_from_ms = crate::store::unix_ms().saturating_add(after_ms);
+        let (id, revision) = self.store()?.add_key(actor, seals_from_ms).await?;
+        self.refresh().await?;
+        Ok(Rotated {
+            id,
+            seals_from_ms,
+            revision,
+        })
+    }
+
+    /// Retires sealing key `id` as `actor`, and stops opening what it sealed.
+    #[cfg(any(feature = "operator", feature = "mcp"))]
+    pub(crate) async fn retire_key(&self, actor: &str, id: &str) -> Result<u64, RecordError> {
+        let revision = self.store()?.retire_key(actor, id).await?;
+        self.refresh().await?;
+        Ok(revision)
+    }
+}
+
+/// A key an operator added: its id, when it seals from, and the revision the rotation made.
+#[cfg(any(feature = "operator", feature = "mcp"))]
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Rotated {
+    pub(crate) id: String,
+    pub(crate) seals_from_ms: u64,
+    pub(crate) revision: u64,
 }
 
 /// The declared tools with the operator's records over them, and the profiles they are assigned to. A

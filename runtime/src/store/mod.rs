@@ -13,6 +13,13 @@
 mod audit;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod database;
+#[cfg(any(
+    feature = "sqlite",
+    feature = "postgres",
+    feature = "operator",
+    feature = "mcp"
+))]
+mod keys;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod profile;
@@ -29,6 +36,10 @@ pub use audit::{AuditQuery, AuditRecord};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use database::{Database, DatabaseAudit};
 #[cfg(any(feature = "operator", feature = "mcp"))]
+pub(crate) use keys::KeyInfo;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use keys::retirable;
+#[cfg(any(feature = "operator", feature = "mcp"))]
 pub(crate) use profile::unknown_profile;
 pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
@@ -39,8 +50,6 @@ pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status
 pub(crate) use record::{from_json, to_json};
 pub use records::Records;
 pub use sync::{Drift, SyncPlan};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use write::retirable;
 pub use write::{Effects, Logged, Reads, Write};
 
 use std::future::Future;

@@ -222,25 +222,3 @@ impl Logged {
         }
     }
 }
-
-/// Whether key `id` of `ring` may be retired: it exists (else `NotFound`), it is not the one that seals
-/// now, and so not the last key (else `Invalid`).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn retirable(ring: &crate::confirm::KeyRing, id: &str) -> Result<(), RecordError> {
-    if !ring.keys().any(|(known, _)| known == id) {
-        return Err(RecordError::new(
-            RecordErrorKind::NotFound,
-            format!("no key `{id}`; `keys list` shows them"),
-        ));
-    }
-    if ring.current_id() == id {
-        return Err(RecordError::new(
-            RecordErrorKind::Invalid,
-            format!(
-                "`{id}` seals confirmations now; rotate first, and retire it once the new key seals and \
-                 the confirmations it sealed have expired"
-            ),
-        ));
-    }
-    Ok(())
-}
