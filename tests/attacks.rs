@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolgate::confirm::{Claimed, ConfirmationStore, Decision, MemoryStore};
+use toolgate::confirm::{Claim, Claimed, ConfirmationStore, Decision, MemoryStore};
 use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
 use toolgate::prelude::*;
 use toolgate::store::{AuditQuery, RecordStore};
@@ -838,25 +838,69 @@ async fn the_longest_ttl_seals_confirmations_that_open() {
 /// expired a minute ago, yet the replica still took it.
 async fn used_after_its_expiry_stays_used(store: &dyn ConfirmationStore) {
     let expired = SystemTime::now() - Duration::from_secs(60);
+    let approve = Claim::new(Decision::Approve, expired);
     assert_eq!(
-        store
-            .claim("c-late", Decision::Approve, expired)
-            .await
-            .unwrap(),
+        store.claim("c-late", approve).await.unwrap(),
         Claimed::First
     );
-    store
-        .claim("c-other", Decision::Approve, expired)
-        .await
-        .unwrap();
+    store.claim("c-other", approve).await.unwrap();
     assert_eq!(
-        store
-            .claim("c-late", Decision::Approve, expired)
-            .await
-            .unwrap(),
+        store.claim("c-late", approve).await.unwrap(),
         Claimed::Approved { outcome: None },
         "the record outlives the expiry, so the confirmation cannot act twice"
     );
+}
+
+/// An approved run that ended its hold without a result (its process died) is taken over by exactly one
+/// of the approvals racing for it; a finished run, a declined one or a run still held never is.
+async fn an_abandoned_run_is_resumed_once(store: &dyn ConfirmationStore) {
+    let expires = SystemTime::now() + Duration::from_secs(600);
+    let approve = Claim::new(Decision::Approve, expires);
+    let mut lapsed = approve;
+    lapsed.held_until = SystemTime::now() - Duration::from_secs(1);
+    assert_eq!(store.claim("held", approve).await.unwrap(), Claimed::First);
+    assert_eq!(
+        store.claim("held", approve).await.unwrap(),
+        Claimed::Approved { outcome: None },
+        "a run still held is running: nobody takes it over"
+    );
+    assert_eq!(store.claim("dead", lapsed).await.unwrap(), Claimed::First);
+    let race = tokio::join!(
+        store.claim("dead", approve),
+        store.claim("dead", approve),
+        store.claim("dead", approve),
+        store.claim("dead", approve)
+    );
+    let race = [race.0, race.1, race.2, race.3];
+    let resumed = race
+        .iter()
+        .filter(|c| matches!(c, Ok(Claimed::Resumed)))
+        .count();
+    assert_eq!(resumed, 1, "exactly one approval resumes it: {race:?}");
+    assert_eq!(
+        store
+            .claim("dead", Claim::new(Decision::Decline, expires))
+            .await
+            .unwrap(),
+        Claimed::Approved { outcome: None },
+        "an approved write cannot be declined, abandoned or not"
+    );
+    store.claim("done", lapsed).await.unwrap();
+    store.finish("done", "{}".to_owned()).await.unwrap();
+    assert_eq!(
+        store.claim("done", approve).await.unwrap(),
+        Claimed::Approved {
+            outcome: Some("{}".to_owned())
+        },
+        "a run that recorded its result is never run again"
+    );
+}
+
+#[tokio::test]
+async fn stores_resume_an_abandoned_run_once() {
+    an_abandoned_run_is_resumed_once(&MemoryStore::new()).await;
+    let sqlite = toolgate::sqlite::SqliteStore::in_memory().unwrap();
+    an_abandoned_run_is_resumed_once(&sqlite).await;
 }
 
 #[tokio::test]

@@ -60,15 +60,17 @@ impl Db {
         }
     }
 
-    /// `builder` with this database's records, confirmations and audit.
+    /// `builder` with this database's records, confirmations, call ceilings and audit.
     pub(crate) fn serve(&self, builder: RegistryBuilder) -> RegistryBuilder {
         match self {
             Db::Sqlite(store, _) => builder
                 .confirmation_store(store.clone())
+                .ceiling_store(store.clone())
                 .audit(store.audit())
                 .records(store.clone()),
             Db::Postgres(store, _) => builder
                 .confirmation_store(store.clone())
+                .ceiling_store(store.clone())
                 .audit(store.audit())
                 .records(store.clone()),
         }

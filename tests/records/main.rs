@@ -19,6 +19,7 @@ mod operator;
 mod outage;
 #[path = "../support/postgres.rs"]
 mod postgres;
+mod replicas;
 
 use db::Db;
 
@@ -72,6 +73,24 @@ fn refunds(order: u32) -> usize {
 
 async fn preview_refund(order: u32) -> Preview {
     Preview::new(format!("Refund order {order}"))
+}
+
+/// Export the catalogue. Heavy, so at most two runs per conversation.
+#[tool(ability = "catalogue.view", read_only, max_runs = 2)]
+async fn export_catalogue() -> &'static str {
+    "catalogue.csv"
+}
+
+/// Close an account, once `gate` lets it finish. Changes data.
+#[tool(ability = "catalogue.view", preview = preview_close, timeout = "1s")]
+async fn close_account(gate: State<Arc<Gate>>, account: u32) -> String {
+    gate.started.notify_one();
+    gate.finish.notified().await;
+    format!("Closed account {account}.")
+}
+
+async fn preview_close(_gate: State<Arc<Gate>>, account: u32) -> Preview {
+    Preview::new(format!("Close account {account}"))
 }
 
 fn clerk() -> Caller {

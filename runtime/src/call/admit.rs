@@ -93,6 +93,11 @@ impl Registry {
 }
 
 pub(super) fn limit_reached(tool: &str, max: u32, refused: &Refused) -> Refusal {
+    refuse(Outcome::Failed(limit_error(tool, max, refused)))
+}
+
+/// Why a run of `tool` was not counted, for the model.
+pub(super) fn limit_error(tool: &str, max: u32, refused: &Refused) -> ToolError {
     let message = match refused {
         Refused::Reached => format!(
             "`{tool}` may run at most {max} times per conversation and has reached that limit. Answer with what you have."
@@ -101,10 +106,7 @@ pub(super) fn limit_reached(tool: &str, max: u32, refused: &Refused) -> Refusal 
             "`{tool}` cannot run now: the server counts too many conversations for its limit. Try again later."
         ),
     };
-    refuse(Outcome::Failed(ToolError::with_kind(
-        ErrorKind::LimitReached,
-        message,
-    )))
+    ToolError::with_kind(ErrorKind::LimitReached, message)
 }
 
 /// The answer for a name no tool has, and, unless denials are explained, for a tool the caller may not run.

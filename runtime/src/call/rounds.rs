@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::caller::Caller;
-use crate::confirm::{self, Claimed, Confirmations, Decision, Grant, GrantKind};
+use crate::confirm::{self, Claim, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{APPROVAL_KEY, InputRequired, Outcome, Unsupported};
 use crate::param::{Answers, ClientSupport, Invocation, Unanswered};
@@ -219,7 +219,8 @@ impl Registry {
                     let session = flight.invocation.session_id.as_ref();
                     self.inner
                         .ceilings
-                        .give_back(caller, session, &registered.tool.name);
+                        .give_back(caller, session, &registered.tool.name)
+                        .await;
                 }
                 let state =
                     confirmations.seal(GrantKind::Ask, tool, caller, &kept, answers.given.clone());
@@ -247,13 +248,21 @@ impl Registry {
         grant: Grant,
         attachments: Attachments,
     ) -> (Outcome, Option<String>) {
-        let claimed = self
-            .confirmations()
-            .store
-            .claim(&grant.id, Decision::Approve, grant.expires_at())
-            .await;
+        let registered = &flight.snapshot.tools[index];
+        let mut claim = Claim::new(Decision::Approve, grant.expires_at());
+        if let Some(run) = registered.tool.timeout.or(self.inner.default_timeout) {
+            claim = claim.held_for(run);
+        }
+        let claimed = self.confirmations().store.claim(&grant.id, claim).await;
         let outcome = match claimed {
-            Ok(Claimed::First) => {
+            Ok(first @ (Claimed::First | Claimed::Resumed)) => {
+                if first == Claimed::Resumed {
+                    tracing::warn!(
+                        target: "toolgate",
+                        tool = &*registered.tool.name,
+                        "an approved write whose run was abandoned (its process died) runs again"
+                    );
+                }
                 let launched = self.launch(flight, index, arguments, attachments, true);
                 return (self.drive(flight, launched).await, Some(grant.id));
             }
@@ -284,11 +293,11 @@ impl Registry {
     pub(super) async fn declined(&self, grant: &Grant) -> Outcome {
         let store = &self.confirmations().store;
         match store
-            .claim(&grant.id, Decision::Decline, grant.expires_at())
+            .claim(&grant.id, Claim::new(Decision::Decline, grant.expires_at()))
             .await
         {
             Ok(Claimed::First | Claimed::Declined) => Outcome::Declined,
-            Ok(Claimed::Approved { .. }) => state_refused(confirm::refused(
+            Ok(Claimed::Approved { .. } | Claimed::Resumed) => state_refused(confirm::refused(
                 "This write was already approved; it cannot be declined any more.",
             )),
             Err(error) => Outcome::Failed(error),

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -14,11 +15,12 @@ use crate::confirm::GrantKind;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{Outcome, Pending, ToolResult};
 use crate::param::CallParts;
-use crate::policy::ceiling::Ceilings;
+use crate::policy::ceiling::{CeilingStore, Ceilings, Refused, RunKey};
 use crate::policy::hooks::CallInfo;
 use crate::registry::{Handler, Registry};
 use crate::tool::ToolFuture;
 
+use super::admit::limit_error;
 use super::pipeline::{InFlight, Launched};
 use super::request::Attachments;
 
@@ -69,6 +71,16 @@ impl Registry {
         {
             return Launched::Done(refusal);
         }
+        let counted = match (&self.inner.ceilings.shared, registered.tool.max_runs) {
+            (Some(store), Some(max)) if confirmed => Some(SharedCount {
+                store: Arc::clone(store),
+                caller: flight.caller.id().into(),
+                session: flight.invocation.session_id.clone(),
+                tool: Arc::clone(&registered.tool.name),
+                max,
+            }),
+            _ => None,
+        };
         let external = cancellation.is_some();
         let timeout = registered.tool.timeout.or(self.inner.default_timeout);
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
@@ -96,7 +108,7 @@ impl Registry {
                 }
             }
             Handler::Compiled { call, .. } => Launched::Run {
-                future: call(parts),
+                future: SharedCount::first(counted, call(parts)),
                 timeout,
                 token,
                 external,
@@ -104,7 +116,7 @@ impl Registry {
             Handler::Dynamic(handler) => {
                 let arguments = Value::Object(parts.take_arguments());
                 Launched::Run {
-                    future: handler(arguments, parts.into_owned()),
+                    future: SharedCount::first(counted, handler(arguments, parts.into_owned())),
                     timeout,
                     token,
                     external,
@@ -161,6 +173,44 @@ impl Registry {
             Ok(result) => Outcome::Done(result),
             Err(error) => Outcome::Failed(error),
         }
+    }
+}
+
+/// A run to count in the ceiling store that replicas share, before the tool's body runs.
+struct SharedCount {
+    store: Arc<dyn CeilingStore>,
+    caller: Box<str>,
+    session: Option<Arc<str>>,
+    tool: Arc<str>,
+    max: u32,
+}
+
+impl SharedCount {
+    /// `future`, after the run is counted, if there is one to count; refused, with the body never run,
+    /// when the ceiling is reached or the store cannot be reached.
+    fn first(count: Option<SharedCount>, future: ToolFuture) -> ToolFuture {
+        let Some(count) = count else { return future };
+        Box::pin(async move {
+            let key = RunKey {
+                caller: &count.caller,
+                session: count.session.as_deref(),
+                tool: &count.tool,
+            };
+            match count.store.take(key, count.max).await {
+                Ok(true) => future.await,
+                Ok(false) => Err(limit_error(&count.tool, count.max, &Refused::Reached)),
+                Err(error) => {
+                    tracing::error!(target: "toolgate", tool = &*count.tool, error = error.message(), "the run counts cannot be reached");
+                    Err(ToolError::with_kind(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "`{}` has a limit on its runs, and their count cannot be reached, so it did not run. Try again shortly.",
+                            count.tool
+                        ),
+                    ))
+                }
+            }
+        })
     }
 }
 

@@ -19,7 +19,9 @@ pub(crate) use canonical::digest;
 pub use keys::{KeyError, KeyRing};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use store::store_failed;
-pub use store::{Claimed, ConfirmationStore, Decision, KEEP_USED, MemoryStore, StoreFuture};
+pub use store::{
+    Claim, Claimed, ConfirmationStore, Decision, HOLD_MARGIN, KEEP_USED, MemoryStore, StoreFuture,
+};
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};

@@ -1,4 +1,5 @@
-//! Call ceilings (`max_runs`): runs counted per caller and session, in bounded memory.
+//! Call ceilings (`max_runs`): runs counted per caller and session, in bounded memory or, for replicas, in
+//! one [`CeilingStore`] they share.
 //!
 //! A count is keyed by the caller's id, the session (when the call has one) and the tool's name, so two callers
 //! never share a count, whatever session name they give. Over MCP the session is one the server issued and
@@ -8,7 +9,82 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::caller::Caller;
+use crate::confirm::StoreFuture;
 use crate::sync::Locked;
+
+/// Whose runs of which tool one count is.
+///
+/// ```
+/// use toolgate::policy::RunKey;
+///
+/// let key = RunKey { caller: "ada", session: None, tool: "export_orders" };
+/// assert_eq!(key.session.unwrap_or(""), "");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunKey<'a> {
+    /// The caller's id.
+    pub caller: &'a str,
+    /// The session, when the call has one.
+    pub session: Option<&'a str>,
+    /// The tool's name.
+    pub tool: &'a str,
+}
+
+/// Where call ceilings are counted when replicas must share them, so that a client cannot double its
+/// budget by landing on two. [`Database`](crate::store::Database) is one, on SQLite or PostgreSQL; without
+/// one, each registry counts in its own memory.
+///
+/// `take` must be atomic: of concurrent takes of one key, no more than `max` in all count.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Mutex;
+/// use toolgate::confirm::StoreFuture;
+/// use toolgate::policy::{CeilingStore, RunKey};
+///
+/// /// Counts in memory, keyed by caller and tool: the in-process counting, written as a store.
+/// #[derive(Default)]
+/// struct Counts(Mutex<HashMap<(String, String), u32>>);
+///
+/// impl CeilingStore for Counts {
+///     fn take<'a>(&'a self, key: RunKey<'a>, max: u32) -> StoreFuture<'a, bool> {
+///         let mut counts = self.0.lock().unwrap();
+///         let runs = counts.entry((key.caller.to_owned(), key.tool.to_owned())).or_default();
+///         let counted = *runs < max;
+///         *runs += u32::from(counted);
+///         Box::pin(std::future::ready(Ok(counted)))
+///     }
+///
+///     fn give_back<'a>(&'a self, key: RunKey<'a>) -> StoreFuture<'a, ()> {
+///         if let Some(runs) = self.0.lock().unwrap().get_mut(&(key.caller.to_owned(), key.tool.to_owned())) {
+///             *runs = runs.saturating_sub(1);
+///         }
+///         Box::pin(std::future::ready(Ok(())))
+///     }
+///
+///     fn end_session<'a>(&'a self, _session: &'a str) -> StoreFuture<'a, ()> {
+///         Box::pin(std::future::ready(Ok(())))
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let counts = Counts::default();
+/// let key = RunKey { caller: "ada", session: None, tool: "export_orders" };
+/// assert!(counts.take(key, 1).await?);
+/// assert!(!counts.take(key, 1).await?, "the ceiling of one run is reached");
+/// # Ok::<(), toolgate::ToolError>(())
+/// # }).unwrap();
+/// ```
+pub trait CeilingStore: Send + Sync + 'static {
+    /// Counts one run of `key` unless `max` are counted already; says whether it counted.
+    fn take<'a>(&'a self, key: RunKey<'a>, max: u32) -> StoreFuture<'a, bool>;
+
+    /// Takes back a run that turned out not to be one (a round that only asked the client).
+    fn give_back<'a>(&'a self, key: RunKey<'a>) -> StoreFuture<'a, ()>;
+
+    /// Forgets every count of a session.
+    fn end_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
+}
 
 /// The most counts kept at once. Past it, calls of tools with a ceiling are refused (the ceiling fails
 /// closed) until sessions end and free their counts.
@@ -44,14 +120,33 @@ impl Key {
     }
 }
 
-/// The run counts of one registry.
-#[derive(Debug, Default)]
+/// The run counts of one registry, in its memory unless a shared store counts them.
+#[derive(Default)]
 pub(crate) struct Ceilings {
     counts: Mutex<HashMap<Key, u32>>,
+    /// The store replicas share; when set, it alone counts.
+    pub(crate) shared: Option<Arc<dyn CeilingStore>>,
+}
+
+impl std::fmt::Debug for Ceilings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ceilings")
+            .field("shared", &self.shared.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ceilings {
-    /// Refuses when the ceiling is reached already, counting nothing.
+    /// Counts in `store` instead of in memory.
+    pub(crate) fn shared(store: Arc<dyn CeilingStore>) -> Self {
+        Ceilings {
+            counts: Mutex::default(),
+            shared: Some(store),
+        }
+    }
+
+    /// Refuses when the ceiling is reached already, counting nothing. A shared store is not asked here:
+    /// its take is the one check.
     pub(crate) fn check(
         &self,
         caller: &Caller,
@@ -59,6 +154,9 @@ impl Ceilings {
         tool: &Arc<str>,
         max: u32,
     ) -> Result<(), Refused> {
+        if self.shared.is_some() {
+            return Ok(());
+        }
         let counts = self.counts.locked();
         match counts.get(&Key::new(caller, session, tool)) {
             Some(&done) if done >= max => Err(Refused::Reached),
@@ -66,7 +164,8 @@ impl Ceilings {
         }
     }
 
-    /// Counts one run, refusing when the ceiling is reached or the counts are full.
+    /// Counts one run, refusing when the ceiling is reached or the counts are full. A shared store is not
+    /// asked here: the run's future takes its count first (see `call::run`).
     pub(crate) fn take(
         &self,
         caller: &Caller,
@@ -74,6 +173,9 @@ impl Ceilings {
         tool: &Arc<str>,
         max: u32,
     ) -> Result<(), Refused> {
+        if self.shared.is_some() {
+            return Ok(());
+        }
         let mut counts = self.counts.locked();
         let full = counts.len() >= MAX_COUNTS;
         let key = Key::new(caller, session, tool);
@@ -93,7 +195,23 @@ impl Ceilings {
     }
 
     /// Takes back a run that turned out not to be one (a round that only asked the client).
-    pub(crate) fn give_back(&self, caller: &Caller, session: Option<&Arc<str>>, tool: &Arc<str>) {
+    pub(crate) async fn give_back(
+        &self,
+        caller: &Caller,
+        session: Option<&Arc<str>>,
+        tool: &Arc<str>,
+    ) {
+        if let Some(store) = &self.shared {
+            let key = RunKey {
+                caller: caller.id(),
+                session: session.map(|s| &**s),
+                tool,
+            };
+            if let Err(error) = store.give_back(key).await {
+                tracing::warn!(target: "toolgate", tool = &**tool, error = error.message(), "could not give back a counted run");
+            }
+            return;
+        }
         let mut counts = self.counts.locked();
         let key = Key::new(caller, session, tool);
         if let Some(done) = counts.get_mut(&key) {
@@ -104,8 +222,19 @@ impl Ceilings {
         }
     }
 
-    /// Forgets every count of a session.
+    /// Forgets every count of a session; in a shared store, in the background.
     pub(crate) fn end_session(&self, session: &str) {
+        if let Some(store) = &self.shared {
+            let (store, session) = (Arc::clone(store), session.to_owned());
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = store.end_session(&session).await {
+                        tracing::warn!(target: "toolgate", error = error.message(), "could not forget a session's run counts");
+                    }
+                });
+            }
+            return;
+        }
         self.counts
             .locked()
             .retain(|key, _| key.session.as_deref() != Some(session));
@@ -146,13 +275,13 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_count_given_back_frees_its_run_and_an_ended_session_its_memory() {
+    #[tokio::test]
+    async fn a_count_given_back_frees_its_run_and_an_ended_session_its_memory() {
         let ceilings = Ceilings::default();
         let ada = Caller::new("ada");
         let session: Arc<str> = Arc::from("s-1");
         ceilings.take(&ada, Some(&session), &tool(3), 1).unwrap();
-        ceilings.give_back(&ada, Some(&session), &tool(3));
+        ceilings.give_back(&ada, Some(&session), &tool(3)).await;
         assert_eq!(ceilings.len(), 0);
         ceilings.take(&ada, Some(&session), &tool(3), 1).unwrap();
         ceilings.take(&ada, None, &tool(3), 1).unwrap();

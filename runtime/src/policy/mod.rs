@@ -8,3 +8,4 @@ pub mod hooks;
 
 pub use audit::{AuditAction, AuditEvent, AuditSink, TracingAudit};
 pub use authorizer::Authorizer;
+pub use ceiling::{CeilingStore, RunKey};

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use crate::caller::Caller;
 use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
 use crate::param::StateMap;
+use crate::policy::CeilingStore;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::Hook;
 use crate::policy::{AuditSink, Authorizer};
@@ -88,6 +89,7 @@ pub struct RegistryBuilder {
     pub(super) keys: Option<KeyRing>,
     pub(super) store: Option<Box<dyn ConfirmationStore>>,
     pub(super) records: Option<Arc<dyn RecordStore>>,
+    pub(super) ceilings: Option<Arc<dyn CeilingStore>>,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
 }
@@ -122,6 +124,7 @@ impl Default for RegistryBuilder {
             keys: None,
             store: None,
             records: None,
+            ceilings: None,
             skip_confirmation: None,
             configured: Vec::new(),
         }
@@ -251,6 +254,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// Where call ceilings (`max_runs`) are counted (default: this registry's memory). Replicas share one
+    /// store, so that a client's runs count the same wherever its calls land.
+    #[must_use]
+    pub fn ceiling_store(mut self, store: impl CeilingStore) -> Self {
+        self.ceilings = Some(Arc::new(store));
+        self
+    }
+
     /// The operator's records of the tools (see [`toolgate::store`](crate::store)): switched on or off,
     /// settings, abilities required on top of the code's, changed while the server runs. Build with
     /// [`load`](Self::load), which reads them before anything is served; a registry whose records are
@@ -261,15 +272,17 @@ impl RegistryBuilder {
         self
     }
 
-    /// One database for the operator's records, used confirmations and the audit trail (see
-    /// [`Database`](crate::store::Database)): [`records`](Self::records),
-    /// [`confirmation_store`](Self::confirmation_store) and [`audit`](Self::audit) in one call. Unless
-    /// [`keys`](Self::keys) are given, the database's keys seal too.
+    /// One database for the operator's records, used confirmations, call ceilings and the audit trail
+    /// (see [`Database`](crate::store::Database)): [`records`](Self::records),
+    /// [`confirmation_store`](Self::confirmation_store), [`ceiling_store`](Self::ceiling_store) and
+    /// [`audit`](Self::audit) in one call. Unless [`keys`](Self::keys) are given, the database's keys
+    /// seal too.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[must_use]
     pub fn database(self, database: &crate::store::Database) -> Self {
         self.audit(database.audit())
             .confirmation_store(database.clone())
+            .ceiling_store(database.clone())
             .records(database.clone())
     }
 
@@ -441,7 +454,7 @@ impl RegistryBuilder {
                 read_only: self.read_only,
                 mask_internal_errors: self.mask_internal_errors,
                 default_timeout: self.default_timeout,
-                ceilings: Ceilings::default(),
+                ceilings: self.ceilings.map(Ceilings::shared).unwrap_or_default(),
                 explain_denials: self.explain_denials,
                 confirmations: Confirmations {
                     from_records: keys_from_records,

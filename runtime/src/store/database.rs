@@ -3,10 +3,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use crate::confirm::{Claimed, ConfirmationStore, Decision, KeyRing, StoreFuture};
-use crate::policy::{AuditEvent, AuditSink};
+use crate::confirm::{Claim, Claimed, ConfirmationStore, KeyRing, StoreFuture};
+use crate::policy::{AuditEvent, AuditSink, CeilingStore, RunKey};
 #[cfg(feature = "postgres")]
 use crate::store::postgres::{PostgresAudit, PostgresStore};
 #[cfg(feature = "sqlite")]
@@ -156,17 +156,26 @@ impl AuditSink for DatabaseAudit {
 }
 
 impl ConfirmationStore for Database {
-    fn claim<'a>(
-        &'a self,
-        id: &'a str,
-        decision: Decision,
-        expires: SystemTime,
-    ) -> StoreFuture<'a, Claimed> {
-        each!(self, store => store.claim(id, decision, expires))
+    fn claim<'a>(&'a self, id: &'a str, claim: Claim) -> StoreFuture<'a, Claimed> {
+        each!(self, store => store.claim(id, claim))
     }
 
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
         each!(self, store => store.finish(id, outcome))
+    }
+}
+
+impl CeilingStore for Database {
+    fn take<'a>(&'a self, key: RunKey<'a>, max: u32) -> StoreFuture<'a, bool> {
+        each!(self, store => store.take(key, max))
+    }
+
+    fn give_back<'a>(&'a self, key: RunKey<'a>) -> StoreFuture<'a, ()> {
+        each!(self, store => store.give_back(key))
+    }
+
+    fn end_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        each!(self, store => store.end_session(session))
     }
 }
 

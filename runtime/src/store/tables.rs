@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -62,7 +62,31 @@ CREATE TABLE toolgate_profiles (
     "
 ALTER TABLE toolgate_keys ADD COLUMN seals_from_ms {int} NOT NULL DEFAULT 0;
 ",
+    // 5: approved runs held until a time, past which an abandoned one is taken over; call ceilings
+    // counted in one place for every replica.
+    "
+ALTER TABLE toolgate_confirmations ADD COLUMN held_until {int} NOT NULL DEFAULT 9223372036854775807;
+CREATE TABLE toolgate_ceilings (
+    caller TEXT NOT NULL,
+    session TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    runs {int} NOT NULL,
+    PRIMARY KEY (caller, session, tool)
+);
+",
 ];
+
+/// Counts one run of (caller, session, tool) unless `$4` are counted already: one row changed if it counted.
+pub(crate) const CEILING_TAKE: &str = "INSERT INTO toolgate_ceilings (caller, session, tool, runs) VALUES ($1, $2, $3, 1) \
+     ON CONFLICT (caller, session, tool) DO UPDATE SET runs = toolgate_ceilings.runs + 1 \
+     WHERE toolgate_ceilings.runs < $4";
+
+/// Takes back one run of (caller, session, tool).
+pub(crate) const CEILING_GIVE_BACK: &str = "UPDATE toolgate_ceilings SET runs = runs - 1 \
+     WHERE caller = $1 AND session = $2 AND tool = $3 AND runs > 0";
+
+/// Forgets the counts of a session.
+pub(crate) const CEILING_END_SESSION: &str = "DELETE FROM toolgate_ceilings WHERE session = $1";
 
 /// The types a backend writes for the placeholders.
 #[derive(Debug, Clone, Copy)]

@@ -24,6 +24,7 @@
 //! ```
 
 mod audit;
+mod ceilings;
 mod keys;
 mod listen;
 mod records;
@@ -38,7 +39,7 @@ pub use audit::PostgresAudit;
 pub use tokio_postgres;
 
 use crate::confirm::{
-    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
+    Claim, Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
 use crate::store::tables::{self, Dialect};
@@ -168,14 +169,10 @@ impl PostgresStore {
         self.audit.clone()
     }
 
-    async fn claim_now(
-        &self,
-        id: &str,
-        decision: Decision,
-        expires: SystemTime,
-    ) -> Result<Claimed, RecordError> {
+    async fn claim_now(&self, id: &str, claim: Claim) -> Result<Claimed, RecordError> {
         let client = self.client().await?;
-        let forget_before = SystemTime::now().checked_sub(KEEP_USED).map_or(0, ms);
+        let now = SystemTime::now();
+        let forget_before = now.checked_sub(KEEP_USED).map_or(0, ms);
         client
             .execute(
                 "DELETE FROM toolgate_confirmations WHERE expires < $1",
@@ -185,14 +182,32 @@ impl PostgresStore {
             .map_err(database)?;
         let inserted = client
             .execute(
-                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires) VALUES ($1, $2, NULL, $3) \
-                 ON CONFLICT (id) DO NOTHING",
-                &[&id, &decision.as_str(), &ms(expires)],
+                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires, held_until) \
+                 VALUES ($1, $2, NULL, $3, $4) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &id,
+                    &claim.decision.as_str(),
+                    &ms(claim.expires),
+                    &ms(claim.held_until),
+                ],
             )
             .await
             .map_err(database)?;
         if inserted == 1 {
             return Ok(Claimed::First);
+        }
+        if claim.decision == Decision::Approve {
+            let resumed = client
+                .execute(
+                    "UPDATE toolgate_confirmations SET held_until = $2 \
+                     WHERE id = $1 AND decision = 'approve' AND outcome IS NULL AND held_until < $3",
+                    &[&id, &ms(claim.held_until), &ms(now)],
+                )
+                .await
+                .map_err(database)?;
+            if resumed == 1 {
+                return Ok(Claimed::Resumed);
+            }
         }
         let row = client
             .query_one(
@@ -201,29 +216,13 @@ impl PostgresStore {
             )
             .await
             .map_err(database)?;
-        let before: String = row.get(0);
-        Ok(if before == Decision::Decline.as_str() {
-            Claimed::Declined
-        } else {
-            Claimed::Approved {
-                outcome: row.get(1),
-            }
-        })
+        Ok(Claimed::recorded(row.get(0), row.get(1)))
     }
 }
 
 impl ConfirmationStore for PostgresStore {
-    fn claim<'a>(
-        &'a self,
-        id: &'a str,
-        decision: Decision,
-        expires: SystemTime,
-    ) -> StoreFuture<'a, Claimed> {
-        Box::pin(async move {
-            self.claim_now(id, decision, expires)
-                .await
-                .map_err(store_error)
-        })
+    fn claim<'a>(&'a self, id: &'a str, claim: Claim) -> StoreFuture<'a, Claimed> {
+        Box::pin(async move { self.claim_now(id, claim).await.map_err(store_error) })
     }
 
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {

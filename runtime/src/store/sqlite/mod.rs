@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::confirm::{
-    Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
+    Claim, Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
 use crate::policy::{AuditEvent, AuditSink};
@@ -36,6 +36,7 @@ use crate::sync::Locked;
 
 pub use rusqlite;
 
+mod ceilings;
 mod keys;
 mod records;
 mod revision;
@@ -143,45 +144,47 @@ impl SqliteStore {
         SqliteAudit(self.clone())
     }
 
-    fn claim_now(
-        &self,
-        id: &str,
-        decision: Decision,
-        expires: SystemTime,
-    ) -> rusqlite::Result<Claimed> {
+    fn claim_now(&self, id: &str, claim: Claim) -> rusqlite::Result<Claimed> {
         let connection = self.lock();
-        let forget_before = SystemTime::now().checked_sub(KEEP_USED).map_or(0, ms);
+        let now = SystemTime::now();
+        let forget_before = now.checked_sub(KEEP_USED).map_or(0, ms);
         connection
             .prepare_cached("DELETE FROM toolgate_confirmations WHERE expires < ?1")?
             .execute(params![forget_before])?;
         let inserted = connection
             .prepare_cached(
-                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires) VALUES (?1, ?2, NULL, ?3) \
-                 ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO toolgate_confirmations (id, decision, outcome, expires, held_until) \
+                 VALUES (?1, ?2, NULL, ?3, ?4) ON CONFLICT (id) DO NOTHING",
             )?
-            .execute(params![id, decision.as_str(), ms(expires)])?;
+            .execute(params![
+                id,
+                claim.decision.as_str(),
+                ms(claim.expires),
+                ms(claim.held_until)
+            ])?;
         if inserted == 1 {
             return Ok(Claimed::First);
         }
-        let (before, outcome): (String, Option<String>) = connection
+        if claim.decision == Decision::Approve {
+            let resumed = connection
+                .prepare_cached(
+                    "UPDATE toolgate_confirmations SET held_until = ?2 \
+                     WHERE id = ?1 AND decision = 'approve' AND outcome IS NULL AND held_until < ?3",
+                )?
+                .execute(params![id, ms(claim.held_until), ms(now)])?;
+            if resumed == 1 {
+                return Ok(Claimed::Resumed);
+            }
+        }
+        connection
             .prepare_cached("SELECT decision, outcome FROM toolgate_confirmations WHERE id = ?1")?
-            .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(if before == Decision::Decline.as_str() {
-            Claimed::Declined
-        } else {
-            Claimed::Approved { outcome }
-        })
+            .query_row(params![id], |r| Ok(Claimed::recorded(r.get(0)?, r.get(1)?)))
     }
 }
 
 impl ConfirmationStore for SqliteStore {
-    fn claim<'a>(
-        &'a self,
-        id: &'a str,
-        decision: Decision,
-        expires: SystemTime,
-    ) -> StoreFuture<'a, Claimed> {
-        Box::pin(async move { self.claim_now(id, decision, expires).map_err(store_error) })
+    fn claim<'a>(&'a self, id: &'a str, claim: Claim) -> StoreFuture<'a, Claimed> {
+        Box::pin(async move { self.claim_now(id, claim).map_err(store_error) })
     }
 
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {

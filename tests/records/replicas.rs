@@ -1,0 +1,100 @@
+//! What replicas on one database share: call ceilings counted once, and approvals that survive the death
+//! of the process running them. Each test runs on both backends, with two registries as two processes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate::ErrorKind;
+use toolgate::confirm::HOLD_MARGIN;
+use toolgate::prelude::*;
+
+use crate::db::{Backend, Db, on_both_backends};
+use crate::{Gate, clerk, with_gate};
+
+on_both_backends![
+    a_ceiling_holds_across_two_processes,
+    an_approval_whose_process_died_mid_run_runs_once_on_another,
+];
+
+async fn a_ceiling_holds_across_two_processes(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "ceiling").await else {
+        return;
+    };
+    let (a, b) = (
+        with_gate(&db, Arc::default()).await,
+        with_gate(&db.reopen().await, Arc::default()).await,
+    );
+    let first = a.call(&clerk(), "export_catalogue", json!({})).await;
+    let second = b.call(&clerk(), "export_catalogue", json!({})).await;
+    assert!(first.is_done() && second.is_done(), "{first:?} {second:?}");
+    for registry in [&a, &b] {
+        let third = registry.call(&clerk(), "export_catalogue", json!({})).await;
+        assert_eq!(
+            third.error().map(ToolError::kind),
+            Some(ErrorKind::LimitReached),
+            "two runs in all, whichever process counts them: {third:?}"
+        );
+    }
+
+    // Concurrent calls of another caller, split between both: two run, however they interleave.
+    let other = Caller::new("auditor").with_abilities(["catalogue.view"]);
+    let calls = tokio::join!(
+        a.call(&other, "export_catalogue", json!({})),
+        b.call(&other, "export_catalogue", json!({})),
+        a.call(&other, "export_catalogue", json!({})),
+        b.call(&other, "export_catalogue", json!({})),
+    );
+    let ran = [calls.0, calls.1, calls.2, calls.3]
+        .iter()
+        .filter(|o| o.is_done())
+        .count();
+    assert_eq!(ran, 2, "the ceiling is counted in one place");
+}
+
+async fn an_approval_whose_process_died_mid_run_runs_once_on_another(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "abandoned").await else {
+        return;
+    };
+    let (dying, survivor) = (Arc::new(Gate::default()), Arc::new(Gate::default()));
+    let a = with_gate(&db, Arc::clone(&dying)).await;
+    let b = with_gate(&db.reopen().await, Arc::clone(&survivor)).await;
+    let Outcome::NeedsConfirmation(pending) = a
+        .call(&clerk(), "close_account", json!({ "account": 17 }))
+        .await
+    else {
+        panic!("a write is previewed first");
+    };
+
+    // Process A takes the approval and starts the write, then dies before it finishes.
+    let confirmation = pending.confirmation().to_owned();
+    let a = Arc::new(a);
+    let run = tokio::spawn({
+        let a = Arc::clone(&a);
+        async move { a.confirm(&clerk(), &confirmation).await }
+    });
+    dying.started.notified().await;
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+
+    // While A's run holds the approval, B refuses it: A might still be running.
+    let early = b.confirm(&clerk(), pending.confirmation()).await;
+    let refusal = early.into_result().text_for_model();
+    assert!(refusal.contains("already used"), "{refusal}");
+
+    // Once the hold (the tool's timeout and the margin) is over, B runs it, once.
+    tokio::time::sleep(Duration::from_secs(1) + HOLD_MARGIN).await;
+    survivor.finish.notify_one();
+    let done = b.confirm(&clerk(), pending.confirmation()).await;
+    assert_eq!(
+        done.into_result().text_for_model(),
+        "Closed account 17.",
+        "the approval was not lost with its process"
+    );
+    let again = a.confirm(&clerk(), pending.confirmation()).await;
+    assert_eq!(
+        again.into_result().text_for_model(),
+        "Closed account 17.",
+        "a retry anywhere gets that result, and runs nothing"
+    );
+}
