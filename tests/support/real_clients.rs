@@ -50,9 +50,15 @@ impl Served {
 
     /// As [`start`](Self::start), with more arguments.
     pub(crate) fn start_with(binary: &str, args: &[&str]) -> Served {
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command.args(args);
+        Self::spawn(command)
+    }
+
+    /// Starts `command --http 127.0.0.1:0`, as [`start`](Self::start) does.
+    pub(crate) fn spawn(mut command: Command) -> Served {
+        let mut child = command
             .args(["--http", "127.0.0.1:0"])
-            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("the server starts");
@@ -66,6 +72,15 @@ impl Served {
             "unexpected first line: {first}"
         );
         Served { child, url }
+    }
+}
+
+impl Served {
+    /// Kills the server at once, as a crash would: nothing it was doing finishes.
+    #[allow(dead_code)] // used by the replica test only
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -84,6 +84,10 @@ impl Db {
     /// When SQLite cannot open or write the file.
     pub fn open(path: &str) -> rusqlite::Result<Db> {
         let connection = Connection::open(path)?;
+        if path != ":memory:" {
+            // Replicas on one machine share the file: readers never wait for a writer.
+            connection.pragma_update(None, "journal_mode", "WAL")?;
+        }
         connection.execute_batch(
             "CREATE TABLE IF NOT EXISTS orders (
                 number TEXT PRIMARY KEY,

@@ -1,29 +1,82 @@
 //! Run with `cargo run -p example-shop`.
 //!
 //! Serves the shop's tools over MCP: Streamable HTTP on 127.0.0.1:8080 by default, `--http ADDR` for another
-//! address, `--stdio` for a desktop client, `--demo` to call them in-process instead. `--db PATH` keeps the
-//! SQLite database in a file (default: a fresh in-memory one, seeded with 30 orders). `--store LOCATION` keeps
-//! toolgate's records, confirmations and audit elsewhere: another SQLite file, or a `postgres://` URL shared
-//! by replicas (default: the `--db` database). `--config PATH` applies
-//! an operator's TOML or JSON file (see `deploy/shop.toml`). `--sync` syncs the tools into the records on
-//! start, for development. `toolgate ...` runs an operator's command on the records instead of serving:
+//! address (`--stateless` behind a load balancer), `--stdio` for a desktop client, `--demo` to call them
+//! in-process instead. `--db PATH` keeps the SQLite database in a file (default: a fresh in-memory one,
+//! seeded with 30 orders). `--store LOCATION` keeps toolgate's records, confirmations, ceilings and audit
+//! elsewhere: another SQLite file, or a `postgres://` URL shared by replicas (default: the `--db`
+//! database). `--config PATH` applies an operator's TOML or JSON file (see `deploy/shop.toml`). `--sync`
+//! syncs the tools into the records on start, for development. Each option can come from the environment
+//! instead (`SHOP_HTTP`, `SHOP_STATELESS`, `SHOP_DB`, `SHOP_STORE`, `SHOP_CONFIG`; see
+//! `deploy/replica.env`). `toolgate ...` runs an operator's command on the records instead of serving:
 //! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`.
 
 use example_shop::agent::{self, Scripted};
 use example_shop::{Db, manager, registry, server, viewer};
 use serde_json::json;
+use toolgate::mcp::HttpOptions;
 use toolgate::output::Pending;
 use toolgate::registry::Config;
 use toolgate::store::Database;
 use toolgate::{Caller, Outcome, Registry};
 
-enum Mode {
-    Http(String),
-    Stdio,
-    Demo,
-    Agent,
-    /// An operator's command line, after `toolgate`.
-    Operator(Vec<String>),
+/// The shop's back office as an MCP server.
+#[derive(clap::Parser)]
+#[command(name = "example-shop", version)]
+struct Options {
+    /// Serve Streamable HTTP at this address.
+    #[arg(
+        long,
+        env = "SHOP_HTTP",
+        default_value = "127.0.0.1:8080",
+        value_name = "ADDR"
+    )]
+    http: String,
+    /// Answer every HTTP client without a session, as replicas behind a load balancer must.
+    #[arg(long, env = "SHOP_STATELESS")]
+    stateless: bool,
+    /// A `Host` name HTTP requests may carry besides the loopback ones: the public name a proxy forwards.
+    #[arg(
+        long = "allowed-host",
+        env = "SHOP_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    allowed_hosts: Vec<String>,
+    /// Serve a desktop client over stdio instead.
+    #[arg(long, conflicts_with_all = ["demo", "agent"])]
+    stdio: bool,
+    /// Call the tools in-process instead of serving them.
+    #[arg(long, conflicts_with = "agent")]
+    demo: bool,
+    /// Run the shop's own agent loop with a scripted model.
+    #[arg(long)]
+    agent: bool,
+    /// The shop's SQLite database (`:memory:` is a fresh one, seeded with 30 orders).
+    #[arg(long, env = "SHOP_DB", default_value = ":memory:", value_name = "PATH")]
+    db: String,
+    /// Where toolgate keeps its records, confirmations, ceilings and audit: a SQLite file or a
+    /// `postgres://` URL shared by replicas (default: the `--db` database).
+    #[arg(long, env = "SHOP_STORE", value_name = "LOCATION")]
+    store: Option<String>,
+    /// An operator's TOML or JSON file.
+    #[arg(long, env = "SHOP_CONFIG", value_name = "PATH")]
+    config: Option<String>,
+    /// Sync the tools into the records on start, for development.
+    #[arg(long)]
+    sync: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Run an operator's command on the records instead of serving, e.g. `toolgate tools disable ship_order`.
+    #[command(disable_help_flag = true)]
+    Toolgate {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[tokio::main]
@@ -48,20 +101,17 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let options = <Options as clap::Parser>::parse();
     let Options {
-        mode,
-        db,
-        store,
-        config,
-        sync,
-    } = parse(std::env::args().skip(1))?;
+        db, store, config, ..
+    } = &options;
     let config = match config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let store = Database::open(store.as_deref().unwrap_or(&db)).await?;
-    let registry = registry(Db::open(&db)?, &store, config).await?;
-    if sync {
+    let store = Database::open(store.as_deref().unwrap_or(db)).await?;
+    let registry = registry(Db::open(db)?, &store, config).await?;
+    if options.sync {
         eprint!("{}", registry.sync("example-shop --sync").await?);
     }
     // ANCHOR: watch
@@ -69,8 +119,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // 250 ms; on PostgreSQL, as soon as its NOTIFY arrives.
     tokio::spawn(registry.watch(std::time::Duration::from_millis(250)));
     // ANCHOR_END: watch
-    match mode {
-        Mode::Operator(args) => {
+    match options {
+        Options {
+            command: Some(Command::Toolgate { args }),
+            ..
+        } => {
             let args = std::iter::once("toolgate".to_owned()).chain(args);
             let (code, out) = toolgate::operator::run(&registry, args).await;
             print!("{out}");
@@ -78,12 +131,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 std::process::exit(code);
             }
         }
-        Mode::Stdio => server(registry).serve_stdio().await?,
-        Mode::Demo => demo(&registry).await,
-        Mode::Agent => agent(&registry).await.map_err(|e| e.to_string())?,
+        Options { stdio: true, .. } => server(registry).serve_stdio().await?,
+        Options { demo: true, .. } => demo(&registry).await,
+        Options { agent: true, .. } => agent(&registry).await.map_err(|e| e.to_string())?,
         // ANCHOR: serve
-        Mode::Http(address) => {
-            let listener = tokio::net::TcpListener::bind(&address).await?;
+        Options {
+            http,
+            stateless,
+            allowed_hosts,
+            ..
+        } => {
+            let listener = tokio::net::TcpListener::bind(&http).await?;
             let url = format!("http://{}/mcp", listener.local_addr()?);
             println!("example-shop serves MCP at {url}");
             println!(
@@ -103,61 +161,20 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            server(registry).serve_listener(listener, shutdown).await?;
+            let mut options = HttpOptions::default()
+                .stateless(stateless)
+                .json_response(stateless);
+            if !allowed_hosts.is_empty() {
+                let loopback = ["localhost", "127.0.0.1", "::1"].map(String::from);
+                options = options.allowed_hosts(loopback.into_iter().chain(allowed_hosts));
+            }
+            server(registry)
+                .http_options(options)
+                .serve_listener(listener, shutdown)
+                .await?;
         } // ANCHOR_END: serve
     }
     Ok(())
-}
-
-struct Options {
-    mode: Mode,
-    db: String,
-    store: Option<String>,
-    config: Option<String>,
-    sync: bool,
-}
-
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
-    let mut options = Options {
-        mode: Mode::Http("127.0.0.1:8080".to_owned()),
-        db: ":memory:".to_owned(),
-        store: None,
-        config: None,
-        sync: false,
-    };
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--stdio" => options.mode = Mode::Stdio,
-            "--demo" => options.mode = Mode::Demo,
-            "--agent" => options.mode = Mode::Agent,
-            "--http" => {
-                options.mode = Mode::Http(
-                    args.next()
-                        .ok_or("--http needs an address, e.g. 127.0.0.1:8080")?,
-                )
-            }
-            "--db" => options.db = args.next().ok_or("--db needs a path")?,
-            "--store" => {
-                options.store = Some(
-                    args.next()
-                        .ok_or("--store needs a path or a postgres:// URL")?,
-                )
-            }
-            "--config" => options.config = Some(args.next().ok_or("--config needs a path")?),
-            "--sync" => options.sync = true,
-            "toolgate" => {
-                options.mode = Mode::Operator(args.collect());
-                break;
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}`; use --http ADDR, --stdio, --demo, --agent, --db PATH, --store LOCATION, --config PATH, \
-                     --sync, or toolgate COMMAND"
-                ));
-            }
-        }
-    }
-    Ok(options)
 }
 
 /// The tools called in-process, as an app's own agent loop would.

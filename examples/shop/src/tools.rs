@@ -1,7 +1,9 @@
 //! The shop's tools: an overview, search, details, and two writes that a person approves first.
 
+use std::time::Duration;
+
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
 
 use crate::db::{Db, Order, Status, Summary};
@@ -54,6 +56,26 @@ pub async fn search_orders(
     Ok(Page::new(total, rows, |row| order_url(&row.number)))
 }
 // ANCHOR_END: search
+
+/// Every order as CSV, for a spreadsheet. It reads the whole table, so it runs at most 3 times per
+/// conversation.
+#[tool(ability = "orders.view", read_only, max_runs = 3, category = "orders")]
+pub async fn export_orders(db: State<Db>) -> Result<String, ToolError> {
+    let (_, orders) = db.search(None, None, usize::MAX)?;
+    let mut csv = String::from("number,customer,status,total_eur,carrier\n");
+    for order in orders {
+        let status = serde_json::to_value(order.status).unwrap_or_default();
+        csv.push_str(&format!(
+            "{},{},{},{:.2},{}\n",
+            order.number,
+            order.customer,
+            status.as_str().unwrap_or_default(),
+            order.total_eur,
+            order.carrier.unwrap_or_default()
+        ));
+    }
+    Ok(csv)
+}
 
 /// The full record of one order.
 #[tool(ability = "orders.view", read_only, category = "orders")]
@@ -116,10 +138,21 @@ fn pending(db: &Db, number: &str) -> Result<Order, ToolError> {
     }
 }
 
+/// How `ship_order` books a parcel, as an operator sets it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Shipping {
+    /// How long booking the parcel with the carrier takes, in milliseconds: the demo's stand-in for a
+    /// carrier's API, which answers in its own time (default 0).
+    #[serde(default)]
+    #[schemars(range(max = 60000))]
+    pub booking_ms: u64,
+}
+
 /// Ship a confirmed order with a carrier. Changes data: a person approves a preview first.
 #[tool(ability = "orders.ship", preview = preview_ship, category = "orders")]
 pub async fn ship_order(
     db: State<Db>,
+    shipping: Settings<Shipping>,
     /// The order number, e.g. `RO-00012`.
     #[arg(pattern = "^RO-[0-9]{5}$")]
     number: String,
@@ -128,6 +161,8 @@ pub async fn ship_order(
     carrier: String,
 ) -> Result<Order, ToolError> {
     let order = confirmed(&db, &number)?;
+    // The parcel is booked first; the order moves only once the carrier has it.
+    tokio::time::sleep(Duration::from_millis(shipping.0.booking_ms)).await;
     if !db.advance(&number, Status::Confirmed, Status::Shipped, Some(&carrier))? {
         return Err(ToolError::new(format!(
             "Order {number} changed meanwhile; look it up again."
@@ -143,6 +178,7 @@ pub async fn ship_order(
 /// What `ship_order` would do. Reads only.
 async fn preview_ship(
     db: State<Db>,
+    _shipping: Settings<Shipping>,
     number: String,
     carrier: String,
 ) -> Result<Preview, ToolError> {

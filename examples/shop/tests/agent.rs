@@ -85,6 +85,7 @@ async fn an_approved_write_runs_once_and_its_result_reaches_the_model() {
         [
             "shop_overview",
             "confirm_order",
+            "export_orders",
             "order_details",
             "search_orders",
             "ship_order"

@@ -42,6 +42,34 @@ async fn the_overview_counts_the_seeded_orders() {
 }
 
 #[tokio::test]
+async fn the_export_is_every_order_as_csv_three_times_per_conversation() {
+    let (_, registry) = shop().await;
+    let export = registry.call(&viewer(), "export_orders", json!({})).await;
+    let csv = export.into_result().text_for_model();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 31, "a header and 30 orders");
+    assert_eq!(lines[0], "number,customer,status,total_eur,carrier");
+    let shipped = lines.iter().find(|l| l.starts_with("RO-00002,")).unwrap();
+    assert!(
+        shipped.contains(",shipped,") && shipped.ends_with(",DHL"),
+        "{shipped}"
+    );
+    for _ in 0..2 {
+        assert!(
+            registry
+                .call(&viewer(), "export_orders", json!({}))
+                .await
+                .is_done()
+        );
+    }
+    let fourth = registry.call(&viewer(), "export_orders", json!({})).await;
+    assert_eq!(
+        fourth.error().map(toolgate::ToolError::kind),
+        Some(toolgate::ErrorKind::LimitReached)
+    );
+}
+
+#[tokio::test]
 async fn search_pages_rows_with_urls() {
     let (_, registry) = shop().await;
     let page = registry
@@ -176,6 +204,7 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
         [
             "shop_overview",
             "confirm_order",
+            "export_orders",
             "order_details",
             "search_orders"
         ]

@@ -1,0 +1,206 @@
+//! Three stateless shop replicas on one PostgreSQL, behind Debian's nginx with round-robin and no
+//! affinity, started from the shop's own `deploy/` files and driven by the official Python `mcp` SDK
+//! (`tests/clients/python_replicas.py`): a write previewed on one replica runs once when approved on
+//! another, replays run nothing anywhere, a ceiling holds across replicas, a tool disabled on one vanishes
+//! from all three, concurrent approvals on three replicas write once, and a replica killed in the middle of
+//! a write loses neither the write nor its approval.
+//!
+//! It needs PostgreSQL, nginx and the Python SDK, which `.ci/run` installs; without one it says that it
+//! skipped, except in CI (`TOOLGATE_REQUIRE_CLIENTS`).
+
+#[path = "../../../tests/support/postgres.rs"]
+#[allow(dead_code)] // shared with the records tests, which use all of it
+mod postgres;
+#[path = "../../../tests/support/real_clients.rs"]
+#[allow(dead_code)] // shared with the clients tests
+mod real_clients;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use real_clients::{Served, installed};
+
+const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
+
+/// The shop's deployment files.
+fn deploy() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy")
+}
+
+/// nginx, if installed; otherwise the test skips (or fails in CI).
+fn nginx() -> Option<PathBuf> {
+    let found = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
+            "nginx is not installed; run `bash .ci/run` once"
+        );
+        eprintln!("skipped: nginx is not installed (Debian's `nginx`)");
+    }
+    found
+}
+
+/// The variables of `deploy/replica.env`, with this test's database, orders file and address.
+fn replica_env(store: &str, orders: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(deploy().join("replica.env")).expect("replica.env");
+    let mut env: Vec<(String, String)> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#') && line.contains('='))
+        .filter_map(|line| line.split_once('='))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    for (key, value) in &mut env {
+        match key.as_str() {
+            "SHOP_STORE" => *value = store.to_owned(),
+            "SHOP_DB" => *value = orders.display().to_string(),
+            _ => {}
+        }
+    }
+    assert!(
+        env.iter()
+            .any(|(key, value)| key == "SHOP_STATELESS" && value == "true"),
+        "replicas serve statelessly"
+    );
+    env
+}
+
+/// A free loopback port.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("an address").port()
+}
+
+/// nginx on `deploy/nginx.conf`, with the replicas' and its own ports put in; stopped when dropped.
+struct Nginx {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Nginx {
+    fn start(binary: &Path, replicas: &[&Served]) -> Nginx {
+        let dir = std::env::temp_dir().join(format!("toolgate-nginx-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a directory for nginx");
+        let port = free_port();
+        let mut site = std::fs::read_to_string(deploy().join("nginx.conf")).expect("nginx.conf");
+        for (i, replica) in replicas.iter().enumerate() {
+            let address = replica
+                .url
+                .trim_start_matches("http://")
+                .trim_end_matches("/mcp");
+            site = site.replace(&format!("127.0.0.1:808{}", i + 1), address);
+        }
+        site = site.replace(
+            "listen 127.0.0.1:8080;",
+            &format!("listen 127.0.0.1:{port};"),
+        );
+        std::fs::write(dir.join("toolgate.conf"), site).expect("the site");
+        // What Debian's /etc/nginx/nginx.conf gives, in this test's directory.
+        let main = format!(
+            "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 512; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
+             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
+             include {d}/toolgate.conf;\n}}\n",
+            d = dir.display()
+        );
+        std::fs::write(dir.join("nginx.conf"), main).expect("the main configuration");
+        let child = Command::new(binary)
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let up = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
+        assert!(up, "nginx listens on port {port}; its log:\n{log}");
+        Nginx {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            dir,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // TERM, not KILL: the master stops its workers before it exits.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn three_replicas_behind_nginx_hold_what_one_server_holds() {
+    let Some(clients) = installed(&["py/bin/python"]) else {
+        return;
+    };
+    let Some(nginx) = nginx() else { return };
+    let Some(cluster) = postgres::Cluster::start("replicas") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = runtime.block_on(cluster.database("replicas"));
+    let orders = std::env::temp_dir().join(format!("toolgate-replicas-{}.db", std::process::id()));
+    let env = replica_env(&store, &orders);
+    let shop = || {
+        let mut command = Command::new(SHOP);
+        command.current_dir(deploy()).envs(env.iter().cloned());
+        command
+    };
+
+    // The operator records the tools once, before the first replica serves.
+    let synced = shop()
+        .args(["toolgate", "--actor", "ops", "sync", "--apply"])
+        .output()
+        .expect("the sync runs");
+    assert!(synced.status.success(), "{synced:?}");
+
+    // One after the other: the first seeds the shared orders file.
+    let mut replicas: Vec<Served> = (0..3).map(|_| Served::spawn(shop())).collect();
+    let proxy = Nginx::start(&nginx, &replicas.iter().collect::<Vec<_>>());
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_replicas.py");
+    let mut python = Command::new(clients.join("py/bin/python"))
+        .arg(script)
+        .arg(&proxy.url)
+        .args(replicas.iter().map(|r| r.url.as_str()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    let mut answer = python.stdin.take().expect("stdin");
+    let mut printed = Vec::new();
+    for line in BufReader::new(python.stdout.take().expect("stdout")).lines() {
+        let line = line.expect("readable");
+        println!("{line}");
+        // The script asks for the crash while replica A is in the middle of a write.
+        if line == "kill replica A" {
+            replicas[0].kill();
+            writeln!(answer, "killed").expect("the script reads");
+        }
+        printed.push(line);
+    }
+    let status = python.wait().expect("python ends");
+    let printed = printed.join("\n");
+    assert!(status.success(), "{printed}");
+    assert!(printed.contains(" passed, 0 failed"), "{printed}");
+    drop((proxy, replicas));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", orders.display()));
+    }
+}
