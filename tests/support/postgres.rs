@@ -92,15 +92,36 @@ impl Cluster {
 
     /// Runs `sql` on `database`, as the cluster's owner.
     pub(crate) async fn execute(&self, database: &str, sql: &str) {
+        let (client, connection) = self.connect(database).await;
+        client.batch_execute(sql).await.expect("the SQL runs");
+        drop(client);
+        let _ = connection.await;
+    }
+
+    /// The one number `sql` gives on `database`.
+    #[allow(dead_code)] // the shop's replica benchmark reads PostgreSQL's counters with it
+    pub(crate) async fn number(&self, database: &str, sql: &str) -> i64 {
+        let (client, connection) = self.connect(database).await;
+        let row = client.query_one(sql, &[]).await.expect("the SQL runs");
+        drop(client);
+        let _ = connection.await;
+        row.get(0)
+    }
+
+    /// A client of `database`, and its connection's task, which ends once the client is dropped.
+    async fn connect(
+        &self,
+        database: &str,
+    ) -> (
+        toolgate::store::postgres::tokio_postgres::Client,
+        tokio::task::JoinHandle<()>,
+    ) {
         use toolgate::store::postgres::tokio_postgres;
         let (client, connection) =
             tokio_postgres::connect(&self.url(database), tokio_postgres::NoTls)
                 .await
                 .expect("connects to the test cluster");
-        let connection = tokio::spawn(connection);
-        client.batch_execute(sql).await.expect("the SQL runs");
-        drop(client);
-        let _ = connection.await;
+        (client, tokio::spawn(async move { drop(connection.await) }))
     }
 
     /// Starts the server (again).

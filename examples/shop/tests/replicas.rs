@@ -96,6 +96,15 @@ impl Nginx {
                 .trim_end_matches("/mcp");
             site = site.replace(&format!("127.0.0.1:808{}", i + 1), address);
         }
+        // Fewer replicas than the file lists: the others' lines go.
+        let unused: Vec<String> = (replicas.len()..3)
+            .map(|i| format!("server 127.0.0.1:808{} ", i + 1))
+            .collect();
+        site = site
+            .lines()
+            .filter(|line| !unused.iter().any(|u| line.contains(u.as_str())))
+            .collect::<Vec<_>>()
+            .join("\n");
         site = site.replace(
             "listen 127.0.0.1:8080;",
             &format!("listen 127.0.0.1:{port};"),
@@ -103,7 +112,7 @@ impl Nginx {
         std::fs::write(dir.join("toolgate.conf"), site).expect("the site");
         // What Debian's /etc/nginx/nginx.conf gives, in this test's directory.
         let main = format!(
-            "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+            "daemon off;\nworker_processes auto;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
              events {{ worker_connections 512; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
              fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
@@ -144,41 +153,73 @@ impl Drop for Nginx {
     }
 }
 
+/// PostgreSQL, the shop's orders file, and replicas started from `deploy/replica.env`.
+struct Deployment {
+    cluster: postgres::Cluster,
+    /// The database's name on the cluster.
+    database: String,
+    orders: PathBuf,
+    replicas: Vec<Served>,
+}
+
+impl Deployment {
+    /// `replicas` shop replicas on a fresh database, its tools recorded first; `None` (the test skips)
+    /// when PostgreSQL is not installed.
+    fn start(runtime: &tokio::runtime::Runtime, replicas: usize) -> Option<Deployment> {
+        let cluster = postgres::Cluster::start("replicas")?;
+        let store = runtime.block_on(cluster.database("replicas"));
+        let database = store.rsplit('/').next().expect("a database").to_owned();
+        let orders =
+            std::env::temp_dir().join(format!("toolgate-replicas-{}.db", std::process::id()));
+        let env = replica_env(&store, &orders);
+        let shop = || {
+            let mut command = Command::new(SHOP);
+            command.current_dir(deploy()).envs(env.iter().cloned());
+            command
+        };
+        // The operator records the tools once, before the first replica serves.
+        let synced = shop()
+            .args(["toolgate", "--actor", "ops", "sync", "--apply"])
+            .output()
+            .expect("the sync runs");
+        assert!(synced.status.success(), "{synced:?}");
+        // One after the other: the first seeds the shared orders file.
+        let replicas = (0..replicas).map(|_| Served::spawn(shop())).collect();
+        Some(Deployment {
+            cluster,
+            database,
+            orders,
+            replicas,
+        })
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        self.replicas.clear();
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.orders.display()));
+        }
+    }
+}
+
 #[test]
 fn three_replicas_behind_nginx_hold_what_one_server_holds() {
     let Some(clients) = installed(&["py/bin/python"]) else {
         return;
     };
     let Some(nginx) = nginx() else { return };
-    let Some(cluster) = postgres::Cluster::start("replicas") else {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let Some(mut deployment) = Deployment::start(&runtime, 3) else {
         return;
     };
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let store = runtime.block_on(cluster.database("replicas"));
-    let orders = std::env::temp_dir().join(format!("toolgate-replicas-{}.db", std::process::id()));
-    let env = replica_env(&store, &orders);
-    let shop = || {
-        let mut command = Command::new(SHOP);
-        command.current_dir(deploy()).envs(env.iter().cloned());
-        command
-    };
-
-    // The operator records the tools once, before the first replica serves.
-    let synced = shop()
-        .args(["toolgate", "--actor", "ops", "sync", "--apply"])
-        .output()
-        .expect("the sync runs");
-    assert!(synced.status.success(), "{synced:?}");
-
-    // One after the other: the first seeds the shared orders file.
-    let mut replicas: Vec<Served> = (0..3).map(|_| Served::spawn(shop())).collect();
-    let proxy = Nginx::start(&nginx, &replicas.iter().collect::<Vec<_>>());
+    let proxy = Nginx::start(&nginx, &deployment.replicas.iter().collect::<Vec<_>>());
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_replicas.py");
     let mut python = Command::new(clients.join("py/bin/python"))
         .arg(script)
         .arg(&proxy.url)
-        .args(replicas.iter().map(|r| r.url.as_str()))
+        .args(deployment.replicas.iter().map(|r| r.url.as_str()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -190,7 +231,7 @@ fn three_replicas_behind_nginx_hold_what_one_server_holds() {
         println!("{line}");
         // The script asks for the crash while replica A is in the middle of a write.
         if line == "kill replica A" {
-            replicas[0].kill();
+            deployment.replicas[0].kill();
             writeln!(answer, "killed").expect("the script reads");
         }
         printed.push(line);
@@ -199,8 +240,109 @@ fn three_replicas_behind_nginx_hold_what_one_server_holds() {
     let printed = printed.join("\n");
     assert!(status.success(), "{printed}");
     assert!(printed.contains(" passed, 0 failed"), "{printed}");
-    drop((proxy, replicas));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", orders.display()));
+}
+
+/// How many calls in flight the throughput run keeps.
+const IN_FLIGHT: usize = 16;
+
+/// Throughput through nginx with one, two and three replicas, and PostgreSQL round trips per call (its
+/// committed transactions: every statement the replicas send in the run commits on its own):
+/// measured and printed, never asserted. Run it with
+/// `cargo test --release -p example-shop --test replicas -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a test: run it with --ignored"]
+fn throughput_through_nginx_with_one_two_and_three_replicas() {
+    let Some(nginx) = nginx() else { return };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let Some(deployment) = Deployment::start(&runtime, 3) else {
+        return;
+    };
+    let seconds = std::env::var("TOOLGATE_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let window = std::time::Duration::from_secs(seconds);
+    println!(
+        "| served by | in flight | order_details (calls/s) | PostgreSQL round trips per call |"
+    );
+    println!("|---|---:|---:|---:|");
+    let direct = &deployment.replicas[0].url;
+    let rows = [
+        ("one replica, no nginx", None),
+        ("nginx, 1 replica", Some(1)),
+        ("nginx, 2 replicas", Some(2)),
+        ("nginx, 3 replicas", Some(3)),
+    ];
+    for (label, behind) in rows {
+        let proxy = behind.map(|n| {
+            Nginx::start(
+                &nginx,
+                &deployment.replicas.iter().take(n).collect::<Vec<_>>(),
+            )
+        });
+        let url = proxy.as_ref().map_or(direct, |p| &p.url).clone();
+        let commits = || {
+            runtime.block_on(deployment.cluster.number(
+                &deployment.database,
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
+            ))
+        };
+        let before = commits();
+        let calls = runtime.block_on(load(&url, window));
+        // The counters are published with a delay; the audit's writer flushes in the background.
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let transactions = commits() - before;
+        println!(
+            "| {label} | {IN_FLIGHT} | {:.0} | {:.3} |",
+            calls as f64 / window.as_secs_f64(),
+            transactions as f64 / calls.max(1) as f64
+        );
     }
+}
+
+/// Calls of `order_details` made in `window` with [`IN_FLIGHT`] in flight, each answer checked.
+async fn load(url: &str, window: std::time::Duration) -> u64 {
+    let http = reqwest::Client::new();
+    let warm = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+    let end = warm + window;
+    let workers: Vec<_> = (0..IN_FLIGHT)
+        .map(|worker| {
+            let (http, url) = (http.clone(), url.to_owned());
+            tokio::spawn(async move {
+                let mut counted = 0;
+                for id in 0.. {
+                    let now = tokio::time::Instant::now();
+                    if now >= end {
+                        break;
+                    }
+                    let body = format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"order_details","arguments":{{"number":"RO-{:05}"}}}}}}"#,
+                        worker + 1
+                    );
+                    let answer = http
+                        .post(&url)
+                        .bearer_auth("viewer-token")
+                        .header("content-type", "application/json")
+                        .header("accept", "application/json, text/event-stream")
+                        .header("mcp-protocol-version", "2025-11-25")
+                        .body(body)
+                        .send()
+                        .await
+                        .expect("the call is answered");
+                    assert!(answer.status().is_success(), "{}", answer.status());
+                    let text = answer.text().await.expect("a body");
+                    assert!(text.contains("\"customer\""), "{text}");
+                    if now >= warm {
+                        counted += 1;
+                    }
+                }
+                counted
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for worker in workers {
+        total += worker.await.expect("the worker finishes");
+    }
+    total
 }

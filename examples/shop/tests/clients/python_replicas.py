@@ -129,13 +129,16 @@ async def concurrent_approvals_write_once(r):
         check("the order was confirmed once", await status(proxy, "RO-00009") == "confirmed")
 
 
-async def edit(url, tool, change):
+async def admin(url, method, path, body=None):
     async with create_mcp_http_client(headers=ADMIN) as http:
-        base = url.removesuffix("/mcp")
-        record = (await http.get(f"{base}/admin/tools/{tool}")).json()
-        body = {"version": record["version"], "change": change}
-        response = await http.post(f"{base}/admin/tools/{tool}/edit", json=body)
+        response = await http.request(method, url.removesuffix("/mcp") + path, json=body)
         return response.status_code, response.json()
+
+
+async def edit(url, tool, change):
+    _, record = await admin(url, "GET", f"/admin/tools/{tool}")
+    body = {"version": record["version"], "change": change}
+    return await admin(url, "POST", f"/admin/tools/{tool}/edit", body)
 
 
 async def a_tool_disabled_on_one_vanishes_from_all(r):
@@ -157,6 +160,25 @@ async def a_tool_disabled_on_one_vanishes_from_all(r):
     print(f"     (gone from all three {elapsed * 1000:.0f} ms after the edit returned)", flush=True)
     code, _ = await edit(r.b, "export_orders", {"change": "enable"})
     check("and B's admin API switches it back on", code == 200, code)
+
+
+async def a_key_rotated_on_one_reaches_all_before_it_seals(r):
+    old_args, new_args = {"number": "RO-00012"}, {"number": "RO-00015"}
+    async with r.client(r.a) as a, r.client(r.b) as b, r.client(r.c) as c:
+        sealed_before = await previewed(a, "confirm_order", old_args)
+        code, rotated = await admin(r.c, "POST", "/admin/keys/rotate", {"after_ms": 2000})
+        check("replica C's admin API adds a key that seals in 2 s", code == 200, rotated)
+        _, keys = await admin(r.b, "GET", "/admin/keys")
+        new = next((k for k in keys if k["id"] == rotated["id"]), None)
+        check("it is in the shared ring at once, not sealing yet", new and not new["sealing"], keys)
+        await asyncio.sleep(2.5)
+        sealed_after = await previewed(b, "confirm_order", new_args)
+        _, keys = await admin(r.a, "GET", "/admin/keys")
+        check("then it seals", any(k["id"] == rotated["id"] and k["sealing"] for k in keys), keys)
+        done, failed = await answered(c, "confirm_order", old_args, sealed_before)
+        check("a preview sealed with the old key is approved on C", not failed, done)
+        done, failed = await answered(a, "confirm_order", new_args, sealed_after)
+        check("a preview sealed with the new key is approved on A", not failed, done)
 
 
 async def a_replica_killed_mid_write_loses_nothing(r):
@@ -208,6 +230,7 @@ def main():
         a_ceiling_holds_across_replicas,
         concurrent_approvals_write_once,
         a_tool_disabled_on_one_vanishes_from_all,
+        a_key_rotated_on_one_reaches_all_before_it_seals,
         a_replica_killed_mid_write_loses_nothing,
     ]:
         asyncio.run(step(replicas))
