@@ -50,6 +50,13 @@ async fn while_the_database_is_away_calls_go_on_writes_fail_closed_and_what_chan
         "{error:?}"
     );
     assert_eq!(refunds(21), 0, "nothing ran");
+    let counted = registry.call(&clerk(), "export_catalogue", json!({})).await;
+    let error = counted.error().expect("a tool with a ceiling fails closed");
+    assert_eq!(error.kind(), ErrorKind::Unavailable);
+    assert!(
+        error.message().contains("their count cannot be reached"),
+        "{error:?}"
+    );
     let refused = registry
         .edit(&Edit::new("ops", &seen, Change::Disable))
         .await

@@ -50,6 +50,23 @@ async fn a_ceiling_holds_across_two_processes(backend: Backend) {
         .filter(|o| o.is_done())
         .count();
     assert_eq!(ran, 2, "the ceiling is counted in one place");
+
+    // Counts of a conversation are its own, and go when it ends, on every process.
+    let in_conversation = || Call::new("export_catalogue", json!({})).session("conv-1");
+    for registry in [&a, &b] {
+        assert!(registry.run(&clerk(), in_conversation()).await.is_done());
+    }
+    assert!(!b.run(&clerk(), in_conversation()).await.is_done());
+    a.end_session("conv-1");
+    let freed = tokio::time::timeout(Duration::from_secs(30), async {
+        while !b.run(&clerk(), in_conversation()).await.is_done() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert!(
+        freed.await.is_ok(),
+        "the ended conversation's counts are forgotten"
+    );
 }
 
 async fn an_approval_whose_process_died_mid_run_runs_once_on_another(backend: Backend) {

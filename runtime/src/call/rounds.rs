@@ -207,6 +207,7 @@ impl Registry {
         });
         attachments.answers = Some(Arc::clone(&answers));
         let launched = self.launch(flight, index, arguments, attachments, true);
+        let launched = self.counted(flight, index, launched);
         let outcome = self.drive(flight, launched).await;
         let unanswered = match &outcome {
             Outcome::Failed(error) => error.source().and_then(|s| s.downcast_ref::<Unanswered>()),
@@ -264,6 +265,7 @@ impl Registry {
                     );
                 }
                 let launched = self.launch(flight, index, arguments, attachments, true);
+                let launched = self.counted(flight, index, launched);
                 return (self.drive(flight, launched).await, Some(grant.id));
             }
             Ok(Claimed::Approved {

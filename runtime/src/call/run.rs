@@ -15,7 +15,7 @@ use crate::confirm::GrantKind;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{Outcome, Pending, ToolResult};
 use crate::param::CallParts;
-use crate::policy::ceiling::{CeilingStore, Ceilings, Refused, RunKey};
+use crate::policy::ceiling::{Ceilings, Refused, RunKey};
 use crate::policy::hooks::CallInfo;
 use crate::registry::{Handler, Registry};
 use crate::tool::ToolFuture;
@@ -71,16 +71,6 @@ impl Registry {
         {
             return Launched::Done(refusal);
         }
-        let counted = match (&self.inner.ceilings.shared, registered.tool.max_runs) {
-            (Some(store), Some(max)) if confirmed => Some(SharedCount {
-                store: Arc::clone(store),
-                caller: flight.caller.id().into(),
-                session: flight.invocation.session_id.clone(),
-                tool: Arc::clone(&registered.tool.name),
-                max,
-            }),
-            _ => None,
-        };
         let external = cancellation.is_some();
         let timeout = registered.tool.timeout.or(self.inner.default_timeout);
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
@@ -108,7 +98,7 @@ impl Registry {
                 }
             }
             Handler::Compiled { call, .. } => Launched::Run {
-                future: SharedCount::first(counted, call(parts)),
+                future: call(parts),
                 timeout,
                 token,
                 external,
@@ -116,12 +106,67 @@ impl Registry {
             Handler::Dynamic(handler) => {
                 let arguments = Value::Object(parts.take_arguments());
                 Launched::Run {
-                    future: SharedCount::first(counted, handler(arguments, parts.into_owned())),
+                    future: handler(arguments, parts.into_owned()),
                     timeout,
                     token,
                     external,
                 }
             }
+        }
+    }
+
+    /// `launched`, whose run is counted first in the ceiling store replicas share, when its tool has a
+    /// ceiling and the registry such a store; refused, with the body never run, when the ceiling is
+    /// reached or the store cannot be reached. Such tools take the path of rounds (`via_rounds`), which
+    /// applies this after `launch`, so that the common path pays nothing for it.
+    pub(super) fn counted(
+        &self,
+        flight: &InFlight<'_>,
+        index: usize,
+        launched: Launched,
+    ) -> Launched {
+        let tool = &flight.snapshot.tools[index].tool;
+        let (Some(store), Some(max)) = (&self.inner.ceilings.shared, tool.max_runs) else {
+            return launched;
+        };
+        let Launched::Run {
+            future,
+            timeout,
+            token,
+            external,
+        } = launched
+        else {
+            return launched;
+        };
+        let store = Arc::clone(store);
+        let caller: Box<str> = flight.caller.id().into();
+        let session = flight.invocation.session_id.clone();
+        let tool = Arc::clone(&tool.name);
+        let future: ToolFuture = Box::pin(async move {
+            let key = RunKey {
+                caller: &caller,
+                session: session.as_deref(),
+                tool: &tool,
+            };
+            match store.take(key, max).await {
+                Ok(true) => future.await,
+                Ok(false) => Err(limit_error(&tool, max, &Refused::Reached)),
+                Err(error) => {
+                    tracing::error!(target: "toolgate", tool = &*tool, error = error.message(), "the run counts cannot be reached");
+                    Err(ToolError::with_kind(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "`{tool}` has a limit on its runs, and their count cannot be reached, so it did not run. Try again shortly."
+                        ),
+                    ))
+                }
+            }
+        });
+        Launched::Run {
+            future,
+            timeout,
+            token,
+            external,
         }
     }
 
@@ -173,44 +218,6 @@ impl Registry {
             Ok(result) => Outcome::Done(result),
             Err(error) => Outcome::Failed(error),
         }
-    }
-}
-
-/// A run to count in the ceiling store that replicas share, before the tool's body runs.
-struct SharedCount {
-    store: Arc<dyn CeilingStore>,
-    caller: Box<str>,
-    session: Option<Arc<str>>,
-    tool: Arc<str>,
-    max: u32,
-}
-
-impl SharedCount {
-    /// `future`, after the run is counted, if there is one to count; refused, with the body never run,
-    /// when the ceiling is reached or the store cannot be reached.
-    fn first(count: Option<SharedCount>, future: ToolFuture) -> ToolFuture {
-        let Some(count) = count else { return future };
-        Box::pin(async move {
-            let key = RunKey {
-                caller: &count.caller,
-                session: count.session.as_deref(),
-                tool: &count.tool,
-            };
-            match count.store.take(key, count.max).await {
-                Ok(true) => future.await,
-                Ok(false) => Err(limit_error(&count.tool, count.max, &Refused::Reached)),
-                Err(error) => {
-                    tracing::error!(target: "toolgate", tool = &*count.tool, error = error.message(), "the run counts cannot be reached");
-                    Err(ToolError::with_kind(
-                        ErrorKind::Unavailable,
-                        format!(
-                            "`{}` has a limit on its runs, and their count cannot be reached, so it did not run. Try again shortly.",
-                            count.tool
-                        ),
-                    ))
-                }
-            }
-        })
     }
 }
 

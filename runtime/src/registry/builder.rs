@@ -428,6 +428,7 @@ impl RegistryBuilder {
             registered.enabled = !self.disabled.contains(name)
                 && self.allow_only.as_ref().is_none_or(|a| a.contains(name));
             registered.settings = settings.remove(name).map(Arc::new);
+            registered.via_rounds |= self.ceilings.is_some() && registered.tool.max_runs.is_some();
             registered
                 .check_settings()
                 .map_err(|reason| BuildError::InvalidSettings {

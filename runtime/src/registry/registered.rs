@@ -31,6 +31,9 @@ pub(crate) struct RegisteredTool {
     /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
     /// round, and keep their arguments to seal them.
     pub(crate) has_rounds: bool,
+    /// Whether its calls take the path of rounds: it has rounds, or its runs are counted in a store that
+    /// replicas share, which takes an await before its body runs.
+    pub(crate) via_rounds: bool,
     pub(crate) enabled: bool,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
@@ -165,6 +168,7 @@ pub(super) fn compiled_tool(
     };
     Ok(RegisteredTool {
         has_rounds: asks || entry.preview.is_some(),
+        via_rounds: asks || entry.preview.is_some(),
         tool: Arc::new(tool),
         handler: Handler::Compiled {
             call: entry.call,
@@ -231,6 +235,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         settings: None,
         settings_validator: None,
         has_rounds: false,
+        via_rounds: false,
         enabled: true,
         required: Box::default(),
         profiles: None,
