@@ -166,9 +166,10 @@ pub(super) fn compiled_tool(
         Some(schema) => Some(Arc::new(schema::validator(schema).map_err(invalid)?)),
         None => None,
     };
+    let rounds = asks || entry.preview.is_some();
     Ok(RegisteredTool {
-        has_rounds: asks || entry.preview.is_some(),
-        via_rounds: asks || entry.preview.is_some(),
+        has_rounds: rounds,
+        via_rounds: rounds,
         tool: Arc::new(tool),
         handler: Handler::Compiled {
             call: entry.call,
