@@ -83,13 +83,31 @@ async fn export_catalogue() -> &'static str {
 
 /// Close an account, once `gate` lets it finish. Changes data.
 #[tool(ability = "catalogue.view", preview = preview_close, timeout = "1s")]
-async fn close_account(gate: State<Arc<Gate>>, account: u32) -> String {
+async fn close_account(
+    gate: State<Arc<Gate>>,
+    approval: toolgate::param::Approval,
+    account: u32,
+) -> String {
+    let run = (
+        account,
+        approval.id().unwrap_or("-").to_owned(),
+        approval.resumed(),
+    );
+    CLOSE_RUNS.lock().unwrap().push(run);
     gate.started.notify_one();
     gate.finish.notified().await;
     format!("Closed account {account}.")
 }
 
-async fn preview_close(_gate: State<Arc<Gate>>, account: u32) -> Preview {
+/// The approval each run of `close_account` saw: the account, the approval's id, and whether the run
+/// resumed an abandoned one.
+static CLOSE_RUNS: std::sync::Mutex<Vec<(u32, String, bool)>> = std::sync::Mutex::new(Vec::new());
+
+async fn preview_close(
+    _gate: State<Arc<Gate>>,
+    _approval: toolgate::param::Approval,
+    account: u32,
+) -> Preview {
     Preview::new(format!("Close account {account}"))
 }
 

@@ -76,8 +76,12 @@ async fn an_approval_whose_process_died_mid_run_runs_once_on_another(backend: Ba
     let (dying, survivor) = (Arc::new(Gate::default()), Arc::new(Gate::default()));
     let a = with_gate(&db, Arc::clone(&dying)).await;
     let b = with_gate(&db.reopen().await, Arc::clone(&survivor)).await;
+    let account = match backend {
+        Backend::Sqlite => 17,
+        Backend::Postgres => 18,
+    };
     let Outcome::NeedsConfirmation(pending) = a
-        .call(&clerk(), "close_account", json!({ "account": 17 }))
+        .call(&clerk(), "close_account", json!({ "account": account }))
         .await
     else {
         panic!("a write is previewed first");
@@ -103,15 +107,28 @@ async fn an_approval_whose_process_died_mid_run_runs_once_on_another(backend: Ba
     tokio::time::sleep(Duration::from_secs(1) + HOLD_MARGIN).await;
     survivor.finish.notify_one();
     let done = b.confirm(&clerk(), pending.confirmation()).await;
+    let closed = format!("Closed account {account}.");
     assert_eq!(
         done.into_result().text_for_model(),
-        "Closed account 17.",
+        closed,
         "the approval was not lost with its process"
     );
     let again = a.confirm(&clerk(), pending.confirmation()).await;
     assert_eq!(
         again.into_result().text_for_model(),
-        "Closed account 17.",
+        closed,
         "a retry anywhere gets that result, and runs nothing"
     );
+    let runs: Vec<(String, bool)> = crate::CLOSE_RUNS
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(closed, ..)| *closed == account)
+        .map(|(_, id, resumed)| (id.clone(), *resumed))
+        .collect();
+    let [(first, false), (second, true)] = runs.as_slice() else {
+        panic!("the abandoned run and its resumption: {runs:?}");
+    };
+    assert_eq!(first, second, "both runs carry the same idempotency key");
+    assert_ne!(first, "-", "an approved run has an approval");
 }

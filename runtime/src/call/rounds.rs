@@ -9,7 +9,7 @@ use crate::caller::Caller;
 use crate::confirm::{self, Claim, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{APPROVAL_KEY, InputRequired, Outcome, Unsupported};
-use crate::param::{Answers, ClientSupport, Invocation, Unanswered};
+use crate::param::{Answers, Approval, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
 use crate::registry::Registry;
 
@@ -247,7 +247,7 @@ impl Registry {
         index: usize,
         arguments: Map<String, Value>,
         grant: Grant,
-        attachments: Attachments,
+        mut attachments: Attachments,
     ) -> (Outcome, Option<String>) {
         let registered = &flight.snapshot.tools[index];
         let mut claim = Claim::new(Decision::Approve, grant.expires_at());
@@ -264,6 +264,10 @@ impl Registry {
                         "an approved write whose run was abandoned (its process died) runs again"
                     );
                 }
+                let resumed = first == Claimed::Resumed;
+                attachments
+                    .extensions
+                    .insert(Approval::new(&grant.id, resumed));
                 let launched = self.launch(flight, index, arguments, attachments, true);
                 let launched = self.counted(flight, index, launched);
                 return (self.drive(flight, launched).await, Some(grant.id));

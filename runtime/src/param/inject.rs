@@ -226,6 +226,71 @@ impl<T: Clone + Send + Sync + 'static> Param for Extension<T> {
     }
 }
 
+/// The approval a write runs under: the id of the confirmation a person approved, the same on every run of
+/// that approval, and whether this run resumes one whose process died. `None` when the call ran without
+/// an approval (a tool without a preview, or one a policy let skip it).
+///
+/// A run is resumed after its replica died mid-write, and may have committed before it died. Keep the id
+/// with the write, in the same transaction, and a resumed run can find that it already happened.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::param::Approval;
+/// use toolgate::prelude::*;
+///
+/// /// Pay an invoice. Changes data.
+/// #[tool(public, preview = preview_pay)]
+/// async fn pay(approval: Approval, invoice: u32) -> String {
+///     // A real tool writes `approval.id()` with the payment, as its idempotency key.
+///     format!("Paid invoice {invoice} under {}.", approval.id().is_some())
+/// }
+///
+/// async fn preview_pay(_approval: Approval, invoice: u32) -> Preview {
+///     Preview::new(format!("Pay invoice {invoice}"))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let ada = Caller::new("ada");
+/// let Outcome::NeedsConfirmation(pending) = registry.call(&ada, "pay", json!({ "invoice": 7 })).await else { unreachable!() };
+/// let paid = registry.confirm(&ada, pending.confirmation()).await;
+/// assert_eq!(paid.into_result().text_for_model(), "Paid invoice 7 under true.");
+/// # });
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Approval {
+    id: Option<Arc<str>>,
+    resumed: bool,
+}
+
+impl Approval {
+    /// The approval of confirmation `id`; `resumed` when an earlier run of it was abandoned.
+    pub(crate) fn new(id: &str, resumed: bool) -> Self {
+        Approval {
+            id: Some(Arc::from(id)),
+            resumed,
+        }
+    }
+
+    /// The confirmation's id, unique to the previewed call: an idempotency key for the write.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// Whether this run resumes an approval whose first run was abandoned (its process died).
+    pub fn resumed(&self) -> bool {
+        self.resumed
+    }
+}
+
+impl Param for Approval {
+    const KIND: ParamKind = ParamKind::Injected;
+
+    fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
+        Ok(parts.extension::<Approval>().cloned().unwrap_or_default())
+    }
+}
+
 /// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
 /// Long-running tools check it (`token.is_cancelled()`) or select on `token.cancelled()`.
 ///

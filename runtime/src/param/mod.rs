@@ -10,7 +10,7 @@ pub(crate) mod spec;
 
 pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
-pub use inject::{Cancellation, Extension, Invocation, Settings, State};
+pub use inject::{Approval, Cancellation, Extension, Invocation, Settings, State};
 pub use log::{Log, LogEntry, LogLevel};
 pub use parts::CallParts;
 pub(crate) use parts::StateMap;
