@@ -8,6 +8,8 @@
 //! - `call/registry_profile`: the same by a caller that carries a profile the tool is assigned to.
 //! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
+//! - `search/1000`: rank the same 1,000 tools for a query of two words with BM25, and keep the caller's
+//!   best ten.
 //!
 //! Run with `cargo bench -p toolgate --bench call`; compare the rows of one run (ratios, not absolutes).
 
@@ -117,9 +119,10 @@ fn list(c: &mut Criterion) {
     let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
     let mut builder = Registry::builder();
     for i in 0..1000 {
+        let (what, area) = (WHAT[i % WHAT.len()], AREAS[i % AREAS.len()]);
         let tool = DynamicTool::new(
             format!("tool_{i:04}"),
-            "A tool.",
+            format!("Works on the {what} of {area}: finds, lists or changes them."),
             schema.clone(),
             |_: Value, _| async { "ok" },
         );
@@ -142,7 +145,41 @@ fn list(c: &mut Criterion) {
     c.bench_function("list/1000", |b| {
         b.iter(|| black_box(registry.list(black_box(&caller)).len()))
     });
+    let found = registry.search(&caller, "refunds invoices", 10);
+    assert_eq!(found.len(), 10, "the query matches");
+    c.bench_function("search/1000", |b| {
+        b.iter(|| {
+            black_box(
+                registry
+                    .search(black_box(&caller), "refunds invoices", 10)
+                    .len(),
+            )
+        })
+    });
 }
+
+/// The words the 1,000 tools' descriptions are made of.
+const WHAT: [&str; 10] = [
+    "orders",
+    "invoices",
+    "refunds",
+    "customers",
+    "shipments",
+    "payments",
+    "tickets",
+    "reports",
+    "products",
+    "users",
+];
+const AREAS: [&str; 7] = [
+    "sales",
+    "support",
+    "billing",
+    "logistics",
+    "marketing",
+    "finance",
+    "hr",
+];
 
 criterion_group!(benches, call, list);
 criterion_main!(benches);

@@ -56,6 +56,7 @@ pub mod param;
 pub mod policy;
 pub mod registry;
 mod schema;
+mod search;
 #[cfg(feature = "sqlite")]
 pub use store::sqlite;
 pub mod store;

@@ -59,6 +59,38 @@ fn lists_show_each_caller_only_what_they_may_run() {
     );
 }
 
+#[test]
+fn search_ranks_what_each_caller_may_run_and_never_reveals_the_rest() {
+    let registry = registry(&Ledger::default());
+    let query = "confirm a pending order";
+    let for_manager = names(&registry.search(&manager(), query, 3));
+    assert_eq!(
+        for_manager[0], "confirm_order",
+        "its name holds the query's rare words: {for_manager:?}"
+    );
+    let for_viewer = names(&registry.search(&viewer(), query, 10));
+    assert!(
+        !for_viewer.contains(&"confirm_order".to_owned()),
+        "the viewer may not run it, so search never shows it: {for_viewer:?}"
+    );
+    assert_eq!(
+        for_viewer[0], "find_orders",
+        "the best of what the viewer may run: {for_viewer:?}"
+    );
+    assert!(
+        names(&registry.search(&Caller::anonymous(), query, 10))
+            .iter()
+            .all(|name| !["confirm_order", "find_orders"].contains(&name.as_str())),
+        "nor does it show anonymous callers the tools that need abilities"
+    );
+    assert_eq!(
+        names(&registry.search(&viewer(), "customer name", 1)),
+        ["find_orders"],
+        "a parameter's description counts"
+    );
+    assert!(registry.search(&manager(), "zzz", 10).is_empty());
+}
+
 #[tokio::test]
 async fn a_denied_call_runs_nothing_and_says_so_in_the_seed_wording() {
     let ledger = Ledger::default();

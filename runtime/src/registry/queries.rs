@@ -97,25 +97,20 @@ impl Registry {
             .then(|| Arc::clone(&registered.tool))
     }
 
-    /// Tools `caller` may run whose name, title, description, capability or categories match words of
-    /// `query`, best first; this is how deferred tools are found.
+    /// The tools `caller` may run that best match `query`, best first: ranked with BM25 over their names,
+    /// titles, descriptions, capabilities, categories and parameters. This is how deferred tools are
+    /// found; a tool the caller may not run is never among them.
     pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<Arc<Tool>> {
-        let words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
         let snapshot = self.snapshot();
-        let mut scored: Vec<(usize, Arc<Tool>)> = self
-            .visible(&snapshot, caller)
-            .map(|tool| (relevance(&tool, &words), tool))
-            .filter(|(score, _)| *score > 0)
-            .collect();
-        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
-        scored
+        let held = self.abilities_held(&snapshot, caller);
+        snapshot
+            .search_index()
+            .ranked(query)
             .into_iter()
+            .map(|(index, _)| &snapshot.tools[index])
+            .filter(|registered| self.may_see(registered, caller, held.as_deref()))
             .take(limit)
-            .map(|(_, tool)| tool)
+            .map(|registered| Arc::clone(&registered.tool))
             .collect()
     }
 
@@ -287,26 +282,6 @@ impl Registry {
         }
         index
     }
-}
-
-fn relevance(tool: &Tool, words: &[String]) -> usize {
-    let name = tool.name.to_lowercase();
-    let mut text = format!(
-        "{} {}",
-        tool.title.as_deref().unwrap_or(""),
-        tool.description
-    )
-    .to_lowercase();
-    for extra in tool.capability.iter().chain(&tool.categories) {
-        text.push(' ');
-        text.push_str(&extra.to_lowercase());
-    }
-    words
-        .iter()
-        .map(|w| {
-            3 * usize::from(name.contains(w.as_str())) + usize::from(text.contains(w.as_str()))
-        })
-        .sum()
 }
 
 impl fmt::Debug for Registry {

@@ -8,6 +8,8 @@ use std::sync::{Arc, OnceLock};
 use arc_swap::{ArcSwap, Guard};
 use rustc_hash::FxHashMap;
 
+use crate::search::Index;
+
 use crate::store::RecordStore;
 
 use super::registered::RegisteredTool;
@@ -23,6 +25,8 @@ pub(crate) struct Snapshot {
     /// Whether the operator's records are in it: a registry with records serves nothing but system
     /// tools until they are loaded.
     pub(crate) loaded: bool,
+    /// The search index of these tools, made on first search.
+    search: OnceLock<Index>,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
@@ -56,8 +60,15 @@ impl Snapshot {
             abilities,
             revision,
             loaded,
+            search: OnceLock::new(),
             derived: OnceLock::new(),
         }
+    }
+
+    /// The search index of these tools, by their positions.
+    pub(crate) fn search_index(&self) -> &Index {
+        self.search
+            .get_or_init(|| Index::new(self.tools.iter().map(|r| &*r.tool)))
     }
 
     /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
