@@ -86,6 +86,13 @@ pub trait CeilingStore: Send + Sync + 'static {
     fn end_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
 }
 
+/// The error of a shared store that could not count: `detail` for the operator's log. The pipeline tells
+/// the model only that the count cannot be reached.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn count_failed(detail: impl std::fmt::Display) -> crate::error::ToolError {
+    crate::error::ToolError::with_kind(crate::error::ErrorKind::Unavailable, detail.to_string())
+}
+
 /// The most counts kept at once. Past it, calls of tools with a ceiling are refused (the ceiling fails
 /// closed) until sessions end and free their counts.
 pub(crate) const MAX_COUNTS: usize = 100_000;

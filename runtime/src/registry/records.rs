@@ -139,8 +139,7 @@ impl Registry {
     pub async fn sync(&self, actor: &str) -> Result<SyncPlan, RecordError> {
         let plan = self.sync_plan().await?;
         self.store()?.apply_sync(actor, &plan).await?;
-        self.refresh().await?;
-        Ok(plan)
+        self.served(plan).await
     }
 
     /// The profile `name`, as the records have it now.
@@ -163,8 +162,7 @@ impl Registry {
     /// nothing changed.
     pub async fn edit_profile(&self, edit: &ProfileEdit) -> Result<u64, RecordError> {
         let revision = self.store()?.write(Write::Profile(edit)).await?;
-        self.refresh().await?;
-        Ok(revision)
+        self.served(revision).await
     }
 
     /// Writes an operator's edit of one record and serves it at once.
@@ -174,16 +172,14 @@ impl Registry {
     /// changed.
     pub async fn edit(&self, edit: &Edit) -> Result<u64, RecordError> {
         let revision = self.store()?.edit(edit).await?;
-        self.refresh().await?;
-        Ok(revision)
+        self.served(revision).await
     }
 
     /// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
     #[cfg(any(feature = "operator", feature = "mcp"))]
     pub(crate) async fn delete_record(&self, actor: &str, tool: &str) -> Result<u64, RecordError> {
         let revision = self.store()?.delete(actor, tool).await?;
-        self.refresh().await?;
-        Ok(revision)
+        self.served(revision).await
     }
 
     /// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
@@ -196,20 +192,26 @@ impl Registry {
         let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
         let seals_from_ms = crate::store::unix_ms().saturating_add(after_ms);
         let (id, revision) = self.store()?.add_key(actor, seals_from_ms).await?;
-        self.refresh().await?;
-        Ok(Rotated {
+        self.served(Rotated {
             id,
             seals_from_ms,
             revision,
         })
+        .await
     }
 
     /// Retires sealing key `id` as `actor`, and stops opening what it sealed.
     #[cfg(any(feature = "operator", feature = "mcp"))]
     pub(crate) async fn retire_key(&self, actor: &str, id: &str) -> Result<u64, RecordError> {
         let revision = self.store()?.retire_key(actor, id).await?;
+        self.served(revision).await
+    }
+
+    /// `written`, once what the store wrote is served: the records are read again at once, rather than
+    /// at the next `watch`.
+    async fn served<T>(&self, written: T) -> Result<T, RecordError> {
         self.refresh().await?;
-        Ok(revision)
+        Ok(written)
     }
 }
 

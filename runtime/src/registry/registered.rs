@@ -29,7 +29,8 @@ pub(crate) struct RegisteredTool {
     /// Checks settings against the tool's settings schema, when it takes `Settings<T>`.
     pub(crate) settings_validator: Option<Arc<Validator>>,
     /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
-    /// round, and keep their arguments to seal them.
+    /// round, and keep their arguments to seal them. MCP reads it, to know which calls may ask.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) has_rounds: bool,
     /// Whether its calls take the path of rounds: it has rounds, or its runs are counted in a store that
     /// replicas share, which takes an await before its body runs.

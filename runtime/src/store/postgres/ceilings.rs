@@ -3,11 +3,12 @@
 use tokio_postgres::types::ToSql;
 
 use crate::confirm::StoreFuture;
+use crate::policy::ceiling::count_failed;
 use crate::policy::{CeilingStore, RunKey};
 use crate::store::RecordError;
 use crate::store::tables::{CEILING_END_SESSION, CEILING_GIVE_BACK, CEILING_TAKE};
 
-use super::{PostgresStore, database, store_error};
+use super::{PostgresStore, database};
 
 impl PostgresStore {
     /// Runs one of the ceilings' statements and counts the rows changed.
@@ -30,7 +31,7 @@ impl CeilingStore for PostgresStore {
             let changed = self
                 .count(CEILING_TAKE, &values)
                 .await
-                .map_err(store_error)?;
+                .map_err(count_failed)?;
             Ok(changed == 1)
         })
     }
@@ -42,7 +43,7 @@ impl CeilingStore for PostgresStore {
             self.count(CEILING_GIVE_BACK, &values)
                 .await
                 .map(drop)
-                .map_err(store_error)
+                .map_err(count_failed)
         })
     }
 
@@ -51,7 +52,7 @@ impl CeilingStore for PostgresStore {
             self.count(CEILING_END_SESSION, &[&session])
                 .await
                 .map(drop)
-                .map_err(store_error)
+                .map_err(count_failed)
         })
     }
 }
