@@ -69,6 +69,12 @@ async fn nap(
     format!("slept {ms} ms")
 }
 
+/// Orders archived in earlier years, by number.
+#[tool(ability = "orders.view", read_only, defer)]
+async fn archived_orders(year: u16) -> String {
+    format!("RO-{year}-1")
+}
+
 /// Panics.
 #[tool(public)]
 async fn boom() -> String {
@@ -173,8 +179,8 @@ async fn identity_tools_and_annotations_come_from_the_declarations() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["add", "boom", "count", "list_orders", "nap"],
-        "the viewer does not see delete_order"
+        ["add", "boom", "count", "list_orders", "nap", "tool_search"],
+        "the viewer does not see delete_order, nor the deferred archived_orders"
     );
     let listing = tools.iter().find(|t| t.name == "list_orders").unwrap();
     let annotations = listing.annotations.as_ref().unwrap();
@@ -318,7 +324,7 @@ async fn pagination_follows_cursors() {
         (1, Some("1"))
     );
     let all = client.list_all_tools().await.unwrap();
-    assert_eq!(all.len(), 5);
+    assert_eq!(all.len(), 6, "five tools and tool_search: {all:?}");
     client.cancel().await.unwrap();
 }
 
@@ -353,12 +359,91 @@ async fn http_server(
 }
 
 async fn http_client(url: &str, token: &str) -> RunningService<RoleClient, Notes> {
+    http_client_noting(url, token).await.0
+}
+
+/// The `anthropic/alwaysLoad` mark of `tool_search` as listed to `client`.
+async fn always_load_of_tool_search(client: &RunningService<RoleClient, Notes>) -> Option<Value> {
+    let tools = client.list_all_tools().await.unwrap();
+    let search = tools.into_iter().find(|t| t.name == "tool_search")?;
+    search.meta?.0.get(toolgate::mcp::META_ALWAYS_LOAD).cloned()
+}
+
+/// An HTTP client and the notifications it receives.
+async fn http_client_noting(url: &str, token: &str) -> (RunningService<RoleClient, Notes>, Notes) {
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned());
-    Notes::default()
+    let notes = Notes::default();
+    let client = notes
+        .clone()
         .serve(StreamableHttpClientTransport::from_config(config))
         .await
-        .unwrap()
+        .unwrap();
+    (client, notes)
+}
+
+#[tokio::test]
+async fn a_session_lists_the_deferred_tools_its_searches_found_and_no_other_session_does() {
+    let (url, stop, task) = http_server(HttpOptions::default()).await;
+    let (searcher, notes) = http_client_noting(&url, "viewer-token").await;
+    let (other, _) = http_client_noting(&url, "viewer-token").await;
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        tools
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let before = names(searcher.list_all_tools().await.unwrap());
+    assert!(
+        before.contains(&"tool_search".to_owned())
+            && !before.contains(&"archived_orders".to_owned()),
+        "{before:?}"
+    );
+    let found = searcher
+        .call_tool(
+            CallToolRequestParams::new("tool_search")
+                .with_arguments(args(json!({ "query": "archived orders" }))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found.structured_content.unwrap()["tools"][0]["name"],
+        "archived_orders"
+    );
+    let search = always_load_of_tool_search(&searcher).await;
+    assert_eq!(
+        search,
+        Some(json!(true)),
+        "hosts that search themselves are told to load tool_search"
+    );
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !notes.all().contains(&"tools changed".to_owned()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the searching session is told its list changed");
+    let after = names(searcher.list_all_tools().await.unwrap());
+    assert!(after.contains(&"archived_orders".to_owned()), "{after:?}");
+    assert_eq!(after.len(), before.len() + 1);
+    let elsewhere = names(other.list_all_tools().await.unwrap());
+    assert_eq!(elsewhere, before, "another session's listing is its own");
+    let anonymous = names(
+        in_memory(server().default_caller(Caller::anonymous()))
+            .await
+            .0
+            .list_all_tools()
+            .await
+            .unwrap(),
+    );
+    assert!(
+        !anonymous.contains(&"tool_search".to_owned()),
+        "a caller who may run nothing deferred is offered no search: {anonymous:?}"
+    );
+    searcher.cancel().await.unwrap();
+    other.cancel().await.unwrap();
+    stop.send(()).unwrap();
+    task.await.unwrap();
 }
 
 #[tokio::test]

@@ -26,6 +26,9 @@ pub(crate) const KEYS: &[&str] = &[
     "crate",
 ];
 
+/// The modes `defer = "..."` takes, as `toolgate::Defer` names them in lower case.
+pub(crate) const DEFER_MODES: &[&str] = &["auto", "always", "never"];
+
 /// A key that was written, with its value; the key's span is kept for errors about the key itself.
 pub(crate) struct KeyValue<T> {
     pub(crate) key: Path,
@@ -47,7 +50,8 @@ pub(crate) struct ToolAttr {
     pub(crate) categories: Option<KeyValue<Vec<LitStr>>>,
     pub(crate) system: Option<Path>,
     pub(crate) max_runs: Option<KeyValue<LitInt>>,
-    pub(crate) defer: Option<Path>,
+    /// `defer` alone, or `defer = "auto" | "never" | "always"`.
+    pub(crate) defer: Option<KeyValue<Option<LitStr>>>,
     pub(crate) idempotent: Option<Path>,
     pub(crate) open_world: Option<Path>,
     pub(crate) timeout: Option<KeyValue<LitStr>>,
@@ -137,7 +141,7 @@ impl ToolAttr {
             "categories" => put(&mut self.categories, &path, v.strings(), errors),
             "system" => put(&mut self.system, &path, v.flag(), errors),
             "max_runs" => put(&mut self.max_runs, &path, v.int(), errors),
-            "defer" => put(&mut self.defer, &path, v.flag(), errors),
+            "defer" => put(&mut self.defer, &path, v.defer(), errors),
             "idempotent" => put(&mut self.idempotent, &path, v.flag(), errors),
             "open_world" => put(&mut self.open_world, &path, v.flag(), errors),
             "timeout" => {
@@ -237,6 +241,24 @@ impl ValueParser<'_> {
                 self.errors.at(
                     v,
                     format!("`{name}` is a flag and takes no value; write `{name}`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `defer` alone (always deferred) or with one of its modes in a string.
+    fn defer(self) -> Option<Option<LitStr>> {
+        const EXAMPLE: &str = "defer` (always deferred), `defer = \"auto\"` or `defer = \"never\"";
+        match self.value {
+            None => Some(None),
+            Some(Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            })) if DEFER_MODES.contains(&s.value().as_str()) => Some(Some(s.clone())),
+            Some(other) => {
+                self.errors.at(
+                    other,
+                    format!("expected `defer` alone or one of its modes: `{EXAMPLE}`"),
                 );
                 None
             }

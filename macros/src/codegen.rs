@@ -69,7 +69,19 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         .collect();
     let capability = option(&tg, attr.capability.as_ref().map(|c| &c.value));
     let flag = |f: &Option<syn::Path>| f.is_some();
-    let (read_only, system, defer) = (flag(&attr.read_only), flag(&attr.system), flag(&attr.defer));
+    let (read_only, system) = (flag(&attr.read_only), flag(&attr.system));
+    let defer = match attr
+        .defer
+        .as_ref()
+        .map(|d| d.value.as_ref().map(LitStr::value))
+    {
+        None => quote!(#tg::Defer::Auto),
+        Some(None) => quote!(#tg::Defer::Always),
+        Some(Some(mode)) => {
+            let variant = syn::Ident::new(&humanize(&mode), Span::call_site());
+            quote!(#tg::Defer::#variant)
+        }
+    };
     let (idempotent, open_world) = (flag(&attr.idempotent), flag(&attr.open_world));
     let max_runs = option(&tg, attr.max_runs.as_ref().map(|m| &m.value));
     let timeout = attr

@@ -1,8 +1,10 @@
-//! [`Caller`]: who is calling, with a role label, the abilities they hold and the profile they carry.
+//! [`Caller`]: who is calling, with a role label, the abilities they hold and the profile they carry; and
+//! [`Delegation`], what a caller hands a sub-agent.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// Who is calling: an id, an optional role label, and the abilities they hold. Cheap to clone.
 ///
@@ -23,6 +25,102 @@ struct Inner {
     role: Option<String>,
     abilities: BTreeSet<String>,
     profile: Option<String>,
+    /// Whom a delegated caller acts for, and within what.
+    delegated: Option<Arc<Delegated>>,
+}
+
+/// What a delegated caller carries besides its own identity.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Delegated {
+    /// The caller that delegated.
+    pub(crate) parent: Caller,
+    /// This delegation's id: its calls are counted under it, in every process its token reaches.
+    pub(crate) id: String,
+    /// The chain's ids, nearest first, joined by ` < `: what counts and grants are keyed by, so that two
+    /// chains never share them.
+    key: String,
+    pub(crate) max_calls: Option<u32>,
+    pub(crate) expires: Option<SystemTime>,
+}
+
+/// What a caller hands a sub-agent: [`Caller::delegate`] gives a caller that holds no more than this and
+/// no more than the caller itself.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolgate::{Caller, Delegation};
+///
+/// let person = Caller::new("ada").with_abilities(["orders.view", "orders.manage"]);
+/// let agent = person.delegate(Delegation::to("planner").abilities(["orders.view", "billing.refund"]));
+/// assert!(agent.has("orders.view"));
+/// assert!(!agent.has("orders.manage"), "not asked for");
+/// assert!(!agent.has("billing.refund"), "asked for, but the person does not hold it");
+///
+/// let helper = agent.delegate(Delegation::to("fetcher").abilities(["orders.view"]).max_calls(5).expires_in(Duration::from_secs(60)));
+/// let chain: Vec<&str> = helper.chain().map(Caller::id).collect();
+/// assert_eq!(chain, ["fetcher", "planner", "ada"]);
+/// assert_eq!(helper.root().id(), "ada");
+/// assert_eq!(helper.max_calls(), Some(5));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Delegation {
+    id: String,
+    role: Option<String>,
+    abilities: Vec<String>,
+    profile: Option<String>,
+    max_calls: Option<u32>,
+    expires_in: Option<Duration>,
+}
+
+impl Delegation {
+    /// A delegation to the sub-agent `id`, holding nothing until [`abilities`](Self::abilities) asks.
+    pub fn to(id: impl Into<String>) -> Self {
+        Delegation {
+            id: id.into(),
+            ..Delegation::default()
+        }
+    }
+
+    /// The role label of the sub-agent, for its denials.
+    #[must_use]
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.role = Some(role.into());
+        self
+    }
+
+    /// The abilities asked for; the sub-agent gets those the delegating caller holds.
+    #[must_use]
+    pub fn abilities<I, S>(mut self, abilities: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.abilities.extend(abilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// A profile for the sub-agent. It sees the tools of this profile that every profile up the chain
+    /// allows as well, so it is as narrow as the delegating caller's or narrower.
+    #[must_use]
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// At most `calls` calls through this delegation, counted in the registry's ceiling store (shared by
+    /// replicas when they have one); the delegating caller's own ceiling still counts them too.
+    #[must_use]
+    pub fn max_calls(mut self, calls: u32) -> Self {
+        self.max_calls = Some(calls);
+        self
+    }
+
+    /// The delegation ends after `ttl`, or when the delegating caller's does, whichever is first.
+    #[must_use]
+    pub fn expires_in(mut self, ttl: Duration) -> Self {
+        self.expires_in = Some(ttl);
+        self
+    }
 }
 
 impl Caller {
@@ -33,6 +131,7 @@ impl Caller {
             role: None,
             abilities: BTreeSet::new(),
             profile: None,
+            delegated: None,
         }))
     }
 
@@ -48,17 +147,130 @@ impl Caller {
         self
     }
 
-    /// Adds abilities.
+    /// Adds abilities. A delegated caller gets only those its delegating caller holds.
     #[must_use]
     pub fn with_abilities<I, S>(mut self, abilities: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Arc::make_mut(&mut self.0)
+        let parent = self.on_behalf_of().cloned();
+        let inner = Arc::make_mut(&mut self.0);
+        let held = |ability: &String| parent.as_ref().is_none_or(|p| p.has(ability));
+        inner
             .abilities
-            .extend(abilities.into_iter().map(Into::into));
+            .extend(abilities.into_iter().map(Into::into).filter(held));
         self
+    }
+
+    /// A caller for a sub-agent that acts on this caller's behalf with less: the abilities the
+    /// delegation asks for that this caller holds, a profile within this caller's, and optionally a
+    /// call ceiling and an expiry. Its calls are audited as the sub-agent's, on behalf of this caller
+    /// and whomever this caller acts for. It cannot approve or decline a write: the person at the root
+    /// of the chain does ([`root`](Self::root)).
+    ///
+    /// Over HTTP a sub-agent in another process carries it as a token:
+    /// [`Registry::seal_delegation`](crate::Registry::seal_delegation).
+    pub fn delegate(&self, delegation: Delegation) -> Caller {
+        let expires = delegation
+            .expires_in
+            .map(|ttl| SystemTime::now() + ttl)
+            .into_iter()
+            .chain(self.expires_at())
+            .min();
+        let key = format!("{} < {}", delegation.id, self.key());
+        let abilities = delegation
+            .abilities
+            .into_iter()
+            .filter(|a| self.has(a))
+            .collect();
+        Caller(Arc::new(Inner {
+            id: delegation.id,
+            role: delegation.role,
+            abilities,
+            profile: delegation.profile,
+            delegated: Some(Arc::new(Delegated {
+                parent: self.clone(),
+                id: crate::random::random_id(),
+                key,
+                max_calls: delegation.max_calls,
+                expires,
+            })),
+        }))
+    }
+
+    /// The caller this one acts for, when it is delegated.
+    pub fn on_behalf_of(&self) -> Option<&Caller> {
+        self.0.delegated.as_ref().map(|d| &d.parent)
+    }
+
+    /// This caller, then whom it acts for, up to the person at the root.
+    pub fn chain(&self) -> impl Iterator<Item = &Caller> {
+        std::iter::successors(Some(self), |caller| caller.on_behalf_of())
+    }
+
+    /// The caller at the root of the chain: this one when it is not delegated.
+    pub fn root(&self) -> &Caller {
+        self.chain().last().unwrap_or(self)
+    }
+
+    /// Whether it acts for another caller.
+    pub fn is_delegated(&self) -> bool {
+        self.0.delegated.is_some()
+    }
+
+    /// When its delegation ends (the earliest of the chain's), if ever.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        self.0.delegated.as_ref().and_then(|d| d.expires)
+    }
+
+    /// The call ceiling of its own delegation, if any (each delegation up the chain counts its own).
+    pub fn max_calls(&self) -> Option<u32> {
+        self.0.delegated.as_ref().and_then(|d| d.max_calls)
+    }
+
+    /// Whether its delegation has ended.
+    pub(crate) fn expired(&self) -> bool {
+        self.expires_at().is_some_and(|at| at <= SystemTime::now())
+    }
+
+    /// What this caller's counts and grants are keyed by: its id, or a delegated caller's whole chain.
+    pub(crate) fn key(&self) -> &str {
+        self.0.delegated.as_ref().map_or(&self.0.id, |d| &d.key)
+    }
+
+    /// Its own delegation, when it is delegated.
+    pub(crate) fn delegation(&self) -> Option<&Delegated> {
+        self.0.delegated.as_deref()
+    }
+
+    /// The delegations of the chain, nearest first.
+    pub(crate) fn delegations(&self) -> impl Iterator<Item = &Delegated> {
+        self.chain().filter_map(Caller::delegation)
+    }
+
+    /// A delegated caller rebuilt from a token's fields, under `parent`.
+    pub(crate) fn redelegated(
+        parent: &Caller,
+        fields: (String, Option<String>, BTreeSet<String>, Option<String>),
+        delegation: (String, Option<u32>, Option<SystemTime>),
+    ) -> Caller {
+        let (id, role, abilities, profile) = fields;
+        let (delegation_id, max_calls, expires) = delegation;
+        let key = format!("{id} < {}", parent.key());
+        Caller(Arc::new(Inner {
+            id,
+            role,
+            abilities,
+            profile,
+            delegated: Some(Arc::new(Delegated {
+                parent: parent.clone(),
+                id: delegation_id,
+                key,
+                max_calls,
+                expires,
+            })),
+        }))
     }
 
     /// Sets the profile the caller carries (an agent, a model, a team, an API key): it then sees only
@@ -119,6 +331,7 @@ impl fmt::Debug for Caller {
             .field("role", &self.0.role)
             .field("abilities", &self.0.abilities)
             .field("profile", &self.0.profile)
+            .field("on_behalf_of", &self.on_behalf_of().map(Caller::id))
             .finish()
     }
 }

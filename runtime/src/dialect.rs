@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use crate::call::Call;
 use crate::caller::Caller;
 use crate::output::ToolResult;
-use crate::registry::Registry;
+use crate::registry::is_tool_search;
+use crate::registry::{Registry, TOOL_SEARCH, tools_found};
 use crate::tool::Tool;
 
 /// A model API's format for tool definitions, tool calls and tool results.
@@ -93,12 +94,19 @@ impl ModelCall {
 impl Dialect {
     /// One tool's definition. The model APIs accept narrower names than MCP (OpenAI and Anthropic: at most
     /// 64 letters, digits, `_` and `-`, no `.`); name tools within that when you offer them to a model.
+    ///
+    /// The built-in `tool_search` is an ordinary function everywhere but in OpenAI Responses, where it is
+    /// the API's own client-executed `tool_search` tool.
     pub fn definition(self, tool: &Tool) -> Value {
         let (name, description, schema) = (tool.name(), tool.description(), tool.input_schema());
         match self {
             Dialect::OpenAiChat => json!({
                 "type": "function",
                 "function": { "name": name, "description": description, "parameters": schema },
+            }),
+            Dialect::OpenAiResponses if is_tool_search(tool) => json!({
+                "type": "tool_search", "execution": "client",
+                "description": description, "parameters": schema,
             }),
             // Responses makes `strict` the default, which needs every property required.
             Dialect::OpenAiResponses => json!({
@@ -114,12 +122,23 @@ impl Dialect {
         }
     }
 
+    /// Whether the API loads deferred tools itself: they are sent marked `defer_loading`, and a search
+    /// result names them. The other APIs get a deferred tool only once a search found it.
+    pub fn loads_deferred(self) -> bool {
+        matches!(self, Dialect::Anthropic | Dialect::OpenAiResponses)
+    }
+
     /// The value of a request's `tools` field for these tools.
     pub fn tools<T: Borrow<Tool>>(self, tools: impl IntoIterator<Item = T>) -> Value {
-        let definitions: Vec<Value> = tools
+        let definitions = tools
             .into_iter()
             .map(|t| self.definition(t.borrow()))
             .collect();
+        self.wrap(definitions)
+    }
+
+    /// The `tools` field holding `definitions`.
+    fn wrap(self, definitions: Vec<Value>) -> Value {
         match self {
             Dialect::Gemini => json!([{ "functionDeclarations": definitions }]),
             _ => Value::Array(definitions),
@@ -141,11 +160,18 @@ impl Dialect {
                     .collect()
             }
             Dialect::OpenAiResponses => items(reply, "output")
-                .filter(|item| item["type"] == "function_call")
-                .map(|c| ModelCall {
-                    id: text(c, "call_id"),
-                    name: text(c, "name").unwrap_or_default(),
-                    arguments: decode(&c["arguments"]),
+                .filter_map(|c| {
+                    let name = match c["type"].as_str()? {
+                        "function_call" => text(c, "name").unwrap_or_default(),
+                        "tool_search_call" if c["execution"] == "client" => TOOL_SEARCH.to_owned(),
+                        _ => return None,
+                    };
+                    let (id, arguments) = (text(c, "call_id"), decode(&c["arguments"]));
+                    Some(ModelCall {
+                        id,
+                        name,
+                        arguments,
+                    })
                 })
                 .collect(),
             Dialect::Anthropic => items(reply, "content")
@@ -173,8 +199,36 @@ impl Dialect {
     /// What hands `result` back to the model for `call`. For Chat Completions a message of its own; for
     /// Responses an input item; for Anthropic a content block of the next user message; for Gemini a part
     /// of the next user content.
+    ///
+    /// A `tool_search` result goes back as the API expects it: for Anthropic as `tool_reference` blocks
+    /// naming the tools found, for Responses as a `tool_search_output` with their definitions.
     pub fn result(self, call: &ModelCall, result: &ToolResult) -> Value {
         let id = call.id.as_deref().unwrap_or_default();
+        let search = call.name == TOOL_SEARCH && !result.is_error;
+        match self {
+            Dialect::Anthropic if search && !tools_found(result).is_empty() => {
+                let references: Vec<Value> = tools_found(result)
+                    .into_iter()
+                    .map(|name| json!({ "type": "tool_reference", "tool_name": name }))
+                    .collect();
+                return json!({ "type": "tool_result", "tool_use_id": id, "content": references });
+            }
+            Dialect::OpenAiResponses if search => {
+                let found = result.structured.as_ref().map(|s| &s["tools"]);
+                let tools: Vec<Value> = items_of(found)
+                    .map(|t| {
+                        json!({
+                            "type": "function", "name": t["name"], "description": t["description"],
+                            "parameters": t["inputSchema"], "strict": false,
+                        })
+                    })
+                    .collect();
+                return json!({
+                    "type": "tool_search_output", "call_id": id, "execution": "client", "tools": tools,
+                });
+            }
+            _ => {}
+        }
         let text = result.text_for_model();
         match self {
             Dialect::OpenAiChat => json!({ "role": "tool", "tool_call_id": id, "content": text }),
@@ -201,14 +255,51 @@ impl Dialect {
 }
 
 impl Registry {
-    /// The tools `caller` may run (deferred ones left out), as the value of a model request's `tools` field.
+    /// The tools `caller` may run, as the value of a model request's `tools` field. The tools deferred for
+    /// them (see [`Defer`](crate::Defer)) follow the others: marked `defer_loading` for the APIs that load
+    /// them themselves ([`Dialect::loads_deferred`]), left out for the others, which find them through
+    /// `tool_search` (see [`definitions_with`](Self::definitions_with)).
     pub fn definitions(&self, caller: &Caller, dialect: Dialect) -> Value {
-        dialect.tools(self.list(caller))
+        self.definitions_with(caller, dialect, &[] as &[&str])
+    }
+
+    /// [`definitions`](Self::definitions), with the deferred tools named in `loaded` in full for the APIs
+    /// that cannot load them themselves: the names earlier `tool_search` results found
+    /// ([`tools_found`]). A name the caller may not run is ignored.
+    pub fn definitions_with<S: AsRef<str>>(
+        &self,
+        caller: &Caller,
+        dialect: Dialect,
+        loaded: &[S],
+    ) -> Value {
+        let snapshot = self.snapshot();
+        let listing = self.listing(&snapshot, caller);
+        let tool = |i: usize| &*snapshot.tools[i].tool;
+        let mut definitions: Vec<Value> = listing
+            .shown
+            .iter()
+            .map(|&i| dialect.definition(tool(i)))
+            .collect();
+        for &i in &listing.deferred {
+            let tool = tool(i);
+            if dialect.loads_deferred() {
+                let mut definition = dialect.definition(tool);
+                definition["defer_loading"] = json!(true);
+                definitions.push(definition);
+            } else if loaded.iter().any(|name| name.as_ref() == tool.name()) {
+                definitions.push(dialect.definition(tool));
+            }
+        }
+        dialect.wrap(definitions)
     }
 }
 
 fn items<'a>(value: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
-    value[key].as_array().into_iter().flatten()
+    items_of(value.get(key))
+}
+
+fn items_of(value: Option<&Value>) -> impl Iterator<Item = &Value> {
+    value.and_then(Value::as_array).into_iter().flatten()
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {

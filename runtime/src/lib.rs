@@ -54,6 +54,7 @@ pub mod operator;
 pub mod output;
 pub mod param;
 pub mod policy;
+mod random;
 pub mod registry;
 mod schema;
 mod search;
@@ -65,14 +66,14 @@ mod tool;
 
 // What a tool author and an app write every day; the rest is in its concept's module.
 pub use call::Call;
-pub use caller::Caller;
+pub use caller::{Caller, Delegation};
 pub use error::{ErrorKind, ToolError};
 pub use output::{Content, Limit, Outcome, Page, Preview, ToolResult};
 pub use param::{
     Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };
 pub use registry::{BuildError, Registry, RegistryBuilder};
-pub use tool::{DynamicTool, Source, Tool};
+pub use tool::{Defer, DynamicTool, Source, Tool};
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolgate_macros::tool;

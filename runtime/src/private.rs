@@ -7,7 +7,7 @@ pub use crate::param::spec::{
 };
 pub use crate::param::{CallParts, Param};
 pub use crate::tool::{
-    Access, INVALID_FN_NAME, INVALID_NAME, PreviewFuture, ToolEntry, ToolFuture, fail,
+    Access, Defer, INVALID_FN_NAME, INVALID_NAME, PreviewFuture, ToolEntry, ToolFuture, fail,
     into_preview, is_tool_name,
 };
 pub use core::option::Option::{self, None, Some};

@@ -173,6 +173,13 @@ async fn web_search(query: String) -> Vec<String> {
     vec![format!("result for {query}")]
 }
 
+/// Refund an order in full, back to the card it was paid with.
+#[tool(ability = "orders.manage", defer, idempotent)]
+async fn refund_order(ledger: State<Ledger>, number: String) -> String {
+    ledger.push(format!("refunded {number}"));
+    format!("{number} refunded")
+}
+
 #[derive(Deserialize, Default, schemars::JsonSchema)]
 struct Greeting {
     greeting: String,
@@ -258,7 +265,9 @@ async fn picture() -> Vec<Content> {
 /// A report with a log line for people.
 #[tool(public, read_only)]
 async fn report() -> ToolResult {
-    ToolResult::text("all good").with_session_log("report: 0 issues")
+    ToolResult::text("all good")
+        .with_session_log("report: 0 issues")
+        .with_telemetry("issues", json!(0))
 }
 
 /// Sort things.

@@ -1,8 +1,9 @@
 //! The call pipeline, in-process: schemas, listing per caller, policy, validation, errors, panics, timeouts,
-//! ceilings, hooks, injection, dynamic tools and write previews.
+//! ceilings, hooks, injection, dynamic tools, write previews and deferred tools with their search.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
 mod config;
+mod delegation;
 mod dialects;
 mod dynamic;
 mod fixtures;
@@ -11,3 +12,4 @@ mod policy;
 mod results;
 mod running;
 mod schemas;
+mod search;

@@ -84,7 +84,9 @@ fn declarations_reach_the_tool() {
     assert!(!confirm.is_read_only() && confirm.has_preview() && !confirm.is_public());
     assert_eq!(confirm.abilities(), ["orders.manage"]);
     let search = registry.get("web_search").unwrap();
-    assert!(search.is_deferred() && search.is_open_world() && search.is_public());
+    assert!(
+        search.defer() == toolgate::Defer::Always && search.is_open_world() && search.is_public()
+    );
     assert_eq!(
         (search.capability(), search.max_runs()),
         (Some("web_search"), Some(2))

@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolgate::ErrorKind;
 use toolgate::prelude::*;
 use toolgate::store::{
     Change, Edit, Profile, ProfileChange, ProfileEdit, RecordErrorKind, Status, SyncPlan,
     ToolRecord,
 };
+use toolgate::{Delegation, ErrorKind};
 
 use crate::db::{Backend, Db, on_both_backends};
 use crate::{Gate, clerk, lists, names, record, registry, wait_until, with_gate};
@@ -29,6 +29,8 @@ on_both_backends![
     a_confirmation_issued_on_one_process_acts_once_across_both,
     a_caller_with_a_profile_sees_only_its_tools_and_runs_them_with_its_settings,
     profile_changes_are_checked_like_every_other,
+    a_delegated_profile_is_as_narrow_as_its_parents_or_narrower,
+    the_audit_keeps_the_delegation_chain_the_session_log_and_the_telemetry,
 ];
 
 async fn a_registry_with_records_serves_nothing_until_they_are_loaded(backend: Backend) {
@@ -361,6 +363,86 @@ async fn every_audit_row_names_the_policy_revision_it_ran_under(backend: Backend
         ("clerk", "search_catalogue", "done")
     );
     assert_eq!(row.revision, Some(revision));
+}
+
+async fn the_audit_keeps_the_delegation_chain_the_session_log_and_the_telemetry(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "audit_chain").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let helper = clerk()
+        .delegate(Delegation::to("planner").abilities(["catalogue.view"]))
+        .delegate(Delegation::to("counter").abilities(["catalogue.view"]));
+    registry.call(&helper, "count_lamps", json!({})).await;
+    let row = db.last_audit().await;
+    assert_eq!(
+        (row.caller.as_str(), row.outcome.as_str()),
+        ("counter", "done")
+    );
+    assert_eq!(row.on_behalf_of, ["planner", "clerk"]);
+    assert_eq!(row.session_log.as_deref(), Some("count_lamps: 12 in stock"));
+    assert_eq!(row.telemetry, Some(json!({ "lamps": 12 })));
+    registry
+        .call(&clerk(), "search_catalogue", json!({ "query": "x" }))
+        .await;
+    let plain = db.last_audit().await;
+    assert!(
+        plain.on_behalf_of.is_empty() && plain.session_log.is_none() && plain.telemetry.is_none()
+    );
+}
+
+async fn a_delegated_profile_is_as_narrow_as_its_parents_or_narrower(backend: Backend) {
+    let Some(db) = Db::fresh(backend, "delegated_profiles").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    for (name, tools) in [
+        ("wide", &["search_catalogue", "count_lamps"][..]),
+        ("narrow", &["count_lamps"][..]),
+    ] {
+        registry
+            .edit_profile(&ProfileEdit::create("ops", name, "a profile"))
+            .await
+            .unwrap();
+        for tool in tools {
+            let profile = registry_profile(&registry, name).await;
+            let assign = ProfileChange::Assign {
+                tool: (*tool).into(),
+                settings: None,
+            };
+            registry
+                .edit_profile(&ProfileEdit::new("ops", &profile, assign))
+                .await
+                .unwrap();
+        }
+    }
+    let bot = Caller::new("bot")
+        .with_abilities(["catalogue.view"])
+        .with_profile("narrow");
+    assert_eq!(names(&registry, &bot), ["count_lamps"]);
+    let widened = bot.delegate(
+        Delegation::to("helper")
+            .abilities(["catalogue.view"])
+            .profile("wide"),
+    );
+    assert_eq!(
+        names(&registry, &widened),
+        ["count_lamps"],
+        "a wider profile below a narrow one sees only what both allow"
+    );
+    let refused = registry
+        .call(&widened, "search_catalogue", json!({ "query": "x" }))
+        .await;
+    assert_eq!(refused.error().unwrap().kind(), ErrorKind::UnknownTool);
+    let person = Caller::new("ada").with_abilities(["catalogue.view"]);
+    let narrowed = person.delegate(
+        Delegation::to("helper")
+            .abilities(["catalogue.view"])
+            .profile("narrow"),
+    );
+    assert_eq!(names(&registry, &narrowed), ["count_lamps"]);
 }
 
 async fn a_confirmation_issued_on_one_process_acts_once_across_both(backend: Backend) {

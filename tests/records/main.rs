@@ -36,6 +36,14 @@ async fn search_catalogue(settings: Settings<SearchSettings>, query: String) -> 
     format!("{} rows for {query}", settings.0.max_rows)
 }
 
+/// Count the lamps in stock, with a line for people and telemetry.
+#[tool(ability = "catalogue.view", read_only)]
+async fn count_lamps() -> ToolResult {
+    ToolResult::text("12 lamps")
+        .with_session_log("count_lamps: 12 in stock")
+        .with_telemetry("lamps", serde_json::json!(12))
+}
+
 /// Says when a `slow_report` started, and lets it finish.
 #[derive(Default)]
 struct Gate {

@@ -7,6 +7,7 @@ use std::error::Error;
 use serde_json::{Value, json};
 use toolgate::dialect::Dialect;
 use toolgate::output::Pending;
+use toolgate::registry::{TOOL_SEARCH, tools_found};
 use toolgate::{Caller, Outcome, Registry, ToolResult};
 
 /// A model behind a Chat Completions API (OpenAI, or any server compatible with it).
@@ -44,9 +45,11 @@ pub async fn run(
 ) -> Result<Finished, Box<dyn Error + Send + Sync>> {
     let dialect = Dialect::OpenAiChat;
     // Only the tools this caller may run are offered; the registry enforces the same policy on each call.
-    let tools = registry.definitions(caller, dialect);
+    // Deferred tools wait until a `tool_search` finds them, then join the next request.
+    let mut found: Vec<String> = Vec::new();
     let mut messages = vec![json!({ "role": "user", "content": task })];
     for _ in 0..max_turns {
+        let tools = registry.definitions_with(caller, dialect, &found);
         let reply = model.reply(&messages, &tools).await?;
         let message = reply["choices"][0]["message"].clone();
         let calls = dialect.calls(&message);
@@ -77,7 +80,11 @@ pub async fn run(
                 }
                 outcome => outcome,
             };
-            messages.push(dialect.result(&call, &outcome.into_result()));
+            let result = outcome.into_result();
+            if call.name == TOOL_SEARCH {
+                found.extend(tools_found(&result));
+            }
+            messages.push(dialect.result(&call, &result));
         }
     }
     Err(format!("no final answer after {max_turns} turns").into())

@@ -68,7 +68,7 @@ pub fn support_bot() -> Caller {
 
 // ANCHOR: server
 /// The shop as an MCP server: its identity, and the bearer tokens it accepts over HTTP (stdio serves the
-/// manager).
+/// manager). A caller may hand a sub-agent less than it holds at `/delegations`.
 pub fn server(registry: Registry) -> McpServer {
     let tokens = BearerTokens::new()
         .token("viewer-token", viewer())
@@ -86,6 +86,7 @@ pub fn server(registry: Registry) -> McpServer {
         .authenticator(tokens)
         .default_caller(manager())
         .admin_api()
+        .accept_delegations()
 }
 
 /// The person who runs the shop's server: the admin API's caller, who runs no tool.

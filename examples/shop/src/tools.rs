@@ -77,6 +77,45 @@ pub async fn export_orders(db: State<Db>) -> Result<String, ToolError> {
     Ok(csv)
 }
 
+// ANCHOR: deferred
+/// One customer's orders, summed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CustomerTotal {
+    /// The customer's name.
+    pub customer: String,
+    /// How many orders they placed.
+    pub orders: usize,
+    /// What they spent in euros, over every order.
+    pub spent_eur: f64,
+}
+
+/// Each customer's order count and total spend, biggest spenders first: for account reviews. Rarely
+/// needed, so it is not loaded up front; `tool_search` finds it.
+#[tool(ability = "orders.view", read_only, category = "customers", defer)]
+pub async fn customer_totals(db: State<Db>) -> Result<Vec<CustomerTotal>, ToolError> {
+    let (_, orders) = db.search(None, None, usize::MAX)?;
+    let mut totals: Vec<CustomerTotal> = Vec::new();
+    for order in orders {
+        match totals.iter_mut().find(|t| t.customer == order.customer) {
+            Some(total) => {
+                total.orders += 1;
+                total.spent_eur += order.total_eur;
+            }
+            None => totals.push(CustomerTotal {
+                customer: order.customer,
+                orders: 1,
+                spent_eur: order.total_eur,
+            }),
+        }
+    }
+    for total in &mut totals {
+        total.spent_eur = (total.spent_eur * 100.0).round() / 100.0;
+    }
+    totals.sort_by(|a, b| b.spent_eur.total_cmp(&a.spent_eur));
+    Ok(totals)
+}
+// ANCHOR_END: deferred
+
 /// The full record of one order.
 #[tool(ability = "orders.view", read_only, category = "orders")]
 pub async fn order_details(

@@ -88,7 +88,8 @@ async fn an_approved_write_runs_once_and_its_result_reaches_the_model() {
             "export_orders",
             "order_details",
             "search_orders",
-            "ship_order"
+            "ship_order",
+            "tool_search"
         ]
     );
 }
@@ -152,4 +153,51 @@ async fn a_model_that_never_answers_is_stopped_after_its_turns() {
         .unwrap_err();
     assert_eq!(error.to_string(), "no final answer after 2 turns");
     assert_eq!(model.requests.len(), 2);
+}
+
+/// The function names a request offered.
+fn offered(request: &agent::Request) -> Vec<String> {
+    let tools = request.tools.as_array().unwrap();
+    tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_deferred_tool_joins_the_request_after_the_model_found_it() {
+    let (_, registry) = shop().await;
+    let mut model = Scripted::new([
+        Scripted::call(
+            "call_1",
+            "tool_search",
+            json!({ "query": "total spend per customer" }),
+        ),
+        Scripted::call("call_2", "customer_totals", json!({})),
+        Scripted::answer("Grace Hopper spent the most."),
+    ]);
+    let finished = agent::run(
+        &registry,
+        &viewer(),
+        &mut model,
+        |_| false,
+        "Who spends most?",
+        4,
+    )
+    .await
+    .unwrap();
+    assert_eq!(finished.answer, "Grace Hopper spent the most.");
+    let first = offered(&model.requests[0]);
+    assert!(
+        first.contains(&"tool_search".to_owned()) && !first.contains(&"customer_totals".to_owned()),
+        "deferred at first: {first:?}"
+    );
+    assert!(offered(&model.requests[1]).contains(&"customer_totals".to_owned()));
+    let found = tool_message(&model, "call_1")["content"].as_str().unwrap();
+    assert!(found.contains(r#""name":"customer_totals""#), "{found}");
+    let totals = tool_message(&model, "call_2")["content"].as_str().unwrap();
+    assert!(
+        totals.starts_with(r#"[{"customer":"Grace Hopper""#),
+        "{totals}"
+    );
 }

@@ -57,7 +57,7 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
             let what = format!("python {mode} http {token}");
             assert!(output.status.success(), "{}", report(&what, &output));
             assert!(
-                String::from_utf8_lossy(&output.stdout).contains("8 passed, 0 failed"),
+                String::from_utf8_lossy(&output.stdout).contains("13 passed, 0 failed"),
                 "{}",
                 report(&what, &output)
             );
@@ -66,7 +66,7 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
         let what = format!("python {mode} stdio");
         assert!(output.status.success(), "{}", report(&what, &output));
         assert!(
-            String::from_utf8_lossy(&output.stdout).contains("8 passed, 0 failed"),
+            String::from_utf8_lossy(&output.stdout).contains("13 passed, 0 failed"),
             "{}",
             report(&what, &output)
         );
@@ -98,6 +98,20 @@ fn the_python_sdk_approves_declines_and_confirms_writes_across_two_processes() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{db}{suffix}"));
     }
+}
+
+#[test]
+fn a_sub_agent_with_a_delegated_token_acts_with_exactly_the_rights_it_was_handed() {
+    let Some(dir) = clients() else { return };
+    let shop = Served::start(SHOP);
+    let output = python_script(&dir, "python_delegation.py", &[&shop.url]);
+    let what = "python delegation";
+    assert!(output.status.success(), "{}", report(what, &output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("10 passed, 0 failed"),
+        "{}",
+        report(what, &output)
+    );
 }
 
 /// Runs the Inspector CLI with Node 22 on the PATH.

@@ -206,7 +206,8 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
             "confirm_order",
             "export_orders",
             "order_details",
-            "search_orders"
+            "search_orders",
+            "tool_search"
         ]
     );
     let refused = registry

@@ -122,7 +122,9 @@ impl Registry {
         };
         let replying = meta.is_reply();
         let launched = match self.admit(&flight, name, resolved, arguments, replying) {
-            Ok((index, arguments)) if snapshot.tools[index].via_rounds || meta.is_reply() => {
+            Ok((index, arguments))
+                if snapshot.tools[index].via_rounds || meta.is_reply() || caller.is_delegated() =>
+            {
                 // Boxed whole, so that the common path's state machine holds one pointer for it.
                 return Box::pin(self.call_with_rounds(flight, index, arguments, meta)).await;
             }

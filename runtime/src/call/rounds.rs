@@ -90,8 +90,8 @@ impl Registry {
         }
     }
 
-    /// [`round`](Self::round), then the synchronous steps after the call, then the record of an approved
-    /// write's final outcome.
+    /// The calls of a delegated caller counted, [`round`](Self::round), then the synchronous steps after
+    /// the call, then the record of an approved write's final outcome.
     pub(super) async fn call_with_rounds(
         &self,
         mut flight: InFlight<'_>,
@@ -99,7 +99,14 @@ impl Registry {
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> Outcome {
-        let (mut outcome, claimed) = self.round(&mut flight, index, arguments, meta).await;
+        let counted = match flight.caller.is_delegated() {
+            true => self.inner.ceilings.take_calls(flight.caller).await,
+            false => Ok(()),
+        };
+        let (mut outcome, claimed) = match counted {
+            Ok(()) => self.round(&mut flight, index, arguments, meta).await,
+            Err(error) => (Outcome::Failed(error), None),
+        };
         self.finish(&flight, &mut outcome);
         if let Some(id) = claimed {
             self.record(&id, &outcome).await;
@@ -190,7 +197,9 @@ impl Registry {
                 }
             };
         }
+        // A delegated caller's write always waits for the person it acts for.
         let skip = has_preview
+            && !caller.is_delegated()
             && confirmations
                 .skip
                 .as_ref()

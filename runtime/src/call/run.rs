@@ -139,7 +139,7 @@ impl Registry {
             return launched;
         };
         let store = Arc::clone(store);
-        let caller: Box<str> = flight.caller.id().into();
+        let caller: Box<str> = flight.caller.key().into();
         let session = flight.invocation.session_id.clone();
         let tool = Arc::clone(&tool.name);
         let future: ToolFuture = Box::pin(async move {

@@ -9,7 +9,6 @@ mod canonical;
 mod keys;
 mod store;
 
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +24,8 @@ pub use store::{
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
+use crate::random::random_id;
+pub(crate) use crate::random::{hex, random_bytes};
 use crate::tool::Tool;
 
 /// What a sealed token is for.
@@ -110,9 +111,9 @@ impl Confirmations {
     ) -> String {
         let grant = Grant {
             kind,
-            id: hex(&random_bytes::<16>()),
+            id: random_id(),
             tool: tool.to_owned(),
-            caller: caller.id().to_owned(),
+            caller: bound_to(kind, caller).to_owned(),
             digest: digest(arguments),
             arguments: (kind == GrantKind::Confirm).then(|| arguments.clone()),
             answers,
@@ -168,7 +169,17 @@ impl Confirmations {
                 grant.tool
             )));
         }
-        if grant.caller != caller.id() {
+        if kind == GrantKind::Confirm && caller.is_delegated() {
+            return Err(ToolError::with_kind(
+                ErrorKind::Denied,
+                format!(
+                    "A delegated caller cannot approve or decline a write; {}, for whom it acts, \
+                     decides. Nothing was changed.",
+                    caller.root().id()
+                ),
+            ));
+        }
+        if grant.caller != bound_to(kind, caller) {
             return Err(ToolError::with_kind(
                 ErrorKind::Denied,
                 format!("This {what} belongs to another caller; nothing was changed."),
@@ -181,6 +192,15 @@ impl Confirmations {
             )));
         }
         Ok(grant)
+    }
+}
+
+/// Whom a grant is bound to: a write's confirmation to the person at the root of the caller's chain, who
+/// alone decides it; a question's answers to the caller that was asked.
+fn bound_to(kind: GrantKind, caller: &Caller) -> &str {
+    match kind {
+        GrantKind::Confirm => caller.root().key(),
+        GrantKind::Ask => caller.key(),
     }
 }
 
@@ -207,23 +227,4 @@ pub(crate) fn unix_ms() -> u64 {
 /// Whole milliseconds, saturating.
 pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// `N` bytes from the operating system's generator.
-pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    if let Err(error) = getrandom::fill(&mut bytes) {
-        // Without randomness no token can be trusted; there is no safe way to go on.
-        panic!("the operating system gave no random bytes: {error}");
-    }
-    bytes
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

@@ -49,7 +49,7 @@ use crate::store::{
     AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
 };
 
-use super::auth::Authenticator;
+use super::auth::{Credentials, Hosts};
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
@@ -61,10 +61,8 @@ pub const ADMIN_ABILITY: &str = "toolgate.admin";
 /// Who may call the API, how they are told apart, and the hosts it answers for.
 #[derive(Clone)]
 pub(crate) struct Admins {
-    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
-    pub(crate) default_caller: Caller,
-    /// `None`: loopback names only, as for MCP.
-    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) credentials: Credentials,
+    pub(crate) hosts: Hosts,
 }
 
 /// The API's routes over `registry`'s records, behind `admins`.
@@ -94,35 +92,9 @@ pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
 /// without the admin ability; the caller reaches the handlers as an extension.
 async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(host_name);
-    let allowed = match (&admins.allowed_hosts, host) {
-        (_, None) => false,
-        (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
-        (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
-    };
-    if !allowed {
-        return problem(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "this server does not answer for that host",
-        );
-    }
-    let caller = match &admins.authenticator {
-        None => Some(admins.default_caller.clone()),
-        Some(authenticator) => authenticator.authenticate(&parts).await,
-    };
-    let Some(caller) = caller else {
-        let challenge = [(header::WWW_AUTHENTICATE, "Bearer")];
-        return (
-            StatusCode::UNAUTHORIZED,
-            challenge,
-            "missing or invalid credentials",
-        )
-            .into_response();
+    let caller = match admins.hosts.admit(&admins.credentials, &parts).await {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
     };
     if !caller.has(ADMIN_ABILITY) {
         let message =
@@ -131,20 +103,6 @@ async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) 
     }
     parts.extensions.insert(caller);
     next.run(Request::from_parts(parts, body)).await
-}
-
-/// A `Host` header without its port.
-fn host_name(host: &str) -> &str {
-    match host.rsplit_once(':') {
-        Some((name, port))
-            if !name.is_empty()
-                && port.bytes().all(|b| b.is_ascii_digit())
-                && !name.ends_with(':') =>
-        {
-            name
-        }
-        _ => host,
-    }
 }
 
 async fn list(State(registry): State<Registry>) -> Response {
@@ -437,13 +395,13 @@ fn answer(result: Result<Value, RecordError>) -> Response {
 }
 
 /// An error answer: `{"error": {"kind", "message"}}`.
-fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
+pub(crate) fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = json!({ "error": { "kind": kind, "message": message } });
     json_response(status, body.to_string())
 }
 
 /// A JSON answer.
-fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
     let mut response = (status, body.into()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

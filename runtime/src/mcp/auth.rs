@@ -4,10 +4,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use http::request::Parts;
 
 use crate::caller::Caller;
+use crate::registry::{DELEGATION_PREFIX, Registry};
 
 /// The future an [`Authenticator`] returns.
 ///
@@ -95,17 +97,105 @@ impl BearerTokens {
     }
 
     fn caller(&self, request: &Parts) -> Option<Caller> {
-        let header = request
-            .headers
-            .get(http::header::AUTHORIZATION)?
-            .to_str()
-            .ok()?;
-        let (scheme, token) = header.split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        self.0.get(token.trim()).cloned()
+        self.0.get(bearer(request)?).cloned()
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer(request: &Parts) -> Option<&str> {
+    let header = request
+        .headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = header.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+/// How the HTTP endpoints tell who calls: a delegation token when the server accepts them, otherwise the
+/// authenticator, or the default caller when there is none.
+#[derive(Clone)]
+pub(crate) struct Credentials {
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) default_caller: Caller,
+    /// Accepts delegation tokens sealed under this registry's keys.
+    pub(crate) delegations: Option<Registry>,
+}
+
+impl Credentials {
+    /// The caller of a request, or why it has none (for its 401).
+    pub(crate) async fn caller(&self, request: &Parts) -> Result<Caller, String> {
+        let token = bearer(request).filter(|token| token.starts_with(DELEGATION_PREFIX));
+        if let (Some(registry), Some(token)) = (&self.delegations, token) {
+            return registry
+                .open_delegation(token)
+                .map_err(|error| error.message().to_owned());
+        }
+        match &self.authenticator {
+            None => Ok(self.default_caller.clone()),
+            Some(authenticator) => authenticator
+                .authenticate(request)
+                .await
+                .ok_or_else(|| "missing or invalid credentials".to_owned()),
+        }
+    }
+}
+
+/// The hosts the HTTP endpoints beside MCP answer for (against DNS rebinding): the server's allowed hosts,
+/// or loopback names only.
+#[derive(Clone)]
+pub(crate) struct Hosts(pub(crate) Option<Vec<String>>);
+
+impl Hosts {
+    /// The caller of a request to a host this server answers for: 403 for another host, 401 without a
+    /// caller.
+    pub(crate) async fn admit(
+        &self,
+        credentials: &Credentials,
+        request: &Parts,
+    ) -> Result<Caller, axum::response::Response> {
+        let host = request
+            .headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(host_name);
+        let allowed = match (&self.0, host) {
+            (_, None) => false,
+            (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
+            (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
+        };
+        if !allowed {
+            return Err(super::admin::problem(
+                http::StatusCode::FORBIDDEN,
+                "forbidden",
+                "this server does not answer for that host",
+            ));
+        }
+        credentials.caller(request).await.map_err(unauthorized)
+    }
+}
+
+/// A `Host` header without its port.
+fn host_name(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !name.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && !name.ends_with(':') =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+/// The answer to a request without a caller.
+pub(crate) fn unauthorized(reason: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let challenge = [(http::header::WWW_AUTHENTICATE, "Bearer")];
+    (http::StatusCode::UNAUTHORIZED, challenge, reason).into_response()
 }
 
 impl Authenticator for BearerTokens {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::output::{Content, Outcome};
-use crate::tool::Tool;
+use crate::tool::{Defer, Tool};
 
 use super::input::{META_CONFIRMATION, META_PREVIEW};
 
@@ -68,6 +68,13 @@ pub const META_CAPABILITY: &str = "io.toolgate/capability";
 /// assert_eq!(toolgate::mcp::META_CATEGORIES, "io.toolgate/categories");
 /// ```
 pub const META_CATEGORIES: &str = "io.toolgate/categories";
+/// The `_meta` key that tells hosts doing their own tool search (Claude Code reads it) to load a tool up
+/// front: set on the tools marked `defer = "never"`, and on `tool_search`.
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_ALWAYS_LOAD, "anthropic/alwaysLoad");
+/// ```
+pub const META_ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 /// The `_meta` key of an error's structured form on an `isError` result (read in the example of
 /// [`META_ABILITIES`]).
 ///
@@ -112,6 +119,9 @@ pub(crate) fn tool(tool: &Tool) -> rmcp::model::Tool {
     }
     if !tool.categories().is_empty() {
         meta.insert(META_CATEGORIES.into(), json!(tool.categories()));
+    }
+    if tool.defer() == Defer::Never {
+        meta.insert(META_ALWAYS_LOAD.into(), json!(true));
     }
     definition
         .with_annotations(annotations)

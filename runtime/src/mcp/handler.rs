@@ -24,7 +24,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
-use crate::registry::{Registry, Snapshot};
+use crate::registry::{Registry, Snapshot, tools_found};
 use crate::sync::Locked;
 
 use super::input::{self, META_CONFIRMATION, Questions};
@@ -168,6 +168,8 @@ pub struct McpHandler<H = ToolsOnly> {
     pub(crate) extras: H,
     /// The minimum level of log messages sent to this session (`logging/setLevel`).
     log_level: Arc<AtomicU8>,
+    /// The deferred tools this session's searches found, listed to it from then on.
+    found: Arc<Mutex<Vec<Arc<str>>>>,
 }
 
 impl<H> std::fmt::Debug for McpHandler<H> {
@@ -184,6 +186,7 @@ impl<H: Clone> McpHandler<H> {
             shared,
             extras,
             log_level: Arc::new(AtomicU8::new(logging::DEFAULT_RANK)),
+            found: Arc::default(),
         }
     }
 
@@ -250,6 +253,30 @@ impl<H: Clone> McpHandler<H> {
             .await;
         relay.flush().await;
         outcome
+    }
+
+    /// Adds the tools a `tool_search` found to this session's listing and tells the client that the list
+    /// changed, on a session that can hear it (one that began with `initialize`).
+    async fn load_found(&self, outcome: &Outcome, context: &RequestContext<RoleServer>) {
+        let Outcome::Done(result) = outcome else {
+            return;
+        };
+        if context.peer.peer_info().is_none() {
+            return;
+        }
+        let added = {
+            let mut found = self.found.locked();
+            let before = found.len();
+            for name in tools_found(result) {
+                if !found.iter().any(|f| **f == *name) {
+                    found.push(name.into());
+                }
+            }
+            found.len() > before
+        };
+        if added && let Err(error) = context.peer.notify_tool_list_changed().await {
+            tracing::debug!(target: "toolgate::mcp", %error, "could not send tools/list_changed");
+        }
     }
 
     /// A slot among the calls that may run at once, waiting for one if need be.
@@ -423,8 +450,12 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let page_size = self.shared.page_size;
         let snapshot = self.shared.registry.snapshot();
         let definitions = definitions(&snapshot);
-        let registry = &self.shared.registry;
-        let mut visible = registry.visible_indices(&snapshot, &caller).skip(start);
+        let listing = self.shared.registry.listing(&snapshot, &caller);
+        let visible = {
+            let found = self.found.locked();
+            listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
+        };
+        let mut visible = visible.into_iter().skip(start);
         let tools: Vec<McpTool> = visible
             .by_ref()
             .take(page_size)
@@ -508,6 +539,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             }
         }
         drop(slot);
+        if resolved.is_some() && resolved == snapshot.tool_search {
+            self.load_found(&outcome, &context).await;
+        }
         let in_result = matches!(questions, Questions::InResult);
         match outcome {
             Outcome::InputRequired(input) if in_result => Ok(input::input_required(&input)?.into()),

@@ -26,12 +26,12 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::{TimeoutBody, TimeoutError};
 
-use crate::caller::Caller;
-
 use super::admin::{self, Admins};
+use super::auth::{Credentials, Hosts, unauthorized};
 use super::connections::{self, Limits};
+use super::delegations;
 use super::sessions::{BoundSession, BoundSessions, Unbound};
-use super::{Authenticator, McpHandler, McpServer};
+use super::{McpHandler, McpServer};
 
 /// The header that names a Streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -330,8 +330,7 @@ impl http_body::Body for Paced {
 /// written.
 #[derive(Clone)]
 struct Gate {
-    authenticator: Option<Arc<dyn Authenticator>>,
-    default_caller: Caller,
+    credentials: Credentials,
     responses: Arc<Responses>,
     /// The sessions of a stateful server; a stateless one has none, and ignores the session header.
     sessions: Option<Arc<BoundSessions>>,
@@ -374,18 +373,9 @@ where
         let gate = Arc::clone(&self.gate);
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
-            let caller = match &gate.authenticator {
-                None => Some(gate.default_caller.clone()),
-                Some(authenticator) => authenticator.authenticate(&parts).await,
-            };
-            let Some(caller) = caller else {
-                let refusal = [(http::header::WWW_AUTHENTICATE, "Bearer")];
-                return Ok((
-                    StatusCode::UNAUTHORIZED,
-                    refusal,
-                    "missing or invalid credentials",
-                )
-                    .into_response());
+            let caller = match gate.credentials.caller(&parts).await {
+                Ok(caller) => caller,
+                Err(reason) => return Ok(unauthorized(reason)),
             };
             // The caller of a request that may open a session, to bind the session to.
             let mut opener = None;
@@ -467,9 +457,13 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             let registry = self.registry.clone();
             Arc::new(BoundSessions::new(registry, self.http.sessions_per_caller))
         });
-        let gate = Arc::new(Gate {
+        let credentials = Credentials {
             authenticator: self.authenticator.clone(),
             default_caller: self.default_caller.clone(),
+            delegations: self.delegations.then(|| self.registry.clone()),
+        };
+        let gate = Arc::new(Gate {
+            credentials: credentials.clone(),
             responses: Arc::clone(responses),
             sessions: sessions.clone(),
             idle: self.http.limits.idle,
@@ -484,15 +478,17 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             ),
             Some(manager) => route(path, gate, factory, manager, config),
         };
-        if !self.admin {
-            return mcp;
+        let hosts = Hosts(self.http.allowed_hosts.clone());
+        let mut router = mcp;
+        if self.delegations {
+            let delegations = delegations::router(credentials.clone(), hosts.clone());
+            router = router.merge(delegations);
         }
-        let admins = Admins {
-            authenticator: self.authenticator.clone(),
-            default_caller: self.default_caller.clone(),
-            allowed_hosts: self.http.allowed_hosts.clone(),
-        };
-        mcp.merge(admin::router(self.registry.clone(), admins))
+        if self.admin {
+            let admins = Admins { credentials, hosts };
+            router = router.merge(admin::router(self.registry.clone(), admins));
+        }
+        router
     }
 
     /// Serves MCP over HTTP at `address` until Ctrl-C, then shuts down gracefully.

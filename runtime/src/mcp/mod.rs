@@ -36,6 +36,7 @@ pub mod admin;
 mod auth;
 mod connections;
 mod convert;
+mod delegations;
 mod handler;
 mod http_server;
 mod input;
@@ -50,7 +51,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
 
 pub use auth::{AuthFuture, Authenticator, BearerTokens};
-pub use convert::{META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
+pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CAPABILITY, META_CATEGORIES, META_ERROR};
 pub use handler::{McpHandler, Notifier, ToolsOnly};
 pub use http_server::HttpOptions;
 pub use input::{META_CONFIRMATION, META_PREVIEW};
@@ -111,6 +112,8 @@ pub struct McpServer<H = ToolsOnly> {
     refuse_unconfirmable_writes: bool,
     /// Serve the admin API under `/admin` beside MCP.
     admin: bool,
+    /// Accept delegation tokens, and hand them out at `/delegations`.
+    delegations: bool,
     extras: H,
 }
 
@@ -136,6 +139,7 @@ impl McpServer {
             max_concurrent_calls: 64,
             refuse_unconfirmable_writes: false,
             admin: false,
+            delegations: false,
             extras: ToolsOnly,
         }
     }
@@ -225,6 +229,56 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
+    /// Accepts delegation tokens over HTTP (`Authorization: Bearer tgd....`, sealed by
+    /// [`Registry::seal_delegation`]) as the delegated callers they carry, and hands them out: an
+    /// authenticated caller posts `{"to", "abilities", "expires_in_secs"}` (with optional `role`,
+    /// `profile` and `max_calls`) to `/delegations` and gets `{"token", ...}` for a sub-agent in another
+    /// process. A token that was altered, forged, has expired, or claims more than its parent held gets
+    /// 401. Off by default.
+    ///
+    /// ```rust,standalone_crate
+    /// use serde_json::json;
+    /// use toolgate::mcp::{BearerTokens, McpServer};
+    /// use toolgate::prelude::*;
+    ///
+    /// # async fn post(router: &mut axum::Router, path: &str, token: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+    /// #     use tower_service::Service;
+    /// #     let request = http::Request::post(path)
+    /// #         .header("host", "127.0.0.1")
+    /// #         .header("authorization", format!("Bearer {token}"))
+    /// #         .header("content-type", "application/json")
+    /// #         .header("accept", "application/json, text/event-stream")
+    /// #         .header("mcp-protocol-version", "2025-11-25")
+    /// #         .body(axum::body::Body::from(body.to_string()))
+    /// #         .unwrap();
+    /// #     let response = router.call(request).await.unwrap();
+    /// #     let status = response.status().as_u16();
+    /// #     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    /// #     (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+    /// # }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let ada = Caller::new("ada").with_abilities(["orders.view", "orders.manage"]);
+    /// let server = McpServer::new(Registry::builder().build().unwrap())
+    ///     .authenticator(BearerTokens::new().token("ada-secret", ada))
+    ///     .http_options(toolgate::mcp::HttpOptions::default().stateless(true).json_response(true))
+    ///     .accept_delegations();
+    /// let mut router = server.router(toolgate::param::CancellationToken::new());
+    /// let asked = json!({ "to": "researcher", "abilities": ["orders.view"], "expires_in_secs": 600 });
+    /// let (status, granted) = post(&mut router, "/delegations", "ada-secret", asked).await;
+    /// assert_eq!((status, &granted["abilities"]), (201, &json!(["orders.view"])));
+    ///
+    /// let token = granted["token"].as_str().unwrap();
+    /// let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    /// assert_eq!(post(&mut router, "/mcp", token, ping.clone()).await.0, 200);
+    /// assert_eq!(post(&mut router, "/mcp", &format!("{token}x"), ping).await.0, 401);
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn accept_delegations(mut self) -> Self {
+        self.delegations = true;
+        self
+    }
+
     /// Serves prompts, resources and completion from your own rmcp handler, beside the tools.
     pub fn with_handler<E: ServerHandler + Clone>(self, extras: E) -> McpServer<E> {
         McpServer {
@@ -240,6 +294,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             max_concurrent_calls: self.max_concurrent_calls,
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
             admin: self.admin,
+            delegations: self.delegations,
             extras,
         }
     }

@@ -65,7 +65,7 @@ impl BoundSessions {
             .locked()
             .owners
             .get(id)
-            .is_some_and(|owner| owner.as_deref() == Some(caller.id()))
+            .is_some_and(|owner| owner.as_deref() == Some(caller.key()))
     }
 
     /// Binds a session just opened by `caller`'s `initialize` to `caller`.
@@ -76,12 +76,12 @@ impl BoundSessions {
         if owner.is_some() {
             return Err(Unbound::Gone);
         }
-        let count = open.entry(Arc::from(caller.id())).or_default();
+        let count = open.entry(Arc::from(caller.key())).or_default();
         if *count >= self.per_caller {
             return Err(Unbound::TooMany);
         }
         *count += 1;
-        *owner = Some(Arc::from(caller.id()));
+        *owner = Some(Arc::from(caller.key()));
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::caller::Caller;
 use crate::output::Outcome;
@@ -129,6 +129,42 @@ pub struct AuditEvent<'a> {
 }
 
 impl AuditEvent<'_> {
+    /// Whom the caller acts for, nearest first, up to the person at the root: empty unless it is
+    /// delegated ([`Caller::delegate`](crate::Caller::delegate)).
+    pub fn on_behalf_of(&self) -> impl Iterator<Item = &str> {
+        self.caller.chain().skip(1).map(Caller::id)
+    }
+
+    /// The result's line for the people watching the session, when the tool ran and wrote one
+    /// ([`ToolResult::with_session_log`](crate::ToolResult::with_session_log)).
+    pub fn session_log(&self) -> Option<&str> {
+        match self.outcome {
+            Outcome::Done(result) => result.session_log.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The result's telemetry, when the tool ran and gave some
+    /// ([`ToolResult::with_telemetry`](crate::ToolResult::with_telemetry)).
+    pub fn telemetry(&self) -> Option<&Map<String, Value>> {
+        match self.outcome {
+            Outcome::Done(result) if !result.telemetry.is_empty() => Some(&result.telemetry),
+            _ => None,
+        }
+    }
+
+    /// The columns a database keeps beside the call: the chain as a JSON array, the session log line, and
+    /// the telemetry as a JSON object; each `None` when there is nothing.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn extra_columns(&self) -> (Option<String>, Option<String>, Option<String>) {
+        let chain: Vec<&str> = self.on_behalf_of().collect();
+        let chain = (!chain.is_empty()).then(|| Value::from(chain).to_string());
+        let telemetry = self
+            .telemetry()
+            .map(|t| Value::Object(t.clone()).to_string());
+        (chain, self.session_log().map(str::to_owned), telemetry)
+    }
+
     /// The SHA-256 of the arguments' canonical JSON, in hex: the same arguments give the same digest, so
     /// a preview and its approval can be matched without storing the arguments.
     pub fn argument_digest(&self) -> String {
@@ -196,6 +232,8 @@ impl AuditSink for TracingAudit {
             action = event.action.as_str(),
             outcome = event.outcome.label(),
             elapsed_us = event.elapsed.as_micros() as u64,
+            on_behalf_of = tracing::field::debug(event.on_behalf_of().collect::<Vec<_>>()),
+            session_log = event.session_log(),
             "tool call"
         );
     }

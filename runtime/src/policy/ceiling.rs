@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::caller::Caller;
 use crate::confirm::StoreFuture;
+use crate::error::{ErrorKind, ToolError};
 use crate::sync::Locked;
 
 /// Whose runs of which tool one count is.
@@ -89,8 +90,8 @@ pub trait CeilingStore: Send + Sync + 'static {
 /// The error of a shared store that could not count: `detail` for the operator's log. The pipeline tells
 /// the model only that the count cannot be reached.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn count_failed(detail: impl std::fmt::Display) -> crate::error::ToolError {
-    crate::error::ToolError::with_kind(crate::error::ErrorKind::Unavailable, detail.to_string())
+pub(crate) fn count_failed(detail: impl std::fmt::Display) -> ToolError {
+    ToolError::with_kind(ErrorKind::Unavailable, detail.to_string())
 }
 
 /// The most counts kept at once. Past it, calls of tools with a ceiling are refused (the ceiling fails
@@ -117,10 +118,30 @@ struct Key {
     tool: Arc<str>,
 }
 
+/// The tool name a delegation's calls are counted under: no tool has it, so no run count shares it.
+const CALLS: &str = "*";
+
+/// The count of the calls made through delegation `id`.
+fn calls_key(id: &str) -> RunKey<'_> {
+    RunKey {
+        caller: id,
+        session: None,
+        tool: CALLS,
+    }
+}
+
 impl Key {
+    fn of(key: RunKey<'_>) -> Self {
+        Key {
+            caller: key.caller.into(),
+            session: key.session.map(Arc::from),
+            tool: Arc::from(key.tool),
+        }
+    }
+
     fn new(caller: &Caller, session: Option<&Arc<str>>, tool: &Arc<str>) -> Self {
         Key {
-            caller: caller.id().into(),
+            caller: caller.key().into(),
             session: session.cloned(),
             tool: Arc::clone(tool),
         }
@@ -183,9 +204,12 @@ impl Ceilings {
         if self.shared.is_some() {
             return Ok(());
         }
+        self.take_key(Key::new(caller, session, tool), max)
+    }
+
+    fn take_key(&self, key: Key, max: u32) -> Result<(), Refused> {
         let mut counts = self.counts.locked();
         let full = counts.len() >= MAX_COUNTS;
-        let key = Key::new(caller, session, tool);
         match counts.get_mut(&key) {
             Some(done) if *done >= max => Err(Refused::Reached),
             Some(done) => {
@@ -201,6 +225,52 @@ impl Ceilings {
         }
     }
 
+    /// Counts one call through each delegation up `caller`'s chain that has a call ceiling, in the
+    /// shared store when there is one; when one refuses, none is counted.
+    pub(crate) async fn take_calls(&self, caller: &Caller) -> Result<(), ToolError> {
+        let mut taken: Vec<&str> = Vec::new();
+        let mut refusal = None;
+        for delegation in caller.delegations() {
+            let Some(max) = delegation.max_calls else {
+                continue;
+            };
+            let key = calls_key(&delegation.id);
+            let counted = match &self.shared {
+                Some(store) => store.take(key, max).await,
+                None => Ok(self.take_key(Key::of(key), max).is_ok()),
+            };
+            match counted {
+                Ok(true) => taken.push(&delegation.id),
+                Ok(false) => {
+                    refusal = Some(ToolError::with_kind(
+                        ErrorKind::LimitReached,
+                        format!(
+                            "This delegated access allows {max} calls, and they are used up. Nothing ran; \
+                             answer with what you have."
+                        ),
+                    ));
+                    break;
+                }
+                Err(error) => {
+                    tracing::error!(target: "toolgate", error = error.message(), "the delegated calls' count cannot be reached");
+                    refusal = Some(ToolError::with_kind(
+                        ErrorKind::Unavailable,
+                        "This delegated access has a limit on its calls, and their count cannot be reached, \
+                         so nothing ran. Try again shortly.",
+                    ));
+                    break;
+                }
+            }
+        }
+        let Some(refusal) = refusal else {
+            return Ok(());
+        };
+        for id in taken {
+            self.give_back_key(calls_key(id)).await;
+        }
+        Err(refusal)
+    }
+
     /// Takes back a run that turned out not to be one (a round that only asked the client).
     pub(crate) async fn give_back(
         &self,
@@ -208,19 +278,23 @@ impl Ceilings {
         session: Option<&Arc<str>>,
         tool: &Arc<str>,
     ) {
+        let key = RunKey {
+            caller: caller.key(),
+            session: session.map(|s| &**s),
+            tool,
+        };
+        self.give_back_key(key).await;
+    }
+
+    async fn give_back_key(&self, key: RunKey<'_>) {
         if let Some(store) = &self.shared {
-            let key = RunKey {
-                caller: caller.id(),
-                session: session.map(|s| &**s),
-                tool,
-            };
             if let Err(error) = store.give_back(key).await {
-                tracing::warn!(target: "toolgate", tool = &**tool, error = error.message(), "could not give back a counted run");
+                tracing::warn!(target: "toolgate", tool = key.tool, error = error.message(), "could not give back a counted run");
             }
             return;
         }
         let mut counts = self.counts.locked();
-        let key = Key::new(caller, session, tool);
+        let key = Key::of(key);
         if let Some(done) = counts.get_mut(&key) {
             *done -= 1;
             if *done == 0 {

@@ -17,8 +17,9 @@ use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::Hook;
 use crate::policy::{AuditSink, Authorizer};
 use crate::store::{RecordError, RecordStore};
-use crate::tool::{DynamicTool, Tool, ToolEntry};
+use crate::tool::{Defer, DynamicTool, Source, Tool, ToolEntry};
 
+use super::builtin::{self, Finder};
 use super::config::Config;
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
@@ -92,6 +93,7 @@ pub struct RegistryBuilder {
     pub(super) ceilings: Option<Arc<dyn CeilingStore>>,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
+    pub(super) defer_above: Option<usize>,
 }
 
 impl Registry {
@@ -127,6 +129,7 @@ impl Default for RegistryBuilder {
             ceilings: None,
             skip_confirmation: None,
             configured: Vec::new(),
+            defer_above: None,
         }
     }
 }
@@ -224,6 +227,32 @@ impl RegistryBuilder {
     #[must_use]
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Defers the tools marked [`Defer::Auto`] (those that say nothing) for a caller who may run more than
+    /// `tools` tools: they are left out of what the caller gets up front and found through `tool_search`.
+    /// Without it only tools marked `defer` are deferred.
+    ///
+    /// ```rust,standalone_crate
+    /// use toolgate::prelude::*;
+    ///
+    /// /// Say hello.
+    /// #[tool(public, read_only, defer = "never")]
+    /// async fn hello() -> &'static str { "hello" }
+    ///
+    /// /// Say goodbye.
+    /// #[tool(public, read_only)]
+    /// async fn goodbye() -> &'static str { "goodbye" }
+    ///
+    /// let registry = Registry::builder().defer_above(1).build()?;
+    /// let listed: Vec<String> = registry.list(&Caller::anonymous()).iter().map(|t| t.name().to_owned()).collect();
+    /// assert_eq!(listed, ["hello", "tool_search"]);
+    /// # Ok::<(), toolgate::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn defer_above(mut self, tools: usize) -> Self {
+        self.defer_above = Some(tools);
         self
     }
 
@@ -391,6 +420,12 @@ impl RegistryBuilder {
         for tool in self.dynamic {
             tools.push(dynamic_tool(tool)?);
         }
+        let finder = Finder::default();
+        let deferrable =
+            |defer| defer == Defer::Always || (defer == Defer::Auto && self.defer_above.is_some());
+        if tools.iter().any(|r| deferrable(r.tool.defer)) {
+            tools.push(built_in(builtin::tool_search(&finder))?);
+        }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         if let Some(pair) = tools.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
             return Err(BuildError::DuplicateName {
@@ -437,7 +472,7 @@ impl RegistryBuilder {
                 })?;
         }
         let keys_from_records = self.keys.is_none() && self.records.is_some();
-        Ok(Registry {
+        let registry = Registry {
             inner: Arc::new(Inner {
                 tools: match self.records {
                     None => Tools::Fixed(Arc::new(Snapshot::new(tools, 0, true))),
@@ -466,9 +501,22 @@ impl RegistryBuilder {
                     ttl: self.confirmation_ttl,
                     skip: self.skip_confirmation,
                 },
+                defer_above: self.defer_above,
             }),
-        })
+        };
+        // Set only here, so a search never runs on a registry that is still being built.
+        let _ = finder.set(Arc::downgrade(&registry.inner));
+        Ok(registry)
     }
+}
+
+/// A tool toolgate itself offers, registered like a dynamic one.
+fn built_in(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
+    let mut registered = dynamic_tool(tool)?;
+    let mut tool = Tool::clone(&registered.tool);
+    tool.source = Source::BuiltIn;
+    registered.tool = Arc::new(tool);
+    Ok(registered)
 }
 
 impl fmt::Debug for RegistryBuilder {

@@ -2,7 +2,9 @@
 //! builder and the operator's configuration; the registered tools built once at start-up, and the snapshot the operator's records change.
 
 mod builder;
+mod builtin;
 mod config;
+mod delegation;
 mod error;
 mod queries;
 mod records;
@@ -10,7 +12,10 @@ mod registered;
 mod snapshot;
 
 pub use builder::{LoadError, RegistryBuilder};
+pub(crate) use builtin::is_tool_search;
+pub use builtin::{TOOL_SEARCH, tools_found};
 pub use config::{Config, ConfigError, ToolConfig};
+pub use delegation::{DELEGATION_PREFIX, MAX_DELEGATION_TTL};
 pub use error::BuildError;
 pub use queries::Registry;
 pub(crate) use registered::{Handler, RegisteredTool};

@@ -60,28 +60,57 @@ pub(crate) struct Inner {
     /// Tell a caller who may not run a tool that their role may not, instead of the unknown tool's answer.
     pub(crate) explain_denials: bool,
     pub(crate) confirmations: Confirmations,
+    /// Defer the tools marked `auto` for a caller who may run more tools than this.
+    pub(crate) defer_above: Option<usize>,
+}
+
+/// What one caller may run, split into the tools they get up front and those left to `tool_search`.
+pub(crate) struct Listing {
+    /// In listing order; `tool_search` is among them when something is deferred.
+    pub(crate) shown: Vec<usize>,
+    /// In listing order.
+    pub(crate) deferred: Vec<usize>,
+}
+
+impl Listing {
+    /// The tools shown with the deferred ones `loaded` picks, in listing order.
+    pub(crate) fn with(&self, mut loaded: impl FnMut(usize) -> bool) -> Vec<usize> {
+        let mut indices = self.shown.clone();
+        indices.extend(self.deferred.iter().copied().filter(|&i| loaded(i)));
+        indices.sort_unstable();
+        indices
+    }
 }
 
 impl Registry {
-    /// The tools `caller` may run, in listing order, without deferred ones.
+    /// The tools `caller` gets up front, in listing order: those they may run, without the deferred ones
+    /// (see [`Defer`](crate::Defer)), with `tool_search` when something is deferred.
     pub fn list(&self, caller: &Caller) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
-        self.visible(&snapshot, caller)
-            .filter(|t| !t.defer)
-            .collect()
+        let listing = self.listing(&snapshot, caller);
+        tools_at(&snapshot, &listing.shown)
     }
 
     /// The tools `caller` may run, deferred ones included.
     pub fn list_all(&self, caller: &Caller) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
-        self.visible(&snapshot, caller).collect()
+        let listing = self.listing(&snapshot, caller);
+        tools_at(&snapshot, &listing.with(|_| true))
+    }
+
+    /// The tools deferred for `caller`, in listing order: those they may run but do not get up front.
+    pub fn list_deferred(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        let listing = self.listing(&snapshot, caller);
+        tools_at(&snapshot, &listing.deferred)
     }
 
     /// The tools `caller` may run in `category`, deferred ones included.
     pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
-        self.visible(&snapshot, caller)
-            .filter(|t| t.categories.iter().any(|c| c == category))
+        self.visible_tools(&snapshot, caller)
+            .filter(|(_, r)| r.tool.categories.iter().any(|c| c == category))
+            .map(|(_, r)| Arc::clone(&r.tool))
             .collect()
     }
 
@@ -171,31 +200,33 @@ impl Registry {
         }
     }
 
-    /// The indices of the tools `caller` may run, without deferred ones, in listing order.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn visible_indices<'a>(
-        &'a self,
-        snapshot: &'a Snapshot,
-        caller: &'a Caller,
-    ) -> impl Iterator<Item = usize> + 'a {
-        self.visible_tools(snapshot, caller)
-            .filter(|(_, s)| !s.tool.defer)
-            .map(|(i, _)| i)
+    /// What `caller` may run, split into what they get up front and what is deferred for them: a tool
+    /// marked `auto` is deferred when they may run more tools than the threshold, `tool_search` not
+    /// counted. `tool_search` is shown only when something is deferred.
+    pub(crate) fn listing(&self, snapshot: &Snapshot, caller: &Caller) -> Listing {
+        let mut visible: Vec<(usize, &RegisteredTool)> =
+            self.visible_tools(snapshot, caller).collect();
+        let search = snapshot.tool_search;
+        let finder = visible.iter().position(|&(i, _)| Some(i) == search);
+        let finder = finder.map(|at| visible.remove(at).0);
+        let many = self.inner.defer_above.is_some_and(|n| visible.len() > n);
+        let (mut shown, mut deferred) = (Vec::new(), Vec::new());
+        for (i, registered) in visible {
+            match registered.tool.defer.applies(many) {
+                true => deferred.push(i),
+                false => shown.push(i),
+            }
+        }
+        if let Some(finder) = finder.filter(|_| !deferred.is_empty()) {
+            shown.insert(shown.partition_point(|&i| i < finder), finder);
+        }
+        Listing { shown, deferred }
     }
 
     /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
     /// server calls it when one of its sessions closes or idles out.
     pub fn end_session(&self, session_id: &str) {
         self.inner.ceilings.end_session(session_id);
-    }
-
-    fn visible<'a, 'c>(
-        &'a self,
-        snapshot: &'a Snapshot,
-        caller: &'c Caller,
-    ) -> impl Iterator<Item = Arc<Tool>> + use<'a, 'c> {
-        self.visible_tools(snapshot, caller)
-            .map(|(_, s)| Arc::clone(&s.tool))
     }
 
     /// The tools `caller` may see, with their indices, in listing order: the one filter every listing uses.
@@ -252,13 +283,18 @@ impl Registry {
         {
             return false;
         }
-        match (&self.inner.authorizer, abilities_held) {
+        let allowed = match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => registered
                 .tool
                 .allows_holding(registered.required.iter().map(|&i| abilities_held[i])),
             (None, None) => registered.tool.allows(caller),
-        }
+        };
+        // A delegated caller may run only what every caller up its chain may, until it expires.
+        allowed
+            && caller
+                .on_behalf_of()
+                .is_none_or(|parent| !caller.expired() && self.authorized(registered, parent, None))
     }
 
     /// The index of the tool for a name in `snapshot`, after resolution hooks.
@@ -282,6 +318,14 @@ impl Registry {
         }
         index
     }
+}
+
+/// The tools at `indices` of `snapshot`.
+fn tools_at(snapshot: &Snapshot, indices: &[usize]) -> Vec<Arc<Tool>> {
+    indices
+        .iter()
+        .map(|&i| Arc::clone(&snapshot.tools[i].tool))
+        .collect()
 }
 
 impl fmt::Debug for Registry {

@@ -12,6 +12,7 @@ use crate::search::Index;
 
 use crate::store::RecordStore;
 
+use super::builtin::is_tool_search;
 use super::registered::RegisteredTool;
 
 /// The tools in listing order, their index by name, and the abilities they require.
@@ -25,6 +26,8 @@ pub(crate) struct Snapshot {
     /// Whether the operator's records are in it: a registry with records serves nothing but system
     /// tools until they are loaded.
     pub(crate) loaded: bool,
+    /// Where the built-in `tool_search` is, when some tool may be deferred.
+    pub(crate) tool_search: Option<usize>,
     /// The search index of these tools, made on first search.
     search: OnceLock<Index>,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
@@ -54,7 +57,9 @@ impl Snapshot {
             .enumerate()
             .map(|(i, r)| (Box::from(&*r.tool.name), i))
             .collect();
+        let tool_search = tools.iter().position(|r| is_tool_search(&r.tool));
         Snapshot {
+            tool_search,
             tools,
             by_name,
             abilities,

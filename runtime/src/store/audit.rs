@@ -49,6 +49,26 @@ pub struct AuditRecord {
     pub elapsed_us: u64,
     /// The operator's policy revision the call ran under (`None` on rows older than the records).
     pub revision: Option<u64>,
+    /// Whom a delegated caller acted for, nearest first, up to the person at the root; empty otherwise.
+    pub on_behalf_of: Vec<String>,
+    /// The result's line for the people watching the session, if it wrote one.
+    pub session_log: Option<String>,
+    /// The result's telemetry, if it gave some.
+    pub telemetry: Option<serde_json::Value>,
+}
+
+/// The audit columns a database keeps as JSON text, read back: the chain and the telemetry. Text that is
+/// not what toolgate wrote reads as nothing.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn from_json_columns(
+    chain: Option<String>,
+    telemetry: Option<String>,
+) -> (Vec<String>, Option<serde_json::Value>) {
+    let chain = chain
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let telemetry = telemetry.and_then(|text| serde_json::from_str(&text).ok());
+    (chain, telemetry)
 }
 
 /// Which audit rows to read: the newest `limit` that match every filter set, newest first.

@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -74,7 +74,23 @@ CREATE TABLE toolgate_ceilings (
     PRIMARY KEY (caller, session, tool)
 );
 ",
+    // 6: whom a delegated caller acted for; the session log line and telemetry of each call.
+    "
+ALTER TABLE toolgate_audit ADD COLUMN on_behalf_of TEXT;
+ALTER TABLE toolgate_audit ADD COLUMN session_log TEXT;
+ALTER TABLE toolgate_audit ADD COLUMN telemetry TEXT;
+",
 ];
+
+/// The columns of an audit row, in the order stores write and read them (after `seq` when reading): a
+/// literal, so that statements are made with `concat!`.
+macro_rules! audit_columns {
+    () => {
+        "at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision, on_behalf_of, \
+         session_log, telemetry"
+    };
+}
+pub(crate) use audit_columns;
 
 /// Counts one run of (caller, session, tool) unless `$4` are counted already: one row changed if it counted.
 pub(crate) const CEILING_TAKE: &str = "INSERT INTO toolgate_ceilings (caller, session, tool, runs) VALUES ($1, $2, $3, 1) \

@@ -46,7 +46,7 @@ pub struct Tool {
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
     pub(crate) system: bool,
-    pub(crate) defer: bool,
+    pub(crate) defer: Defer,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     pub(crate) max_runs: Option<u32>,
@@ -114,8 +114,8 @@ impl Tool {
         self.system
     }
 
-    /// Whether it is left out of default listings, to be found through search.
-    pub fn is_deferred(&self) -> bool {
+    /// When it is left out of the tools a caller gets up front, to be found through `tool_search`.
+    pub fn defer(&self) -> Defer {
         self.defer
     }
 
@@ -166,6 +166,51 @@ impl Tool {
     }
 }
 
+/// When a tool is left out of the tools a caller gets up front (`tools/list`, a model's `tools`), to be
+/// found through the built-in `tool_search` instead. A deferred tool still runs when called by name.
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::Defer;
+///
+/// /// Export every order as CSV.
+/// #[tool(public, read_only, defer)]
+/// async fn export_all() -> &'static str { "id,total" }
+///
+/// /// Say hello.
+/// #[tool(public, read_only, defer = "never")]
+/// async fn hello() -> &'static str { "hello" }
+///
+/// let registry = Registry::builder().build()?;
+/// assert_eq!(registry.get("export_all").unwrap().defer(), Defer::Always);
+/// assert_eq!(registry.get("hello").unwrap().defer(), Defer::Never);
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Defer {
+    /// Deferred when the caller may run more tools than the registry's threshold
+    /// ([`RegistryBuilder::defer_above`](crate::registry::RegistryBuilder::defer_above)), loaded otherwise.
+    /// What a tool gets when it says nothing (`#[tool(defer = "auto")]` says it).
+    #[default]
+    Auto,
+    /// Always deferred: `#[tool(defer)]`.
+    Always,
+    /// Never deferred, however many tools the caller may run: `#[tool(defer = "never")]`.
+    Never,
+}
+
+impl Defer {
+    /// Whether a tool so marked is deferred for a caller who may run `many` tools, more than the threshold.
+    pub(crate) fn applies(self, many: bool) -> bool {
+        match self {
+            Defer::Always => true,
+            Defer::Auto => many,
+            Defer::Never => false,
+        }
+    }
+}
+
 /// Where a tool comes from; its `Display` is `file:line`, as build errors print it.
 ///
 /// ```rust,standalone_crate
@@ -202,14 +247,17 @@ pub enum Source {
     },
     /// A [`DynamicTool`](crate::DynamicTool) defined at run time.
     Dynamic,
+    /// A tool toolgate itself offers, such as `tool_search`.
+    BuiltIn,
 }
 
 impl Source {
-    /// `compiled` or `dynamic`, as the operator's records name it.
+    /// `compiled`, `dynamic` or `built-in`, as the operator's records name it.
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Compiled { .. } => "compiled",
             Source::Dynamic => "dynamic",
+            Source::BuiltIn => "built-in",
         }
     }
 }
@@ -219,6 +267,7 @@ impl fmt::Display for Source {
         match self {
             Source::Compiled { file, line, .. } => write!(f, "{file}:{line}"),
             Source::Dynamic => f.write_str("a dynamic tool"),
+            Source::BuiltIn => f.write_str("a tool built into toolgate"),
         }
     }
 }

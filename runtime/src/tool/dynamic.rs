@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::output::IntoOutput;
 use crate::param::CallParts;
 
-use super::ToolFuture;
+use super::{Defer, ToolFuture};
 
 pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
 
@@ -47,7 +47,7 @@ pub struct DynamicTool {
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
     pub(crate) system: bool,
-    pub(crate) defer: bool,
+    pub(crate) defer: Defer,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     pub(crate) max_runs: Option<u32>,
@@ -84,7 +84,7 @@ impl DynamicTool {
             capability: None,
             categories: Vec::new(),
             system: false,
-            defer: false,
+            defer: Defer::Auto,
             idempotent: false,
             open_world: false,
             max_runs: None,
@@ -149,10 +149,16 @@ impl DynamicTool {
         self
     }
 
-    /// Left out of default listings; found through search.
+    /// Always left out of the tools a caller gets up front, found through `tool_search`: `#[tool(defer)]`.
     #[must_use]
-    pub fn defer(mut self) -> Self {
-        self.defer = true;
+    pub fn defer(self) -> Self {
+        self.defer_as(Defer::Always)
+    }
+
+    /// When it is deferred ([`Defer::Auto`] unless set).
+    #[must_use]
+    pub fn defer_as(mut self, defer: Defer) -> Self {
+        self.defer = defer;
         self
     }
 

@@ -50,3 +50,15 @@ async fn preview_cancel(number: String) -> Preview {
 }
 
 fn main() {}
+
+/// Say hello; always loaded.
+#[tool(public, read_only, defer = "never")]
+async fn hello() -> &'static str {
+    "hello"
+}
+
+/// Say goodbye; deferred above the registry's threshold.
+#[tool(public, read_only, defer = "auto")]
+async fn goodbye() -> &'static str {
+    "goodbye"
+}

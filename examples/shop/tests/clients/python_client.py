@@ -1,4 +1,5 @@
-"""Drives example-shop with the official Python `mcp` SDK: list, call, a hidden tool, a validation error, a tool error.
+"""Drives example-shop with the official Python `mcp` SDK: list, call, a hidden tool, a validation error, a tool error,
+and a deferred tool found through `tool_search`.
 
 Usage: python_client.py MODE http URL TOKEN   (MODE: auto or legacy; TOKEN: viewer-token or manager-token)
        python_client.py MODE stdio COMMAND... (serves as the manager)
@@ -8,7 +9,7 @@ Prints one line per check and "N passed, M failed"; exits non-zero when a check 
 import asyncio
 import sys
 
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -26,7 +27,13 @@ def text_of(result):
 
 # ANCHOR: checks
 async def run(mode, target, as_manager):
-    async with Client(target, mode=mode) as client:
+    changed = asyncio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with Client(target, mode=mode, message_handler=on_message) as client:
         tools = await client.list_tools()
         names = [tool.name for tool in tools.tools]
         check("tools/list starts with the overview", names[:1] == ["shop_overview"], names)
@@ -44,6 +51,8 @@ async def run(mode, target, as_manager):
         invalid = await client.call_tool("order_details", {"number": "RO-3"})
         check("a validation error names the field", invalid.is_error and "`number`" in text_of(invalid), invalid)
 
+        await deferred_tools(client, mode, names, changed, as_manager)
+
         if as_manager:
             write = await client.call_tool("confirm_order", {"number": "RO-00003"})
             check("a write waits for approval and runs nothing", "Waiting for approval" in text_of(write), write)
@@ -55,6 +64,29 @@ async def run(mode, target, as_manager):
                 check("a write the viewer may not run is unknown to her",
                       error.code == -32602 and error.message.startswith("Unknown tool `confirm_order`"), error)
 # ANCHOR_END: checks
+
+
+async def deferred_tools(client, mode, names, changed, as_manager):
+    """`customer_totals` is deferred: not listed, found by `tool_search`, then listed to a legacy session."""
+    check("a deferred tool is not listed, tool_search is",
+          "customer_totals" not in names and "tool_search" in names, names)
+    found = await client.call_tool("tool_search", {"query": "total spend per customer"})
+    tools = found.structured_content["tools"] if not found.is_error else []
+    check("tool_search finds it first, with its full definition",
+          [t["name"] for t in tools][:1] == ["customer_totals"] and "inputSchema" in tools[0], found)
+    writes = await client.call_tool("tool_search", {"query": "confirm or ship an order", "limit": 20})
+    writes = [t["name"] for t in writes.structured_content["tools"]]
+    check("tool_search returns only tools the caller may run",
+          set(writes) <= set(names) | {"customer_totals"} and ("confirm_order" in writes) == as_manager, writes)
+    totals = await client.call_tool("customer_totals", {})
+    check("the deferred tool runs when called", not totals.is_error and "Grace Hopper" in text_of(totals), totals)
+    after = [tool.name for tool in (await client.list_tools()).tools]
+    if mode == "legacy":
+        await asyncio.wait_for(changed.wait(), 10)
+        after = [tool.name for tool in (await client.list_tools()).tools]
+        check("the session is told its list changed and now lists what it found", "customer_totals" in after, after)
+    else:
+        check("a 2026-07-28 listing does not vary with what the connection searched", "customer_totals" not in after, after)
 
 
 def main():

@@ -9,6 +9,7 @@ use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, watch};
 
 use crate::policy::{AuditEvent, AuditSink};
+use crate::store::tables;
 
 /// How many rows wait for the database at most; past that, rows are dropped and the drop is logged.
 const QUEUE: usize = 10_000;
@@ -32,6 +33,9 @@ struct Row {
     session: Option<String>,
     elapsed_us: i64,
     revision: i64,
+    on_behalf_of: Option<String>,
+    session_log: Option<String>,
+    telemetry: Option<String>,
 }
 
 /// The audit sink of a [`PostgresStore`](super::PostgresStore): one row per call in `toolgate_audit`,
@@ -97,6 +101,7 @@ impl PostgresAudit {
 
 impl AuditSink for PostgresAudit {
     fn record(&self, event: &AuditEvent<'_>) {
+        let (on_behalf_of, session_log, telemetry) = event.extra_columns();
         let row = Row {
             at_ms: super::ms(event.at),
             caller: event.caller.id().to_owned(),
@@ -107,6 +112,9 @@ impl AuditSink for PostgresAudit {
             session: event.invocation.session_id.as_deref().map(str::to_owned),
             elapsed_us: i64::try_from(event.elapsed.as_micros()).unwrap_or(i64::MAX),
             revision: i64::try_from(event.revision).unwrap_or(i64::MAX),
+            on_behalf_of,
+            session_log,
+            telemetry,
         };
         match self.queue.try_send(row) {
             Ok(()) => {
@@ -157,16 +165,17 @@ async fn write_rows(pool: Pool, mut rows: mpsc::Receiver<Row>, progress: Arc<Pro
 async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
     let client = pool.get().await.map_err(|e| e.to_string())?;
     let statement = client
-        .prepare_cached(
-            "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision) \
-             SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], \
-             $7::TEXT[], $8::BIGINT[], $9::BIGINT[])",
-        )
+        .prepare_cached(concat!(
+            "INSERT INTO toolgate_audit (",
+            tables::audit_columns!(),
+            ") SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], \
+             $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::TEXT[], $12::TEXT[])"
+        ))
         .await
         .map_err(|e| e.to_string())?;
     let column = |value: fn(&Row) -> &str| batch.iter().map(value).collect::<Vec<_>>();
     let number = |value: fn(&Row) -> i64| batch.iter().map(value).collect::<Vec<_>>();
-    let sessions: Vec<Option<&str>> = batch.iter().map(|r| r.session.as_deref()).collect();
+    let optional = |value: fn(&Row) -> Option<&str>| batch.iter().map(value).collect::<Vec<_>>();
     client
         .execute(
             &statement,
@@ -177,9 +186,12 @@ async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
                 &column(|r| r.action),
                 &column(|r| &r.digest),
                 &column(|r| r.outcome),
-                &sessions,
+                &optional(|r| r.session.as_deref()),
                 &number(|r| r.elapsed_us),
                 &number(|r| r.revision),
+                &optional(|r| r.on_behalf_of.as_deref()),
+                &optional(|r| r.session_log.as_deref()),
+                &optional(|r| r.telemetry.as_deref()),
             ],
         )
         .await

@@ -18,6 +18,8 @@ use crate::store::{
 use super::revision::{lock_revision, log, unsigned};
 use super::{PostgresStore, database, keys};
 use crate::confirm::KeyRing;
+use crate::store::audit::from_json_columns;
+use crate::store::tables;
 
 impl RecordStore for PostgresStore {
     fn revision(&self) -> RecordFuture<'_, u64> {
@@ -141,28 +143,37 @@ impl RecordStore for PostgresStore {
             ];
             let rows = client
                 .query(
-                    "SELECT seq, at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision \
-                     FROM toolgate_audit \
+                    concat!(
+                        "SELECT seq, ",
+                        tables::audit_columns!(),
+                        " FROM toolgate_audit \
                      WHERE ($2::text IS NULL OR caller = $2) AND ($3::text IS NULL OR tool = $3) \
                      AND ($4::text IS NULL OR outcome = $4) AND at_ms >= $5 AND at_ms < $6 \
-                     ORDER BY seq DESC LIMIT $1",
+                     ORDER BY seq DESC LIMIT $1"
+                    ),
                     &parameters,
                 )
                 .await
                 .map_err(database)?;
             Ok(rows
                 .iter()
-                .map(|r| AuditRecord {
-                    seq: unsigned(r.get(0)),
-                    at_ms: unsigned(r.get(1)),
-                    caller: r.get(2),
-                    tool: r.get(3),
-                    action: r.get(4),
-                    digest: r.get(5),
-                    outcome: r.get(6),
-                    session: r.get(7),
-                    elapsed_us: unsigned(r.get(8)),
-                    revision: r.get::<_, Option<i64>>(9).map(unsigned),
+                .map(|r| {
+                    let (on_behalf_of, telemetry) = from_json_columns(r.get(10), r.get(12));
+                    AuditRecord {
+                        seq: unsigned(r.get(0)),
+                        at_ms: unsigned(r.get(1)),
+                        caller: r.get(2),
+                        tool: r.get(3),
+                        action: r.get(4),
+                        digest: r.get(5),
+                        outcome: r.get(6),
+                        session: r.get(7),
+                        elapsed_us: unsigned(r.get(8)),
+                        revision: r.get::<_, Option<i64>>(9).map(unsigned),
+                        on_behalf_of,
+                        session_log: r.get(11),
+                        telemetry,
+                    }
                 })
                 .collect())
         })

@@ -219,13 +219,15 @@ pub struct SqliteAudit(SqliteStore);
 
 impl AuditSink for SqliteAudit {
     fn record(&self, event: &AuditEvent<'_>) {
+        let (chain, session_log, telemetry) = event.extra_columns();
         let written = self
             .0
             .lock()
-            .prepare_cached(
-                "INSERT INTO toolgate_audit (at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
+            .prepare_cached(concat!(
+                "INSERT INTO toolgate_audit (",
+                tables::audit_columns!(),
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+            ))
             .and_then(|mut s| {
                 s.execute(params![
                     ms(event.at),
@@ -237,6 +239,9 @@ impl AuditSink for SqliteAudit {
                     event.invocation.session_id.as_deref(),
                     event.elapsed.as_micros() as i64,
                     event.revision as i64,
+                    chain,
+                    session_log,
+                    telemetry,
                 ])
             });
         if let Err(error) = written {

@@ -13,6 +13,8 @@ use crate::store::{
 use super::revision::{current_revision, log};
 use super::{SqliteStore, keys, record_error as database};
 use crate::confirm::KeyRing;
+use crate::store::audit::from_json_columns;
+use crate::store::tables;
 
 impl RecordStore for SqliteStore {
     fn revision(&self) -> RecordFuture<'_, u64> {
@@ -99,13 +101,14 @@ impl RecordStore for SqliteStore {
         Box::pin(async move {
             let connection = self.lock();
             let mut statement = connection
-                .prepare_cached(
-                    "SELECT seq, at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision \
-                     FROM toolgate_audit \
+                .prepare_cached(concat!(
+                    "SELECT seq, ",
+                    tables::audit_columns!(),
+                    " FROM toolgate_audit \
                      WHERE (?2 IS NULL OR caller = ?2) AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR outcome = ?4) \
                      AND at_ms >= ?5 AND at_ms < ?6 \
-                     ORDER BY seq DESC LIMIT ?1",
-                )
+                     ORDER BY seq DESC LIMIT ?1"
+                ))
                 .map_err(database)?;
             let (since, until) = query.bounds_i64();
             let rows = statement
@@ -119,6 +122,7 @@ impl RecordStore for SqliteStore {
                         until
                     ],
                     |r| {
+                        let (on_behalf_of, telemetry) = from_json_columns(r.get(10)?, r.get(12)?);
                         Ok(AuditRecord {
                             seq: r.get::<_, i64>(0)?.max(0) as u64,
                             at_ms: r.get::<_, i64>(1)?.max(0) as u64,
@@ -130,6 +134,9 @@ impl RecordStore for SqliteStore {
                             session: r.get(7)?,
                             elapsed_us: r.get::<_, i64>(8)?.max(0) as u64,
                             revision: r.get::<_, Option<i64>>(9)?.map(|r| r.max(0) as u64),
+                            on_behalf_of,
+                            session_log: r.get(11)?,
+                            telemetry,
                         })
                     },
                 )

@@ -1,0 +1,111 @@
+//! `POST /delegations`: an authenticated caller asks for a token that carries less than it holds, for a
+//! sub-agent in another process to present as its bearer token.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::caller::Delegation;
+use crate::confirm::millis;
+use crate::registry::MAX_DELEGATION_TTL;
+
+use super::admin::{json_response, problem};
+use super::auth::{Credentials, Hosts};
+
+/// The largest request body the endpoint reads.
+const MAX_BODY: usize = 64 * 1024;
+
+/// What a caller asks to hand on.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Asked {
+    /// The sub-agent's id.
+    to: String,
+    role: Option<String>,
+    #[serde(default)]
+    abilities: Vec<String>,
+    profile: Option<String>,
+    max_calls: Option<u32>,
+    /// How long the token lives, at most a day.
+    expires_in_secs: u64,
+}
+
+#[derive(Clone)]
+struct Endpoint {
+    credentials: Credentials,
+    hosts: Hosts,
+}
+
+/// The route; `credentials` must accept delegations (they carry the registry that seals them).
+pub(crate) fn router(credentials: Credentials, hosts: Hosts) -> Router {
+    Router::new()
+        .route("/delegations", axum::routing::post(delegate))
+        .with_state(Endpoint { credentials, hosts })
+}
+
+/// 201 with the token, what it holds and when it ends; 400 for a body that is not what the endpoint takes.
+async fn delegate(State(endpoint): State<Endpoint>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    let caller = match endpoint.hosts.admit(&endpoint.credentials, &parts).await {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
+    };
+    let bad = |message: &str| problem(StatusCode::BAD_REQUEST, "invalid_request", message);
+    let Ok(bytes) = to_bytes(body, MAX_BODY).await else {
+        return bad("the body is larger than 64 KiB");
+    };
+    let asked: Asked = match serde_json::from_slice(&bytes) {
+        Ok(asked) => asked,
+        Err(error) => return bad(&format!("the body is not a delegation request: {error}")),
+    };
+    let longest = MAX_DELEGATION_TTL.as_secs();
+    if asked.expires_in_secs == 0 || asked.expires_in_secs > longest {
+        return bad(&format!("`expires_in_secs` must be from 1 to {longest}"));
+    }
+    if asked.to.trim().is_empty() {
+        return bad("`to` names the sub-agent and must not be empty");
+    }
+    let mut delegation = Delegation::to(asked.to)
+        .abilities(asked.abilities)
+        .expires_in(Duration::from_secs(asked.expires_in_secs));
+    if let Some(role) = asked.role {
+        delegation = delegation.role(role);
+    }
+    if let Some(profile) = asked.profile {
+        delegation = delegation.profile(profile);
+    }
+    if let Some(calls) = asked.max_calls {
+        delegation = delegation.max_calls(calls);
+    }
+    let delegated = caller.delegate(delegation);
+    let Some(registry) = &endpoint.credentials.delegations else {
+        return problem(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server takes no delegations",
+        );
+    };
+    let token = match registry.seal_delegation(&delegated) {
+        Ok(token) => token,
+        Err(error) => return bad(error.message()),
+    };
+    let expires_at_ms = delegated
+        .expires_at()
+        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+        .map(millis);
+    let body = json!({
+        "token": token,
+        "caller": delegated.id(),
+        "abilities": delegated.abilities().collect::<Vec<_>>(),
+        "on_behalf_of": delegated.chain().skip(1).map(|c| c.id()).collect::<Vec<_>>(),
+        "max_calls": delegated.max_calls(),
+        "expires_at_ms": expires_at_ms,
+    });
+    json_response(StatusCode::CREATED, body.to_string())
+}
