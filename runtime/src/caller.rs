@@ -27,6 +27,8 @@ struct Inner {
     profile: Option<String>,
     /// Whom a delegated caller acts for, and within what.
     delegated: Option<Arc<Delegated>>,
+    /// Whether a profile or a delegation narrows what it sees: one check on the call path for both.
+    scoped: bool,
 }
 
 /// What a delegated caller carries besides its own identity.
@@ -132,6 +134,7 @@ impl Caller {
             abilities: BTreeSet::new(),
             profile: None,
             delegated: None,
+            scoped: false,
         }))
     }
 
@@ -196,6 +199,7 @@ impl Caller {
                 max_calls: delegation.max_calls,
                 expires,
             })),
+            scoped: true,
         }))
     }
 
@@ -227,6 +231,12 @@ impl Caller {
     /// The call ceiling of its own delegation, if any (each delegation up the chain counts its own).
     pub fn max_calls(&self) -> Option<u32> {
         self.0.delegated.as_ref().and_then(|d| d.max_calls)
+    }
+
+    /// Whether a profile or a delegation narrows what it may see and run.
+    #[inline]
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.0.scoped
     }
 
     /// Whether its delegation has ended.
@@ -270,6 +280,7 @@ impl Caller {
                 max_calls,
                 expires,
             })),
+            scoped: true,
         }))
     }
 
@@ -286,7 +297,9 @@ impl Caller {
     /// ```
     #[must_use]
     pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
-        Arc::make_mut(&mut self.0).profile = Some(profile.into());
+        let inner = Arc::make_mut(&mut self.0);
+        inner.profile = Some(profile.into());
+        inner.scoped = true;
         self
     }
 

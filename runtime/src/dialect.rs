@@ -8,9 +8,8 @@ use serde_json::{Value, json};
 use crate::call::Call;
 use crate::caller::Caller;
 use crate::output::ToolResult;
-use crate::registry::is_tool_search;
-use crate::registry::{Registry, TOOL_SEARCH, tools_found};
-use crate::tool::Tool;
+use crate::registry::{Registry, tools_found};
+use crate::tool::{TOOL_SEARCH, Tool};
 
 /// A model API's format for tool definitions, tool calls and tool results.
 ///
@@ -104,7 +103,7 @@ impl Dialect {
                 "type": "function",
                 "function": { "name": name, "description": description, "parameters": schema },
             }),
-            Dialect::OpenAiResponses if is_tool_search(tool) => json!({
+            Dialect::OpenAiResponses if tool.is_tool_search() => json!({
                 "type": "tool_search", "execution": "client",
                 "description": description, "parameters": schema,
             }),

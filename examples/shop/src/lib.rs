@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod db;
+pub mod telemetry;
 pub mod tools;
 
 use toolgate::confirm::KeyRing;

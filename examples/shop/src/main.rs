@@ -65,6 +65,9 @@ struct Options {
     /// Sync the tools into the records on start, for development.
     #[arg(long)]
     sync: bool,
+    /// Export each tool call's span to this OTLP/HTTP endpoint (its base URL; spans go to `/v1/traces`).
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    otlp: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -81,17 +84,17 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    // ANCHOR: logs
-    // Logs go to standard error (standard output carries the protocol over stdio); `RUST_LOG` filters them.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn,toolgate=info".into()),
-        )
-        .init();
-    // ANCHOR_END: logs
-    match run().await {
+    let options = <Options as clap::Parser>::parse();
+    let telemetry = match example_shop::telemetry::init(options.otlp.as_deref()) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("example-shop: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let ran = run(options).await;
+    drop(telemetry);
+    match ran {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("example-shop: {error}");
@@ -100,8 +103,7 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let options = <Options as clap::Parser>::parse();
+async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let Options {
         db, store, config, ..
     } = &options;

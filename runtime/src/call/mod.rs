@@ -2,6 +2,7 @@
 //!
 //! | step | where |
 //! |---|---|
+//! | the call's span, with its trace context as parent | `trace` |
 //! | resolve the name, then admit or refuse | `pipeline`, `admit`: authorize, availability, ceiling, validation |
 //! | the common path: hooks before, run with timeout, cancellation and panic capture | `run` |
 //! | writes and questions: preview, approve, decline, replay, ask | `rounds` |
@@ -13,5 +14,6 @@ mod pipeline;
 mod request;
 mod rounds;
 mod run;
+mod trace;
 
 pub use request::Call;

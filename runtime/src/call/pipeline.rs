@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::caller::Caller;
 use crate::output::Outcome;
@@ -15,6 +16,7 @@ use crate::tool::{PreviewFuture, ToolFuture};
 
 use super::admit::{Refusal, unknown_tool};
 use super::request::{Attachments, Call, Meta};
+use super::trace;
 
 /// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
 pub(super) struct InFlight<'a> {
@@ -91,7 +93,8 @@ impl Registry {
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
-    /// the state machine stays small.
+    /// the state machine stays small. It runs in the call's span, which is disabled, at the cost of one
+    /// check, unless a subscriber wants `toolgate::call` spans.
     pub(super) async fn call_with(
         &self,
         snapshot: &Snapshot,
@@ -101,6 +104,7 @@ impl Registry {
         arguments: Value,
         mut meta: Meta,
     ) -> Outcome {
+        let traced = trace::call_span(snapshot, name, resolved, caller, &meta);
         let mut flight = InFlight {
             snapshot,
             caller,
@@ -121,12 +125,18 @@ impl Registry {
             action: AuditAction::Call,
         };
         let replying = meta.is_reply();
-        let launched = match self.admit(&flight, name, resolved, arguments, replying) {
+        let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
             Ok((index, arguments))
-                if snapshot.tools[index].via_rounds || meta.is_reply() || caller.is_delegated() =>
+                if snapshot.tools[index].via_rounds || replying || caller.is_delegated() =>
             {
                 // Boxed whole, so that the common path's state machine holds one pointer for it.
-                return Box::pin(self.call_with_rounds(flight, index, arguments, meta)).await;
+                let rounds = self.call_with_rounds(flight, index, arguments, meta);
+                let Some(traced) = traced else {
+                    return Box::pin(rounds).await;
+                };
+                let outcome = Box::pin(rounds.instrument(traced.0.clone())).await;
+                trace::record(&traced, &outcome);
+                return outcome;
             }
             Ok((index, arguments)) => {
                 let (attachments, ..) = Attachments::of(meta);
@@ -134,8 +144,14 @@ impl Registry {
             }
             Err(outcome) => Launched::Done(outcome),
         };
+        if let Some((span, _)) = &traced {
+            launched = trace::instrumented(launched, span);
+        }
         let mut outcome = self.drive(&flight, launched).await;
         self.finish(&flight, &mut outcome);
+        if let Some(traced) = &traced {
+            trace::record(traced, &outcome);
+        }
         if flight.admitted.is_none()
             && matches!(outcome, Outcome::Denied(_))
             && !self.inner.explain_denials

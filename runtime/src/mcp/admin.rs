@@ -33,12 +33,12 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -49,6 +49,7 @@ use crate::store::{
     AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
 };
 
+use super::answers::{json_response, problem};
 use super::auth::{Credentials, Hosts};
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
@@ -392,22 +393,6 @@ fn answer(result: Result<Value, RecordError>) -> Response {
             problem(status, kind, error.message())
         }
     }
-}
-
-/// An error answer: `{"error": {"kind", "message"}}`.
-pub(crate) fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
-    let body = json!({ "error": { "kind": kind, "message": message } });
-    json_response(status, body.to_string())
-}
-
-/// A JSON answer.
-pub(crate) fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
-    let mut response = (status, body.into()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 /// The OpenAPI document of the admin API.

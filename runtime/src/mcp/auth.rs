@@ -167,7 +167,7 @@ impl Hosts {
             (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
         };
         if !allowed {
-            return Err(super::admin::problem(
+            return Err(super::answers::problem(
                 http::StatusCode::FORBIDDEN,
                 "forbidden",
                 "this server does not answer for that host",

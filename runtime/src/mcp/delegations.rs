@@ -15,7 +15,7 @@ use crate::caller::Delegation;
 use crate::confirm::millis;
 use crate::registry::MAX_DELEGATION_TTL;
 
-use super::admin::{json_response, problem};
+use super::answers::{json_response, problem};
 use super::auth::{Credentials, Hosts};
 
 /// The largest request body the endpoint reads.

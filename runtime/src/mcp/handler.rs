@@ -205,8 +205,9 @@ impl<H: Clone> McpHandler<H> {
         self.notifier().tools_changed().await;
     }
 
-    /// A call of tool `name` with what the request carries: its id, cancellation, session, trace context,
-    /// and the client's peer, the notifier and the HTTP request's parts as extensions.
+    /// A call of tool `name` with what the request carries: its id, cancellation, session, trace context
+    /// (from `_meta`, or the HTTP headers), and the client's peer, the notifier and the HTTP request's
+    /// parts as extensions.
     fn call_for(
         &self,
         name: &str,
@@ -226,11 +227,20 @@ impl<H: Clone> McpHandler<H> {
         call = call
             .extension(context.peer.clone())
             .extension(self.notifier());
+        // The trace context of the request's `_meta`, or else of its HTTP headers.
+        let header = |name: &str| {
+            let parts = parts.as_ref()?;
+            parts.headers.get(name)?.to_str().ok()
+        };
+        let trace = match context.meta.get_traceparent() {
+            Some(traceparent) => Some((traceparent, context.meta.get_tracestate())),
+            None => header("traceparent").map(|parent| (parent, header("tracestate"))),
+        };
+        if let Some((traceparent, tracestate)) = trace {
+            call = call.trace(traceparent, tracestate.map(Into::into));
+        }
         if let Some(parts) = parts {
             call = call.extension(parts);
-        }
-        if let Some(traceparent) = context.meta.get_traceparent() {
-            call = call.trace(traceparent, context.meta.get_tracestate().map(Into::into));
         }
         call
     }

@@ -33,6 +33,7 @@
 //! ```
 
 pub mod admin;
+mod answers;
 mod auth;
 mod connections;
 mod convert;

@@ -6,16 +6,9 @@ use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::output::ToolResult;
-use crate::tool::{Defer, DynamicTool, Source, Tool};
+use crate::tool::{Defer, DynamicTool, TOOL_SEARCH, Tool};
 
 use super::queries::{Inner, Registry};
-
-/// The name of the built-in tool that finds deferred tools.
-///
-/// ```
-/// assert_eq!(toolgate::registry::TOOL_SEARCH, "tool_search");
-/// ```
-pub const TOOL_SEARCH: &str = "tool_search";
 
 /// How many tools a search returns unless it asks for another number, and the most it may ask for.
 const DEFAULT_LIMIT: u64 = 5;
@@ -27,11 +20,6 @@ const DESCRIPTION: &str = "Find tools that are not loaded yet. Describe the task
 /// The registry a `tool_search` searches, set once it is built; weak, so that the tool does not keep its
 /// own registry alive.
 pub(crate) type Finder = Arc<OnceLock<Weak<Inner>>>;
-
-/// Whether `tool` is the built-in `tool_search`.
-pub(crate) fn is_tool_search(tool: &Tool) -> bool {
-    tool.source == Source::BuiltIn && &*tool.name == TOOL_SEARCH
-}
 
 /// The `tool_search` tool of the registry `finder` will point to.
 pub(crate) fn tool_search(finder: &Finder) -> DynamicTool {
@@ -69,7 +57,7 @@ pub(crate) fn tool_search(finder: &Finder) -> DynamicTool {
             let found: Vec<Value> = registry
                 .search(parts.caller(), query, limit + 1)
                 .iter()
-                .filter(|tool| !is_tool_search(tool))
+                .filter(|tool| !tool.is_tool_search())
                 .take(limit)
                 .map(|tool| definition(tool))
                 .collect();

@@ -278,23 +278,31 @@ impl Registry {
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
-        if let Some(profile) = caller.profile()
-            && !registered.in_profile(profile)
-        {
+        if caller.is_scoped() && !self.scope_allows(registered, caller) {
             return false;
         }
-        let allowed = match (&self.inner.authorizer, abilities_held) {
+        match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => registered
                 .tool
                 .allows_holding(registered.required.iter().map(|&i| abilities_held[i])),
             (None, None) => registered.tool.allows(caller),
-        };
-        // A delegated caller may run only what every caller up its chain may, until it expires.
-        allowed
-            && caller
-                .on_behalf_of()
-                .is_none_or(|parent| !caller.expired() && self.authorized(registered, parent, None))
+        }
+    }
+
+    /// What narrows a caller: its profile must have the tool, and a delegated caller may run only what every
+    /// caller up its chain may, until it expires. Kept apart, so that `authorized` is no recursion and
+    /// inlines.
+    #[inline(never)]
+    fn scope_allows(&self, registered: &RegisteredTool, caller: &Caller) -> bool {
+        if let Some(profile) = caller.profile()
+            && !registered.in_profile(profile)
+        {
+            return false;
+        }
+        caller
+            .on_behalf_of()
+            .is_none_or(|parent| !caller.expired() && self.authorized(registered, parent, None))
     }
 
     /// The index of the tool for a name in `snapshot`, after resolution hooks.

@@ -12,7 +12,6 @@ use crate::search::Index;
 
 use crate::store::RecordStore;
 
-use super::builtin::is_tool_search;
 use super::registered::RegisteredTool;
 
 /// The tools in listing order, their index by name, and the abilities they require.
@@ -57,7 +56,7 @@ impl Snapshot {
             .enumerate()
             .map(|(i, r)| (Box::from(&*r.tool.name), i))
             .collect();
-        let tool_search = tools.iter().position(|r| is_tool_search(&r.tool));
+        let tool_search = tools.iter().position(|r| r.tool.is_tool_search());
         Snapshot {
             tool_search,
             tools,

@@ -164,7 +164,19 @@ impl Tool {
     pub fn source(&self) -> &Source {
         &self.source
     }
+
+    /// Whether it is the built-in `tool_search`.
+    pub(crate) fn is_tool_search(&self) -> bool {
+        self.source == Source::BuiltIn && &*self.name == TOOL_SEARCH
+    }
 }
+
+/// The name of the built-in tool that finds deferred tools.
+///
+/// ```
+/// assert_eq!(toolgate::registry::TOOL_SEARCH, "tool_search");
+/// ```
+pub const TOOL_SEARCH: &str = "tool_search";
 
 /// When a tool is left out of the tools a caller gets up front (`tools/list`, a model's `tools`), to be
 /// found through the built-in `tool_search` instead. A deferred tool still runs when called by name.

@@ -6,7 +6,7 @@ mod dynamic;
 mod entry;
 mod name;
 
-pub use definition::{Defer, Source, Tool};
+pub use definition::{Defer, Source, TOOL_SEARCH, Tool};
 pub(crate) use dynamic::DynHandler;
 pub use dynamic::DynamicTool;
 pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
