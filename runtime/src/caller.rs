@@ -181,26 +181,19 @@ impl Caller {
             .into_iter()
             .chain(self.expires_at())
             .min();
-        let key = format!("{} < {}", delegation.id, self.key());
         let abilities = delegation
             .abilities
             .into_iter()
             .filter(|a| self.has(a))
             .collect();
-        Caller(Arc::new(Inner {
-            id: delegation.id,
-            role: delegation.role,
+        let fields = (
+            delegation.id,
+            delegation.role,
             abilities,
-            profile: delegation.profile,
-            delegated: Some(Arc::new(Delegated {
-                parent: self.clone(),
-                id: crate::random::random_id(),
-                key,
-                max_calls: delegation.max_calls,
-                expires,
-            })),
-            scoped: true,
-        }))
+            delegation.profile,
+        );
+        let id = crate::random::random_id();
+        Caller::redelegated(self, fields, (id, delegation.max_calls, expires))
     }
 
     /// The caller this one acts for, when it is delegated.
@@ -259,7 +252,7 @@ impl Caller {
         self.chain().filter_map(Caller::delegation)
     }
 
-    /// A delegated caller rebuilt from a token's fields, under `parent`.
+    /// A delegated caller with these fields under `parent`: made by `delegate`, and rebuilt from a token's.
     pub(crate) fn redelegated(
         parent: &Caller,
         fields: (String, Option<String>, BTreeSet<String>, Option<String>),
