@@ -205,12 +205,14 @@ impl Dialect {
         let id = call.id.as_deref().unwrap_or_default();
         let search = call.name == TOOL_SEARCH && !result.is_error;
         match self {
-            Dialect::Anthropic if search && !tools_found(result).is_empty() => {
+            Dialect::Anthropic if search => {
                 let references: Vec<Value> = tools_found(result)
                     .into_iter()
                     .map(|name| json!({ "type": "tool_reference", "tool_name": name }))
                     .collect();
-                return json!({ "type": "tool_result", "tool_use_id": id, "content": references });
+                if !references.is_empty() {
+                    return json!({ "type": "tool_result", "tool_use_id": id, "content": references });
+                }
             }
             Dialect::OpenAiResponses if search => {
                 let found = result.structured.as_ref().map(|s| &s["tools"]);

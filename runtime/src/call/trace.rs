@@ -27,13 +27,12 @@ pub(super) fn call_span(
         return None;
     }
     let tool = resolved.map_or(name, |i| &*snapshot.tools[i].tool.name);
-    let span = span_of(tool, caller, meta);
-    (!span.is_disabled()).then(|| (span, Instant::now()))
+    span_of(tool, caller, meta).map(|span| (span, Instant::now()))
 }
 
 #[cold]
 #[inline(never)]
-fn span_of(tool: &str, caller: &Caller, meta: &Meta) -> Span {
+fn span_of(tool: &str, caller: &Caller, meta: &Meta) -> Option<Span> {
     let session = meta.session_id.as_deref();
     let traceparent = meta.traceparent.as_deref();
     let span = tracing::info_span!(
@@ -53,7 +52,7 @@ fn span_of(tool: &str, caller: &Caller, meta: &Meta) -> Span {
         telemetry = Empty,
     );
     if span.is_disabled() {
-        return span;
+        return None;
     }
     if caller.is_delegated() {
         let chain: Vec<&str> = caller.chain().skip(1).map(Caller::id).collect();
@@ -63,7 +62,7 @@ fn span_of(tool: &str, caller: &Caller, meta: &Meta) -> Span {
     if let Some(traceparent) = traceparent {
         remote_parent(&span, traceparent, meta.tracestate.as_deref());
     }
-    span
+    Some(span)
 }
 
 /// `launched` with its future running in `span`, so that what the tool logs and traces is inside it.
