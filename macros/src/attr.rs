@@ -18,6 +18,7 @@ pub(crate) const KEYS: &[&str] = &[
     "category",
     "categories",
     "system",
+    "overrides_builtin",
     "max_runs",
     "defer",
     "idempotent",
@@ -49,6 +50,8 @@ pub(crate) struct ToolAttr {
     pub(crate) category: Option<KeyValue<LitStr>>,
     pub(crate) categories: Option<KeyValue<Vec<LitStr>>>,
     pub(crate) system: Option<Path>,
+    /// `overrides_builtin`: replaces the built-in tool of the same name.
+    pub(crate) overrides_builtin: Option<Path>,
     pub(crate) max_runs: Option<KeyValue<LitInt>>,
     /// `defer` alone, or `defer = "auto" | "never" | "always"`.
     pub(crate) defer: Option<KeyValue<Option<LitStr>>>,
@@ -140,6 +143,7 @@ impl ToolAttr {
             "category" => put(&mut self.category, &path, v.string(), errors),
             "categories" => put(&mut self.categories, &path, v.strings(), errors),
             "system" => put(&mut self.system, &path, v.flag(), errors),
+            "overrides_builtin" => put(&mut self.overrides_builtin, &path, v.flag(), errors),
             "max_runs" => put(&mut self.max_runs, &path, v.int(), errors),
             "defer" => put(&mut self.defer, &path, v.defer(), errors),
             "idempotent" => put(&mut self.idempotent, &path, v.flag(), errors),

@@ -43,6 +43,12 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let check_name = quote_spanned! {name_span=>
         const _: () = if !#tg::is_tool_name(#name) { ::core::panic!("{}", #message) };
     };
+    // Only a built-in's name can replace it, checked like the name rule, at the key.
+    let check_override = attr.overrides_builtin.as_ref().map(|key| {
+        quote_spanned! {key.span()=>
+            const _: () = if !#tg::is_replaceable(#name) { ::core::panic!("{}", #tg::NOT_REPLACEABLE) };
+        }
+    });
     let title = match &attr.title {
         Some(title) => title.value.value(),
         None => humanize(&name),
@@ -70,6 +76,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let capability = option(&tg, attr.capability.as_ref().map(|c| &c.value));
     let flag = |f: &Option<syn::Path>| f.is_some();
     let (read_only, system) = (flag(&attr.read_only), flag(&attr.system));
+    let overrides_builtin = flag(&attr.overrides_builtin);
     let defer = match attr
         .defer
         .as_ref()
@@ -147,6 +154,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         const _: () = {
             const __TOOLGATE_PARAMS: &[#tg::ParamSpec] = &[#(#params),*];
             #check_name
+            #check_override
             #check_params
             #(#named_checks)*
 
@@ -173,6 +181,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                     capability: #capability,
                     categories: &[#(#categories),*],
                     system: #system,
+                    overrides_builtin: #overrides_builtin,
                     defer: #defer,
                     idempotent: #idempotent,
                     open_world: #open_world,

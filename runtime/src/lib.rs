@@ -68,7 +68,9 @@ mod tool;
 pub use call::Call;
 pub use caller::{Caller, Delegation};
 pub use error::{ErrorKind, ToolError};
-pub use output::{Content, Limit, Outcome, Page, Preview, ToolResult};
+pub use output::{
+    Chart, ChartKind, Column, Content, Limit, Outcome, Page, Preview, Table, ToolResult,
+};
 pub use param::{
     Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };

@@ -106,8 +106,9 @@ fn number(v: f64) -> Value {
     }
 }
 
-/// The schema of the settings a tool takes, portable like every published schema.
-pub(crate) fn settings_schema(make: fn(&mut SchemaGenerator) -> Schema) -> Value {
+/// The schema of a value a tool takes (its settings, a built-in's arguments), portable like every
+/// published schema.
+pub(crate) fn taken_schema(make: fn(&mut SchemaGenerator) -> Schema) -> Value {
     let mut generator = settings().for_deserialize().into_generator();
     let mut schema = make(&mut generator);
     make_portable(&mut schema);
@@ -249,14 +250,13 @@ fn invalid_arguments(validator: &Validator, tool: &str, arguments: &Value) -> To
         .iter()
         .map(|(path, problem)| json!({ "path": path, "problem": problem }))
         .collect();
-    ToolError::with_kind(
-        ErrorKind::InvalidArguments,
-        format!(
-            "Invalid arguments for `{tool}`: {}. Fix them and call again.",
-            sentences(&problems)
-        ),
-    )
-    .with_data(json!({ "problems": data }))
+    arguments_error(tool, &sentences(&problems)).with_data(json!({ "problems": data }))
+}
+
+/// The error for arguments of `tool` with `problems`, in sentences, that the model can fix.
+pub(crate) fn arguments_error(tool: &str, problems: &str) -> ToolError {
+    let message = format!("Invalid arguments for `{tool}`: {problems}. Fix them and call again.");
+    ToolError::with_kind(ErrorKind::InvalidArguments, message)
 }
 
 /// Checks a tool's settings against the schema its `Settings<T>` publishes; on failure, a message naming

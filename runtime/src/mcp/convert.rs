@@ -123,6 +123,9 @@ pub(crate) fn tool(tool: &Tool) -> rmcp::model::Tool {
     if tool.defer() == Defer::Never {
         meta.insert(META_ALWAYS_LOAD.into(), json!(true));
     }
+    if tool.shows_view() {
+        meta.insert("ui".into(), super::view::tool_meta());
+    }
     definition
         .with_annotations(annotations)
         .with_meta(MetaObject(meta))

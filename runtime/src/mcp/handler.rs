@@ -29,7 +29,7 @@ use crate::sync::Locked;
 
 use super::input::{self, META_CONFIRMATION, Questions};
 use super::sessions::BoundSession;
-use super::{convert, logging};
+use super::{convert, logging, view};
 
 /// MCP's `MissingRequiredClientCapabilityError`.
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
@@ -303,6 +303,14 @@ impl<H: Clone> McpHandler<H> {
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
+    /// Whether some tool's results are drawn by the App, which is then served as a resource.
+    fn serves_view(&self) -> bool {
+        let snapshot = self.shared.registry.snapshot();
+        definitions(&snapshot)
+            .iter()
+            .any(|d| d.meta.as_ref().is_some_and(|m| m.contains_key("ui")))
+    }
+
     fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         context
             .extensions
@@ -623,7 +631,19 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.extras.list_resources(request, context).await
+        if !self.serves_view() {
+            return self.extras.list_resources(request, context).await;
+        }
+        let first_page = request.as_ref().is_none_or(|r| r.cursor.is_none());
+        let mut listed = match self.extras.list_resources(request, context).await {
+            // Handlers that offer no resources of their own say so; the App is the only one.
+            Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND => ListResourcesResult::default(),
+            other => other?,
+        };
+        if first_page {
+            listed.resources.insert(0, view::resource());
+        }
+        Ok(listed)
     }
 
     async fn list_resource_templates(
@@ -639,6 +659,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == view::VIEW_URI && self.serves_view() {
+            return Ok(view::contents().into());
+        }
         self.extras.read_resource(request, context).await
     }
 

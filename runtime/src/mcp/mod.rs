@@ -43,6 +43,7 @@ mod http_server;
 mod input;
 mod logging;
 mod sessions;
+mod view;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,7 @@ pub use input::{META_CONFIRMATION, META_PREVIEW};
 /// The rmcp release toolgate is built on, for prompts, resources, and the client `Peer` a tool can take as
 /// `Extension<rmcp::Peer<rmcp::RoleServer>>` (sampling, elicitation).
 pub use rmcp;
+pub use view::{APP_MIME_TYPE, UI_EXTENSION, VIEW_URI};
 
 use crate::caller::Caller;
 use crate::registry::Registry;
@@ -309,6 +311,21 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         info.capabilities
             .logging
             .get_or_insert_with(Default::default);
+        if self
+            .registry
+            .snapshot()
+            .tools
+            .iter()
+            .any(|r| r.tool.shows_view())
+        {
+            info.capabilities
+                .resources
+                .get_or_insert_with(Default::default);
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(view::UI_EXTENSION.into(), Default::default());
+        }
         let mut implementation = Implementation::new(&self.name, &self.version);
         if let Some(title) = &self.title {
             implementation = implementation.with_title(title);

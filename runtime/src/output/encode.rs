@@ -9,13 +9,14 @@
 //! `Result<T, E>` of either, with `E: Into<ToolError>`, turns `Err` into a tool error. The `#[tool]`
 //! macro picks the encoding from the written return type through [`dispatch`], at compile time.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::ToolError;
 
-use super::{Content, ToolResult};
+use super::display::{self, CHART_KEY, TABLE_KEY};
+use super::{Chart, Content, Table, ToolResult};
 
 /// A return type with its own encoding into a [`ToolResult`].
 ///
@@ -85,7 +86,24 @@ impl IntoOutput for ToolResult {
 
 impl IntoOutput for Value {
     fn into_output(self) -> Result<ToolResult, ToolError> {
-        Ok(ToolResult::structured(self))
+        structured(self)
+    }
+}
+
+/// A structured value as a result. A `chart` or `table` beside its data is checked, and the model reads
+/// them as tables of text ([`display`]).
+pub(crate) fn structured(value: Value) -> Result<ToolResult, ToolError> {
+    if !value.is_object() {
+        return Ok(ToolResult::structured(value));
+    }
+    match display::describe(&value) {
+        Ok(None) => Ok(ToolResult::structured(value)),
+        Ok(Some(text)) => Ok(ToolResult {
+            content: vec![Content::text(text)],
+            structured: Some(value),
+            ..ToolResult::default()
+        }),
+        Err(problem) => Err(ToolError::new(problem.to_string())),
     }
 }
 
@@ -97,6 +115,35 @@ impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         T::output_schema(generator)
     }
+}
+
+/// A chart returned on its own is the result's `chart`.
+impl IntoOutput for Chart {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        self.check().map_err(|e| ToolError::new(e.to_string()))?;
+        structured(json!({ CHART_KEY: self }))
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(beside(CHART_KEY, generator.subschema_for::<Chart>()))
+    }
+}
+
+/// A table returned on its own is the result's `table`.
+impl IntoOutput for Table {
+    fn into_output(self) -> Result<ToolResult, ToolError> {
+        self.check().map_err(|e| ToolError::new(e.to_string()))?;
+        structured(json!({ TABLE_KEY: self }))
+    }
+
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(beside(TABLE_KEY, generator.subschema_for::<Table>()))
+    }
+}
+
+/// The schema of an object whose only, required property `key` is `schema`.
+fn beside(key: &str, schema: Schema) -> Schema {
+    json_schema!({ "type": "object", "properties": { key: schema }, "required": [key] })
 }
 
 /// A value returned as structured content: any `Serialize + JsonSchema` type.
@@ -143,14 +190,13 @@ pub trait Structured: Send + 'static {
 #[diagnostic::do_not_recommend]
 impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
     fn encode(self) -> Result<ToolResult, ToolError> {
-        serde_json::to_value(&self)
-            .map(ToolResult::structured)
-            .map_err(|e| {
-                ToolError::with_kind(
-                    crate::error::ErrorKind::Internal,
-                    format!("could not encode the result: {e}"),
-                )
-            })
+        let value = serde_json::to_value(&self).map_err(|e| {
+            ToolError::with_kind(
+                crate::error::ErrorKind::Internal,
+                format!("could not encode the result: {e}"),
+            )
+        })?;
+        structured(value)
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Schema {

@@ -17,9 +17,9 @@ use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::Hook;
 use crate::policy::{AuditSink, Authorizer};
 use crate::store::{RecordError, RecordStore};
-use crate::tool::{Defer, DynamicTool, Source, Tool, ToolEntry};
+use crate::tool::{Defer, DynamicTool, Source, Tool, ToolEntry, is_replaceable};
 
-use super::builtin::{self, Finder};
+use super::builtin::{self, BuiltIn, Finder};
 use super::config::Config;
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
@@ -94,6 +94,7 @@ pub struct RegistryBuilder {
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
     pub(super) defer_above: Option<usize>,
+    pub(super) built_ins: Vec<BuiltIn>,
 }
 
 impl Registry {
@@ -130,6 +131,7 @@ impl Default for RegistryBuilder {
             skip_confirmation: None,
             configured: Vec::new(),
             defer_above: None,
+            built_ins: Vec::new(),
         }
     }
 }
@@ -139,6 +141,16 @@ impl RegistryBuilder {
     #[must_use]
     pub fn tool(mut self, tool: DynamicTool) -> Self {
         self.dynamic.push(tool);
+        self
+    }
+
+    /// Switches on one of toolgate's own tools, `show_table` or `draw_chart` (see [`BuiltIn`]). An app's
+    /// tool of the same name replaces it if it says `overrides_builtin`; otherwise the build stops.
+    #[must_use]
+    pub fn built_in(mut self, tool: BuiltIn) -> Self {
+        if !self.built_ins.contains(&tool) {
+            self.built_ins.push(tool);
+        }
         self
     }
 
@@ -423,8 +435,28 @@ impl RegistryBuilder {
         let finder = Finder::default();
         let deferrable =
             |defer| defer == Defer::Always || (defer == Defer::Auto && self.defer_above.is_some());
+        for tool in &tools {
+            if tool.tool.overrides_builtin && !is_replaceable(&tool.tool.name) {
+                return Err(BuildError::NotBuiltIn {
+                    tool: tool.tool.name.to_string(),
+                });
+            }
+        }
+        let mut offered: Vec<DynamicTool> = self.built_ins.iter().map(|b| b.tool()).collect();
         if tools.iter().any(|r| deferrable(r.tool.defer)) {
-            tools.push(built_in(builtin::tool_search(&finder))?);
+            offered.push(builtin::tool_search(&finder));
+        }
+        for offer in offered {
+            match tools.iter().find(|r| *r.tool.name == offer.name) {
+                Some(own) if own.tool.overrides_builtin => {}
+                Some(own) => {
+                    return Err(BuildError::BuiltInClash {
+                        name: offer.name,
+                        tool: own.tool.source.to_string(),
+                    });
+                }
+                None => tools.push(built_in(offer)?),
+            }
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         if let Some(pair) = tools.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {

@@ -37,6 +37,19 @@ pub enum BuildError {
         /// Where the second is defined.
         second: String,
     },
+    /// An app's tool has the name of a built-in tool the registry offers, and does not say
+    /// `overrides_builtin`.
+    BuiltInClash {
+        /// The name.
+        name: String,
+        /// Where the app's tool is defined.
+        tool: String,
+    },
+    /// A dynamic tool says `overrides_builtin`, but no built-in tool it may replace has its name.
+    NotBuiltIn {
+        /// The tool.
+        tool: String,
+    },
     /// A tool asks for `State<T>` the builder was not given.
     MissingState {
         /// The tool.
@@ -97,6 +110,16 @@ impl fmt::Display for BuildError {
                     "two tools are named `{name}`: one at {first}, one at {second}; rename one with `name = \"...\"`"
                 )
             }
+            BuildError::BuiltInClash { name, tool } => write!(
+                f,
+                "two tools are named `{name}`: toolgate's built-in one, and one at {tool}; say \
+                 `overrides_builtin` on yours to replace the built-in, or rename it with `name = \"...\"`"
+            ),
+            BuildError::NotBuiltIn { tool } => write!(
+                f,
+                "dynamic tool `{tool}` says `overrides_builtin`, but only `show_table` and `draw_chart` can be \
+                 replaced; rename it after one of them, or drop `.overrides_builtin()`"
+            ),
             BuildError::MissingState { tool, type_name } => write!(
                 f,
                 "tool `{tool}` takes `State<{type_name}>`, but the registry has no such state; \

@@ -11,9 +11,9 @@ mod records;
 mod registered;
 mod snapshot;
 
-pub use crate::tool::TOOL_SEARCH;
+pub use crate::tool::{DRAW_CHART, SHOW_TABLE, TOOL_SEARCH};
 pub use builder::{LoadError, RegistryBuilder};
-pub use builtin::tools_found;
+pub use builtin::{BuiltIn, tools_found};
 pub use config::{Config, ConfigError, ToolConfig};
 pub use delegation::{DELEGATION_PREFIX, MAX_DELEGATION_TTL};
 pub use error::BuildError;

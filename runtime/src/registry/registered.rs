@@ -117,7 +117,7 @@ pub(super) fn compiled_tool(
             }
             Some(RequirementKind::Asks) => asks = true,
             Some(RequirementKind::Settings { schema }) => {
-                settings_schema = Some(schema::settings_schema(schema));
+                settings_schema = Some(schema::taken_schema(schema));
             }
             _ => {}
         }
@@ -158,6 +158,7 @@ pub(super) fn compiled_tool(
         max_runs: entry.max_runs,
         timeout: entry.timeout_ms.map(Duration::from_millis),
         has_preview: entry.preview.is_some(),
+        overrides_builtin: entry.overrides_builtin,
         input_schema: Arc::new(input.schema),
         output_schema: schema::output_schema(entry.output_schema).map(Arc::new),
         settings_schema: settings_schema.map(Arc::new),
@@ -224,6 +225,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         max_runs: tool.max_runs,
         timeout: tool.timeout,
         has_preview: false,
+        overrides_builtin: tool.overrides_builtin,
         input_schema: Arc::new(tool.input_schema),
         output_schema: tool.output_schema.map(Arc::new),
         settings_schema: None,

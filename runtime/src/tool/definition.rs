@@ -52,6 +52,7 @@ pub struct Tool {
     pub(crate) max_runs: Option<u32>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) has_preview: bool,
+    pub(crate) overrides_builtin: bool,
     pub(crate) input_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
     pub(crate) settings_schema: Option<Arc<Value>>,
@@ -165,6 +166,18 @@ impl Tool {
         &self.source
     }
 
+    /// Whether it replaces toolgate's built-in tool of its name (`#[tool(overrides_builtin)]`).
+    pub fn overrides_builtin(&self) -> bool {
+        self.overrides_builtin
+    }
+
+    /// Whether its results may hold a [`Chart`](crate::Chart) or a [`Table`](crate::Table) beside their
+    /// data (its output schema has a `chart` or `table` of toolgate's types), which MCP Apps hosts draw.
+    pub fn shows_view(&self) -> bool {
+        self.output_schema()
+            .is_some_and(crate::output::display::shows_view)
+    }
+
     /// Whether it is the built-in `tool_search`.
     pub(crate) fn is_tool_search(&self) -> bool {
         self.source == Source::BuiltIn && &*self.name == TOOL_SEARCH
@@ -177,6 +190,23 @@ impl Tool {
 /// assert_eq!(toolgate::registry::TOOL_SEARCH, "tool_search");
 /// ```
 pub const TOOL_SEARCH: &str = "tool_search";
+
+/// The name of the built-in tool that shows a table the model hands it.
+///
+/// ```
+/// assert_eq!(toolgate::registry::SHOW_TABLE, "show_table");
+/// ```
+pub const SHOW_TABLE: &str = "show_table";
+
+/// The name of the built-in tool that draws a chart of numbers the model hands it.
+///
+/// ```
+/// assert_eq!(toolgate::registry::DRAW_CHART, "draw_chart");
+/// ```
+pub const DRAW_CHART: &str = "draw_chart";
+
+/// The built-in tools an app's own tool may replace, with `#[tool(overrides_builtin)]`.
+pub(crate) const REPLACEABLE: [&str; 2] = [SHOW_TABLE, DRAW_CHART];
 
 /// When a tool is left out of the tools a caller gets up front (`tools/list`, a model's `tools`), to be
 /// found through the built-in `tool_search` instead. A deferred tool still runs when called by name.

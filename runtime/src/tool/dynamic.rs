@@ -47,6 +47,7 @@ pub struct DynamicTool {
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
     pub(crate) system: bool,
+    pub(crate) overrides_builtin: bool,
     pub(crate) defer: Defer,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
@@ -84,6 +85,7 @@ impl DynamicTool {
             capability: None,
             categories: Vec::new(),
             system: false,
+            overrides_builtin: false,
             defer: Defer::Auto,
             idempotent: false,
             open_world: false,
@@ -146,6 +148,14 @@ impl DynamicTool {
     #[must_use]
     pub fn system(mut self) -> Self {
         self.system = true;
+        self
+    }
+
+    /// Replaces toolgate's built-in tool of the same name (`show_table` or `draw_chart`) when the registry
+    /// switches it on: `#[tool(overrides_builtin)]`. Without it the name clash stops the build.
+    #[must_use]
+    pub fn overrides_builtin(mut self) -> Self {
+        self.overrides_builtin = true;
         self
     }
 

@@ -42,6 +42,7 @@ pub struct ToolEntry {
     pub capability: Option<&'static str>,
     pub categories: &'static [&'static str],
     pub system: bool,
+    pub overrides_builtin: bool,
     pub defer: super::Defer,
     pub idempotent: bool,
     pub open_world: bool,

@@ -40,6 +40,32 @@ pub const INVALID_FN_NAME: &str = concat!(
     ": set `name = \"...\"` in `#[tool]`"
 );
 
+/// Not public API: whether `name` is a built-in tool an app's own tool may replace with
+/// `#[tool(overrides_builtin)]`.
+#[doc(hidden)]
+pub const fn is_replaceable(name: &str) -> bool {
+    let replaceable = super::definition::REPLACEABLE;
+    let mut i = 0;
+    while i < replaceable.len() {
+        let (a, b) = (name.as_bytes(), replaceable[i].as_bytes());
+        let mut j = 0;
+        while j < a.len() && a.len() == b.len() && a[j] == b[j] {
+            j += 1;
+        }
+        if j == a.len() && a.len() == b.len() {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Not public API: the build error for `overrides_builtin` on a tool named unlike any built-in.
+#[doc(hidden)]
+pub const NOT_REPLACEABLE: &str = "`overrides_builtin` replaces toolgate's built-in tool of the same name, and only \
+    `show_table` and `draw_chart` can be replaced: name the tool after one of them (`name = \"show_table\"`), or \
+    remove `overrides_builtin`";
+
 #[cfg(test)]
 mod tests {
     use super::is_tool_name;
@@ -49,5 +75,16 @@ mod tests {
         assert!(is_tool_name("search_orders") && is_tool_name("shop.orders-v2"));
         assert!(!is_tool_name("") && !is_tool_name("search orders") && !is_tool_name("café"));
         assert!(is_tool_name(&"a".repeat(128)) && !is_tool_name(&"a".repeat(129)));
+    }
+
+    #[test]
+    fn only_the_display_tools_can_be_replaced() {
+        use super::is_replaceable;
+        assert!(is_replaceable("show_table") && is_replaceable("draw_chart"));
+        assert!(
+            !is_replaceable("tool_search")
+                && !is_replaceable("show_tabl")
+                && !is_replaceable("show_tables")
+        );
     }
 }

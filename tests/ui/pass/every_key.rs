@@ -62,3 +62,9 @@ async fn hello() -> &'static str {
 async fn goodbye() -> &'static str {
     "goodbye"
 }
+
+/// Show a table in the app's own way, in place of the built-in.
+#[tool(public, read_only, overrides_builtin, name = "show_table")]
+async fn own_table(rows: Vec<String>) -> String {
+    rows.join(", ")
+}
