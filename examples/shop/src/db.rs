@@ -68,6 +68,17 @@ pub struct Summary {
     pub revenue_eur: f64,
 }
 
+/// The demo data's last week, and how many of the 30 orders were placed on each day.
+const WEEK: [(&str, u32); 7] = [
+    ("2026-11-24", 2),
+    ("2026-11-25", 3),
+    ("2026-11-26", 4),
+    ("2026-11-27", 3),
+    ("2026-11-28", 5),
+    ("2026-11-29", 6),
+    ("2026-11-30", 7),
+];
+
 const CUSTOMERS: [&str; 6] = [
     "Ada Lovelace",
     "Grace Hopper",
@@ -94,15 +105,30 @@ impl Db {
                 customer TEXT NOT NULL,
                 status TEXT NOT NULL,
                 total_cents INTEGER NOT NULL,
-                carrier TEXT
+                carrier TEXT,
+                placed_on TEXT NOT NULL DEFAULT '2026-11-30'
             );",
         )?;
+        // A database made before orders had a date gets the column.
+        let dated: i64 = connection.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('orders') WHERE name = 'placed_on'",
+            [],
+            |row| row.get(0),
+        )?;
+        if dated == 0 {
+            connection.execute_batch(
+                "ALTER TABLE orders ADD COLUMN placed_on TEXT NOT NULL DEFAULT '2026-11-30'",
+            )?;
+        }
         let count: i64 =
             connection.query_row("SELECT COUNT(*) FROM orders", [], |row| row.get(0))?;
         if count == 0 {
             let mut insert =
-                connection.prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for i in 1..=30_u32 {
+                connection.prepare("INSERT INTO orders VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+            let days = WEEK
+                .iter()
+                .flat_map(|(day, orders)| std::iter::repeat_n(*day, *orders as usize));
+            for (i, day) in (1..=30_u32).zip(days) {
                 let status =
                     [Status::Pending, Status::Confirmed, Status::Shipped][(i % 3) as usize];
                 let carrier = (status == Status::Shipped).then_some("DHL");
@@ -112,7 +138,8 @@ impl Db {
                     CUSTOMERS[(i as usize) % CUSTOMERS.len()],
                     status.as_str(),
                     cents,
-                    carrier
+                    carrier,
+                    day
                 ])?;
             }
         }
@@ -175,6 +202,22 @@ impl Db {
         let mut query = db.prepare(&format!("SELECT * {filter} ORDER BY number DESC LIMIT ?3"))?;
         let rows = query.query_map(params![pattern, status, limit as i64], order_from_row)?;
         Ok((total.unsigned_abs(), rows.collect::<rusqlite::Result<_>>()?))
+    }
+
+    /// How many orders were placed on each day that has any, oldest first.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn orders_per_day(&self) -> rusqlite::Result<Vec<(String, u64)>> {
+        let db = self.lock();
+        let mut query = db.prepare(
+            "SELECT placed_on, COUNT(*) FROM orders GROUP BY placed_on ORDER BY placed_on",
+        )?;
+        let days = query.query_map([], |row| {
+            let count: i64 = row.get(1)?;
+            Ok((row.get(0)?, count.unsigned_abs()))
+        })?;
+        days.collect()
     }
 
     /// One order by number.

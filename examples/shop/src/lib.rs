@@ -9,7 +9,7 @@ pub mod tools;
 
 use toolgate::confirm::KeyRing;
 use toolgate::mcp::{BearerTokens, McpServer};
-use toolgate::registry::Config;
+use toolgate::registry::{BuiltIn, Config};
 use toolgate::store::Database;
 use toolgate::{Caller, Registry};
 
@@ -32,6 +32,8 @@ pub async fn registry(
     let mut builder = Registry::builder()
         .state(db)
         .first(["shop_overview"])
+        .built_in(BuiltIn::ShowTable)
+        .built_in(BuiltIn::DrawChart)
         .database(store)
         .config(config);
     // Without it, the keys kept in `store` seal, and an operator's `toolgate keys rotate` is taken up live.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolgate::prelude::*;
+use toolgate::{Chart, ChartKind};
 
 use crate::db::{Db, Order, Status, Summary};
 
@@ -115,6 +116,28 @@ pub async fn customer_totals(db: State<Db>) -> Result<Vec<CustomerTotal>, ToolEr
     Ok(totals)
 }
 // ANCHOR_END: deferred
+
+// ANCHOR: chart
+/// Orders per day, as a line chart and their sum.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OrdersPerDay {
+    /// One point per day that has orders, oldest first.
+    pub chart: Chart,
+    /// How many orders in all.
+    pub total: u64,
+}
+
+/// How many orders were placed each day, as a line chart: for questions about trends over time.
+#[tool(ability = "orders.view", read_only, category = "orders")]
+pub async fn orders_per_day(db: State<Db>) -> Result<OrdersPerDay, ToolError> {
+    let days = db.orders_per_day()?;
+    let chart = Chart::new(ChartKind::Line, "Orders per day")
+        .labels(days.iter().map(|(day, _)| day.as_str()))
+        .dataset("Orders", days.iter().map(|(_, n)| *n as f64));
+    let total = days.iter().map(|(_, n)| n).sum();
+    Ok(OrdersPerDay { chart, total })
+}
+// ANCHOR_END: chart
 
 /// The full record of one order.
 #[tool(ability = "orders.view", read_only, category = "orders")]

@@ -42,6 +42,32 @@ async fn the_overview_counts_the_seeded_orders() {
 }
 
 #[tokio::test]
+async fn orders_per_day_is_a_line_chart_straight_from_the_query() {
+    let (_, registry) = shop().await;
+    let result = registry
+        .call(&viewer(), "orders_per_day", json!({}))
+        .await
+        .into_result();
+    let structured = result.structured.as_ref().unwrap();
+    assert_eq!(structured["chart"]["type"], "line");
+    assert_eq!(structured["chart"]["labels"][0], "2026-11-24");
+    assert_eq!(
+        structured["chart"]["datasets"][0]["data"],
+        json!([2.0, 3.0, 4.0, 3.0, 5.0, 6.0, 7.0])
+    );
+    assert_eq!(structured["total"], 30);
+    let text = result.text_for_model();
+    assert!(
+        text.starts_with(
+            "Orders per day (line chart)\n|  | Orders |\n|---|---|\n| 2026-11-24 | 2 |"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("{\"total\":30}"), "{text}");
+    assert!(registry.get("orders_per_day").unwrap().shows_view());
+}
+
+#[tokio::test]
 async fn the_export_is_every_order_as_csv_three_times_per_conversation() {
     let (_, registry) = shop().await;
     let export = registry.call(&viewer(), "export_orders", json!({})).await;
@@ -204,9 +230,12 @@ async fn the_operators_file_pauses_shipping_without_recompiling() {
         [
             "shop_overview",
             "confirm_order",
+            "draw_chart",
             "export_orders",
             "order_details",
+            "orders_per_day",
             "search_orders",
+            "show_table",
             "tool_search"
         ]
     );
@@ -235,9 +264,10 @@ async fn the_support_bot_sees_only_what_the_operator_assigns_to_its_profile() {
         toolgate::operator::run(&registry, line.collect::<Vec<_>>())
     };
     assert_eq!(operator(&["sync", "--apply"]).await.0, 0);
-    assert!(
-        names(&registry).is_empty(),
-        "no profile `support` yet: nothing"
+    assert_eq!(
+        names(&registry),
+        ["draw_chart", "show_table"],
+        "no profile `support` yet: only the system tools, which show what the model hands them"
     );
 
     assert_eq!(operator(&["profiles", "create", "support"]).await.0, 0);
@@ -255,7 +285,7 @@ async fn the_support_bot_sees_only_what_the_operator_assigns_to_its_profile() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         names(&registry),
-        ["search_orders"],
+        ["draw_chart", "search_orders", "show_table"],
         "not the overview, not the order details"
     );
     let found = registry
