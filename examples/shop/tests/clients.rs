@@ -57,7 +57,7 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
             let what = format!("python {mode} http {token}");
             assert!(output.status.success(), "{}", report(&what, &output));
             assert!(
-                String::from_utf8_lossy(&output.stdout).contains("13 passed, 0 failed"),
+                String::from_utf8_lossy(&output.stdout).contains("15 passed, 0 failed"),
                 "{}",
                 report(&what, &output)
             );
@@ -66,7 +66,7 @@ fn the_python_sdk_uses_the_shop_over_http_and_stdio() {
         let what = format!("python {mode} stdio");
         assert!(output.status.success(), "{}", report(&what, &output));
         assert!(
-            String::from_utf8_lossy(&output.stdout).contains("13 passed, 0 failed"),
+            String::from_utf8_lossy(&output.stdout).contains("15 passed, 0 failed"),
             "{}",
             report(&what, &output)
         );

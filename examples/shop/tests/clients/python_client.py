@@ -1,5 +1,5 @@
 """Drives example-shop with the official Python `mcp` SDK: list, call, a hidden tool, a validation error, a tool error,
-and a deferred tool found through `tool_search`.
+a deferred tool found through `tool_search`, and a chart with the MCP App that draws it.
 
 Usage: python_client.py MODE http URL TOKEN   (MODE: auto or legacy; TOKEN: viewer-token or manager-token)
        python_client.py MODE stdio COMMAND... (serves as the manager)
@@ -52,6 +52,7 @@ async def run(mode, target, as_manager):
         check("a validation error names the field", invalid.is_error and "`number`" in text_of(invalid), invalid)
 
         await deferred_tools(client, mode, names, changed, as_manager)
+        await charts(client, tools.tools)
 
         if as_manager:
             write = await client.call_tool("confirm_order", {"number": "RO-00003"})
@@ -87,6 +88,19 @@ async def deferred_tools(client, mode, names, changed, as_manager):
         check("the session is told its list changed and now lists what it found", "customer_totals" in after, after)
     else:
         check("a 2026-07-28 listing does not vary with what the connection searched", "customer_totals" not in after, after)
+
+
+async def charts(client, tools):
+    """`orders_per_day` returns a line chart: the model reads its numbers, and the MCP App draws it."""
+    chart = await client.call_tool("orders_per_day", {})
+    check("a chart reaches the model as a table of its numbers, and the client as the chart",
+          not chart.is_error and "| 2026-11-24 | 2 |" in text_of(chart)
+          and chart.structured_content["chart"]["type"] == "line", chart)
+    drawn = next(tool for tool in tools if tool.name == "orders_per_day")
+    uri = ((drawn.meta or {}).get("ui") or {}).get("resourceUri")
+    app = await client.read_resource(uri) if uri else None
+    check("its tool links the MCP App, served as text/html;profile=mcp-app",
+          uri == "ui://toolgate/view.html" and app.contents[0].mime_type == "text/html;profile=mcp-app", drawn)
 
 
 def main():
