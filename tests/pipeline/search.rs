@@ -174,8 +174,10 @@ fn an_apps_own_tool_search_clashes_with_the_built_in() {
         .tool(mine)
         .build()
         .unwrap_err();
-    assert!(
-        clash.to_string().contains("a tool built into toolgate"),
-        "an app's own tool_search clashes with the built-in, naming both: {clash}"
+    assert_eq!(
+        clash.to_string(),
+        "two tools are named `tool_search`: toolgate's built-in one, which cannot be replaced, and one at a \
+         dynamic tool; rename yours with `name = \"...\"`",
+        "an app's own tool_search clashes with the built-in, naming both"
     );
 }

@@ -17,13 +17,21 @@ pub(crate) fn installed(needed: &[&str]) -> Option<PathBuf> {
     if needed.iter().all(|path| dir.join(path).exists()) {
         return Some(dir);
     }
+    missing(&format!(
+        "the real MCP clients are not installed in {}",
+        dir.display()
+    ));
+    None
+}
+
+/// Says that a test skipped because `what` is missing, or fails if `TOOLGATE_REQUIRE_CLIENTS` is set, as
+/// in CI.
+pub(crate) fn missing(what: &str) {
     assert!(
         std::env::var_os("TOOLGATE_REQUIRE_CLIENTS").is_none(),
-        "the real MCP clients are not installed in {}; run `bash .ci/run` once",
-        dir.display()
+        "{what}; run `bash .ci/run` once"
     );
-    eprintln!("skipped: the real MCP clients are not installed (run `bash .ci/run` once)");
-    None
+    eprintln!("skipped: {what} (run `bash .ci/run` once)");
 }
 
 /// `PATH` with the Node 22 that `.ci/run` installed first.

@@ -85,10 +85,13 @@ async fn an_approved_write_runs_once_and_its_result_reaches_the_model() {
         [
             "shop_overview",
             "confirm_order",
+            "draw_chart",
             "export_orders",
             "order_details",
+            "orders_per_day",
             "search_orders",
             "ship_order",
+            "show_table",
             "tool_search"
         ]
     );

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::error::ToolError;
 
 use super::display::{self, CHART_KEY, TABLE_KEY};
-use super::{Chart, Content, Table, ToolResult};
+use super::{Chart, Content, DisplayError, Table, ToolResult};
 
 /// A return type with its own encoding into a [`ToolResult`].
 ///
@@ -120,8 +120,8 @@ impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T
 /// A chart returned on its own is the result's `chart`.
 impl IntoOutput for Chart {
     fn into_output(self) -> Result<ToolResult, ToolError> {
-        self.check().map_err(|e| ToolError::new(e.to_string()))?;
-        structured(json!({ CHART_KEY: self }))
+        let checked = self.check();
+        on_its_own(CHART_KEY, self, checked)
     }
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
@@ -132,13 +132,23 @@ impl IntoOutput for Chart {
 /// A table returned on its own is the result's `table`.
 impl IntoOutput for Table {
     fn into_output(self) -> Result<ToolResult, ToolError> {
-        self.check().map_err(|e| ToolError::new(e.to_string()))?;
-        structured(json!({ TABLE_KEY: self }))
+        let checked = self.check();
+        on_its_own(TABLE_KEY, self, checked)
     }
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         Some(beside(TABLE_KEY, generator.subschema_for::<Table>()))
     }
+}
+
+/// A chart or table returned on its own, once `checked`: the result's only field, `key`.
+fn on_its_own(
+    key: &str,
+    value: impl Serialize,
+    checked: Result<(), DisplayError>,
+) -> Result<ToolResult, ToolError> {
+    checked.map_err(|problem| ToolError::new(problem.to_string()))?;
+    structured(json!({ key: value }))
 }
 
 /// The schema of an object whose only, required property `key` is `schema`.

@@ -1,6 +1,6 @@
 //! [`BuildError`]: why a registry could not be built.
 
-use crate::tool::NAME_RULE;
+use crate::tool::{NAME_RULE, is_replaceable};
 use std::fmt;
 
 /// Why a registry could not be built. Each message names the tool and what to change.
@@ -110,10 +110,15 @@ impl fmt::Display for BuildError {
                     "two tools are named `{name}`: one at {first}, one at {second}; rename one with `name = \"...\"`"
                 )
             }
-            BuildError::BuiltInClash { name, tool } => write!(
+            BuildError::BuiltInClash { name, tool } if is_replaceable(name) => write!(
                 f,
                 "two tools are named `{name}`: toolgate's built-in one, and one at {tool}; say \
                  `overrides_builtin` on yours to replace the built-in, or rename it with `name = \"...\"`"
+            ),
+            BuildError::BuiltInClash { name, tool } => write!(
+                f,
+                "two tools are named `{name}`: toolgate's built-in one, which cannot be replaced, and one at \
+                 {tool}; rename yours with `name = \"...\"`"
             ),
             BuildError::NotBuiltIn { tool } => write!(
                 f,
