@@ -138,14 +138,26 @@ async fn a_field_named_table_that_is_no_table_is_left_alone() {
     assert!(!result.is_error);
     assert_eq!(result.text_for_model(), r#"{"rows":30,"table":"orders"}"#);
     assert!(!registry.get("row_count").unwrap().shows_view());
-    let nothing = call(&registry, "maybe_chart", json!({})).await.into_result();
-    assert_eq!(nothing.text_for_model(), r#"{"chart":null}"#, "no chart, nothing to check");
+    let nothing = call(&registry, "maybe_chart", json!({}))
+        .await
+        .into_result();
+    assert_eq!(
+        nothing.text_for_model(),
+        r#"{"chart":null}"#,
+        "no chart, nothing to check"
+    );
 }
 
 #[test]
 fn tools_that_return_charts_or_tables_say_so_and_publish_their_schemas() {
     let registry = registry();
-    for name in ["sales", "open_orders", "show_table", "draw_chart", "maybe_chart"] {
+    for name in [
+        "sales",
+        "open_orders",
+        "show_table",
+        "draw_chart",
+        "maybe_chart",
+    ] {
         assert!(registry.get(name).unwrap().shows_view(), "{name}");
     }
     let sales = registry.get("sales").unwrap();

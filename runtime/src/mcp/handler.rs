@@ -302,7 +302,6 @@ impl<H: Clone> McpHandler<H> {
             .map_err(|_| shutting_down())
     }
 
-    /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
     /// Whether some tool's results are drawn by the App, which is then served as a resource.
     fn serves_view(&self) -> bool {
         let snapshot = self.shared.registry.snapshot();
@@ -311,6 +310,7 @@ impl<H: Clone> McpHandler<H> {
             .any(|d| d.meta.as_ref().is_some_and(|m| m.contains_key("ui")))
     }
 
+    /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
     fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         context
             .extensions

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::chart::{Chart, DisplayError};
-use super::table::{ColumnType, Table};
+use super::table::Table;
 
 /// The key of a result's chart, beside its data: what chat UIs draw under the answer.
 ///
@@ -62,12 +62,11 @@ pub(crate) fn describe(value: &Value) -> Result<Option<String>, DisplayError> {
         table.check()?;
         table_text(&table, &mut text);
     }
+    let shown =
+        |key: &str| key == CHART_KEY && chart.is_some() || key == TABLE_KEY && table.is_some();
     let rest: Map<String, Value> = object
         .iter()
-        .filter(|(k, v)| {
-            !(k.as_str() == CHART_KEY && chart == Some(v)
-                || k.as_str() == TABLE_KEY && table == Some(v))
-        })
+        .filter(|(key, _)| !shown(key))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     if !rest.is_empty() {
@@ -103,12 +102,7 @@ fn table_text(table: &Table, text: &mut String) {
     }
     let headings = table.columns.iter().map(|c| c.title.clone()).collect();
     let rows = table.rows.iter().map(|row| {
-        let mut cells: Vec<String> = table
-            .columns
-            .iter()
-            .zip(&row.cells)
-            .map(|(column, cell)| cell_text(column.kind, cell))
-            .collect();
+        let mut cells: Vec<String> = row.cells.iter().map(cell_text).collect();
         if let (Some(url), Some(first)) = (&row.url, cells.first_mut()) {
             *first = format!("[{first}]({url})");
         }
@@ -117,13 +111,13 @@ fn table_text(table: &Table, text: &mut String) {
     markdown(headings, rows, text);
 }
 
-fn cell_text(kind: ColumnType, cell: &Value) -> String {
-    match (kind, cell) {
-        (_, Value::Null) => String::new(),
-        (_, Value::String(s)) => s.clone(),
-        (_, Value::Bool(true)) => "yes".into(),
-        (_, Value::Bool(false)) => "no".into(),
-        (_, other) => other.to_string(),
+fn cell_text(cell: &Value) -> String {
+    match cell {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        other => other.to_string(),
     }
 }
 

@@ -435,29 +435,11 @@ impl RegistryBuilder {
         let finder = Finder::default();
         let deferrable =
             |defer| defer == Defer::Always || (defer == Defer::Auto && self.defer_above.is_some());
-        for tool in &tools {
-            if tool.tool.overrides_builtin && !is_replaceable(&tool.tool.name) {
-                return Err(BuildError::NotBuiltIn {
-                    tool: tool.tool.name.to_string(),
-                });
-            }
-        }
         let mut offered: Vec<DynamicTool> = self.built_ins.iter().map(|b| b.tool()).collect();
         if tools.iter().any(|r| deferrable(r.tool.defer)) {
             offered.push(builtin::tool_search(&finder));
         }
-        for offer in offered {
-            match tools.iter().find(|r| *r.tool.name == offer.name) {
-                Some(own) if own.tool.overrides_builtin => {}
-                Some(own) => {
-                    return Err(BuildError::BuiltInClash {
-                        name: offer.name,
-                        tool: own.tool.source.to_string(),
-                    });
-                }
-                None => tools.push(built_in(offer)?),
-            }
-        }
+        add_built_ins(&mut tools, offered)?;
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         if let Some(pair) = tools.windows(2).find(|w| w[0].tool.name == w[1].tool.name) {
             return Err(BuildError::DuplicateName {
@@ -540,6 +522,35 @@ impl RegistryBuilder {
         let _ = finder.set(Arc::downgrade(&registry.inner));
         Ok(registry)
     }
+}
+
+/// Adds the tools toolgate `offered`, except where an app's tool of the same name replaces one; any other
+/// clash, or an `overrides_builtin` that replaces nothing, stops the build.
+fn add_built_ins(
+    tools: &mut Vec<RegisteredTool>,
+    offered: Vec<DynamicTool>,
+) -> Result<(), BuildError> {
+    if let Some(stray) = tools
+        .iter()
+        .find(|r| r.tool.overrides_builtin && !is_replaceable(&r.tool.name))
+    {
+        let tool = stray.tool.name.to_string();
+        return Err(BuildError::NotBuiltIn { tool });
+    }
+    for offer in offered {
+        match tools.iter().find(|r| *r.tool.name == offer.name) {
+            Some(own) if own.tool.overrides_builtin => {}
+            Some(own) => {
+                let tool = own.tool.source.to_string();
+                return Err(BuildError::BuiltInClash {
+                    name: offer.name,
+                    tool,
+                });
+            }
+            None => tools.push(built_in(offer)?),
+        }
+    }
+    Ok(())
 }
 
 /// A tool toolgate itself offers, registered like a dynamic one.

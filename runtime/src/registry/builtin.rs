@@ -167,7 +167,7 @@ impl BuiltIn {
     /// The tool.
     pub(crate) fn tool(self) -> DynamicTool {
         match self {
-            BuiltIn::ShowTable => display::<Table>(
+            BuiltIn::ShowTable => display_tool::<Table>(
                 SHOW_TABLE,
                 "Show a table",
                 "Show the person a table: columns with a title and a type (text, number, date or boolean), \
@@ -175,7 +175,7 @@ impl BuiltIn {
                  will scan or compare. You get the table back as text.",
                 Table::check,
             ),
-            BuiltIn::DrawChart => display::<Chart>(
+            BuiltIn::DrawChart => display_tool::<Chart>(
                 DRAW_CHART,
                 "Draw a chart",
                 "Draw a chart for the person: bar, line, pie or doughnut, with a title, one label per point, \
@@ -188,7 +188,7 @@ impl BuiltIn {
 }
 
 /// A tool that shows the `T` it is handed, once `check` passes.
-fn display<T>(
+fn display_tool<T>(
     name: &'static str,
     title: &'static str,
     description: &'static str,
