@@ -91,11 +91,17 @@ impl IntoOutput for Value {
 }
 
 /// A structured value as a result. A `chart` or `table` beside its data is checked, and the model reads
-/// them as tables of text ([`display`]).
+/// them as tables of text ([`display`]). Inline, so that a value that is no object costs nothing more.
+#[inline]
 pub(crate) fn structured(value: Value) -> Result<ToolResult, ToolError> {
-    if !value.is_object() {
-        return Ok(ToolResult::structured(value));
+    if value.is_object() {
+        structured_object(value)
+    } else {
+        Ok(ToolResult::structured(value))
     }
+}
+
+fn structured_object(value: Value) -> Result<ToolResult, ToolError> {
     match display::describe(&value) {
         Ok(None) => Ok(ToolResult::structured(value)),
         Ok(Some(text)) => Ok(ToolResult {
