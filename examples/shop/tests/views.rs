@@ -194,7 +194,7 @@ fn look(chromium: &Path, view: &str, tool: &str, result: &Value, name: &str) -> 
     assert!(
         seen["sizes"]
             .as_array()
-            .is_some_and(|s| s.iter().any(|h| h.as_f64() > Some(100.0))),
+            .is_some_and(|s| s.iter().any(|h| h.as_f64() > Some(20.0))),
         "{seen}"
     );
     assert_eq!(seen["ran"], false, "nothing injected ran: {seen}");
@@ -279,6 +279,14 @@ async fn every_chart_type_and_a_table_are_drawn_in_a_real_browser() {
     let result = session.call("show_table", table).await;
     let seen = look(&chromium, &view, "show_table", &result, "table");
     assert_eq!(seen["drawn"], "table", "{seen}");
+    let height = seen["sizes"]
+        .as_array()
+        .and_then(|s| s.last())
+        .and_then(Value::as_f64);
+    assert!(
+        height.is_some_and(|h| h > 100.0 && h < 360.0),
+        "the App reports its content's height, not the frame's: {seen}"
+    );
     assert_eq!(
         seen["headings"],
         json!(["Order", "Customer", "Total (EUR)", "Placed", "Paid"])
