@@ -1,8 +1,8 @@
 //! [`Table`]: rows under titled, typed columns, each row with an optional link, checked before it is shown.
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::chart::DisplayError;
 
@@ -109,10 +109,18 @@ pub enum ColumnType {
 #[non_exhaustive]
 pub struct TableRow {
     /// The cells, in the columns' order: strings, numbers, booleans or `null`.
+    #[schemars(schema_with = "cells_schema")]
     pub cells: Vec<Value>,
     /// An `http` or `https` link to the row's record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+
+/// The schema of a row's cells: each a string, a number, a boolean or `null`, spelled as every client
+/// reads it (no bare `true` schema, no list of types).
+fn cells_schema(_: &mut SchemaGenerator) -> Schema {
+    let kinds = ["string", "number", "boolean", "null"].map(|kind| json!({ "type": kind }));
+    json_schema!({ "type": "array", "items": { "anyOf": kinds } })
 }
 
 impl Column {
