@@ -1,8 +1,9 @@
 //! [`Chart`]: a bar, line, pie or doughnut chart a tool returns beside its data, checked before it is shown.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 /// The most labels, and so values per dataset, a chart may have: more would draw as noise.
@@ -71,9 +72,8 @@ pub struct Chart {
 ///
 /// assert_eq!(serde_json::to_value(ChartKind::Doughnut).unwrap(), "doughnut");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[schemars(inline, description = "How the values are drawn.")]
 pub enum ChartKind {
     /// Bars side by side, one group per label: amounts to compare.
     Bar,
@@ -83,6 +83,26 @@ pub enum ChartKind {
     Pie,
     /// Slices of a whole, as a ring.
     Doughnut,
+}
+
+/// A plain `enum` of names, which every model API reads (Gemini's takes no `oneOf` of `const`s).
+impl JsonSchema for ChartKind {
+    fn schema_name() -> Cow<'static, str> {
+        "ChartKind".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["bar", "line", "pie", "doughnut"],
+            "description": "How the values are drawn: bar to compare amounts, line for anything over time, \
+                pie or doughnut for the slices of a whole."
+        })
+    }
 }
 
 impl ChartKind {

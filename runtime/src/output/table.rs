@@ -1,5 +1,7 @@
 //! [`Table`]: rows under titled, typed columns, each row with an optional link, checked before it is shown.
 
+use std::borrow::Cow;
+
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -75,12 +77,8 @@ pub struct Column {
 ///
 /// assert_eq!(serde_json::from_value::<ColumnType>("number".into()).unwrap(), ColumnType::Number);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[schemars(
-    inline,
-    description = "What a column's cells hold; any cell may be null."
-)]
 pub enum ColumnType {
     /// Strings.
     #[default]
@@ -114,6 +112,26 @@ pub struct TableRow {
     /// An `http` or `https` link to the row's record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+
+/// A plain `enum` of names, as for [`ChartKind`](super::ChartKind).
+impl JsonSchema for ColumnType {
+    fn schema_name() -> Cow<'static, str> {
+        "ColumnType".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["text", "number", "date", "boolean"],
+            "default": "text",
+            "description": "What the column's cells hold (dates as strings such as 2026-11-30); any cell may be null."
+        })
+    }
 }
 
 /// The schema of a row's cells: each a string, a number, a boolean or `null`, spelled as every client
