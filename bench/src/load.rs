@@ -28,13 +28,36 @@ fn call(id: u64) -> String {
     )
 }
 
-/// Calls per second that `kind` serves over `transport` with `in_flight` requests outstanding.
+/// What one server did under load: calls per second, and its peak resident memory.
+pub(crate) struct Measured {
+    pub(crate) rate: f64,
+    /// `VmHWM` of the server process, in MiB; 0 where `/proc` does not say.
+    pub(crate) peak_mib: f64,
+}
+
+/// The peak resident set of process `pid` so far, in MiB (Linux's `VmHWM`).
+fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        });
+    kib.unwrap_or(0.0) / 1024.0
+}
+
+/// How `kind` serves over `transport` with `in_flight` requests outstanding.
 pub(crate) async fn run(
     transport: &str,
     kind: Kind,
     in_flight: usize,
     measure: Duration,
-) -> Result<f64> {
+) -> Result<Measured> {
     let mut child = Command::new(std::env::current_exe()?)
         .args(["--serve", transport, kind.name()])
         .stdin(Stdio::piped())
@@ -48,8 +71,12 @@ pub(crate) async fn run(
         "http" => http(&mut child, in_flight, warm, end).await?,
         _ => stdio(&mut child, in_flight, warm, end).await?,
     };
+    let peak_mib = child.id().map_or(0.0, peak_mib);
     child.kill().await?;
-    Ok(calls as f64 / measure.as_secs_f64())
+    Ok(Measured {
+        rate: calls as f64 / measure.as_secs_f64(),
+        peak_mib,
+    })
 }
 
 async fn http(child: &mut Child, in_flight: usize, warm: Instant, end: Instant) -> Result<u64> {

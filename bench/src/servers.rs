@@ -17,7 +17,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpListener;
 use toolgate::Registry;
 use toolgate::mcp::{HttpOptions, McpServer};
@@ -171,17 +171,26 @@ pub(crate) async fn serve_stdio(kind: Kind) -> std::io::Result<()> {
             Ok(())
         }
         Kind::Bare => {
-            let mut lines = BufReader::new(tokio::io::stdin()).lines();
-            let mut out = tokio::io::stdout();
-            while let Some(line) = lines.next_line().await? {
+            // The ceiling: reads and writes on the reactor (non-blocking pipes, no blocking-pool hop), and
+            // answers flushed only when no further request is already buffered.
+            let (stdin, stdout) = rmcp::transport::stdio_pipes();
+            let mut lines = BufReader::new(stdin);
+            let mut out = BufWriter::new(stdout);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if lines.read_line(&mut line).await? == 0 {
+                    return out.flush().await;
+                }
                 let message: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
                 if message.get("id").is_some() {
                     out.write_all(canned(&message["id"]).as_bytes()).await?;
                     out.write_all(b"\n").await?;
+                }
+                if lines.buffer().is_empty() {
                     out.flush().await?;
                 }
             }
-            Ok(())
         }
     }
 }
