@@ -84,6 +84,13 @@ fn definitions(snapshot: &Snapshot) -> &[McpTool] {
     snapshot.derived(derive).map_or(&[], Vec::as_slice)
 }
 
+/// Whether some tool of `snapshot` links the App, which is then served as a resource.
+pub(crate) fn serves_view(snapshot: &Snapshot) -> bool {
+    definitions(snapshot)
+        .iter()
+        .any(|d| d.meta.as_ref().is_some_and(|m| m.contains_key("ui")))
+}
+
 /// Tells every connected client when the registry swaps in new tools, until the server or the registry
 /// is gone.
 pub(crate) async fn relay_changes(shared: Weak<Shared>, mut revisions: watch::Receiver<u64>) {
@@ -302,12 +309,9 @@ impl<H: Clone> McpHandler<H> {
             .map_err(|_| shutting_down())
     }
 
-    /// Whether some tool's results are drawn by the App, which is then served as a resource.
+    /// Whether the registry's current tools need the App.
     fn serves_view(&self) -> bool {
-        let snapshot = self.shared.registry.snapshot();
-        definitions(&snapshot)
-            .iter()
-            .any(|d| d.meta.as_ref().is_some_and(|m| m.contains_key("ui")))
+        serves_view(&self.shared.registry.snapshot())
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.

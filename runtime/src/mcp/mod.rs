@@ -311,13 +311,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         info.capabilities
             .logging
             .get_or_insert_with(Default::default);
-        if self
-            .registry
-            .snapshot()
-            .tools
-            .iter()
-            .any(|r| r.tool.shows_view())
-        {
+        if handler::serves_view(&self.registry.snapshot()) {
             info.capabilities
                 .resources
                 .get_or_insert_with(Default::default);

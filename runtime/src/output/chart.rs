@@ -7,9 +7,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 /// The most labels, and so values per dataset, a chart may have: more would draw as noise.
-pub(crate) const MAX_LABELS: usize = 500;
+const MAX_LABELS: usize = 500;
 /// The most datasets a bar or line chart may have.
-pub(crate) const MAX_DATASETS: usize = 12;
+const MAX_DATASETS: usize = 12;
 
 /// A chart: its kind, a title, one label per point and one or more datasets with a value per label. The
 /// shape is Chart.js's, as chat UIs read it: `{"type", "title", "labels", "datasets": [{"label", "data"}]}`.
@@ -58,10 +58,10 @@ pub struct Chart {
     /// What the chart shows, e.g. "Orders per day".
     pub title: String,
     /// One label per value: the days of a line, the bars, the slices of a pie.
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = MAX_LABELS))]
     pub labels: Vec<String>,
     /// The series drawn. Pie and doughnut charts take exactly one.
-    #[schemars(length(min = 1, max = 12))]
+    #[schemars(length(min = 1, max = MAX_DATASETS))]
     pub datasets: Vec<Dataset>,
 }
 
@@ -98,7 +98,7 @@ impl JsonSchema for ChartKind {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "enum": ["bar", "line", "pie", "doughnut"],
+            "enum": ChartKind::ALL.map(ChartKind::as_str),
             "description": "How the values are drawn: bar to compare amounts, line for anything over time, \
                 pie or doughnut for the slices of a whole."
         })
@@ -106,6 +106,13 @@ impl JsonSchema for ChartKind {
 }
 
 impl ChartKind {
+    const ALL: [ChartKind; 4] = [
+        ChartKind::Bar,
+        ChartKind::Line,
+        ChartKind::Pie,
+        ChartKind::Doughnut,
+    ];
+
     /// Its name in the chart's `type`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -75,6 +75,13 @@ pub(crate) fn describe(value: &Value) -> Result<Option<String>, DisplayError> {
     Ok(Some(text.trim_end().to_owned()))
 }
 
+/// The text of a chart or table returned on its own, written by `write`.
+pub(crate) fn alone<T>(shown: &T, write: fn(&T, &mut String)) -> String {
+    let mut text = String::new();
+    write(shown, &mut text);
+    text.trim_end().to_owned()
+}
+
 /// Whether a value claims to be a chart: an object with a `type` and `datasets`.
 fn is_chart(value: &Value) -> bool {
     value.get("type").is_some_and(Value::is_string) && value.get("datasets").is_some()
@@ -85,7 +92,8 @@ fn is_table(value: &Value) -> bool {
     value.get("columns").is_some() && value.get("rows").is_some()
 }
 
-fn chart_text(chart: &Chart, text: &mut String) {
+/// A chart as the model reads it: its title and kind, then a Markdown table of its values.
+pub(crate) fn chart_text(chart: &Chart, text: &mut String) {
     let _ = writeln!(text, "{} ({} chart)", chart.title, chart.kind.as_str());
     let headings =
         std::iter::once(String::new()).chain(chart.datasets.iter().map(|d| d.label.clone()));
@@ -96,7 +104,8 @@ fn chart_text(chart: &Chart, text: &mut String) {
     markdown(headings.collect(), rows, text);
 }
 
-fn table_text(table: &Table, text: &mut String) {
+/// A table as the model reads it: its title, then a Markdown table with each row's link on its first cell.
+pub(crate) fn table_text(table: &Table, text: &mut String) {
     if let Some(title) = &table.title {
         let _ = writeln!(text, "{title}");
     }

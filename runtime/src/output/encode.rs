@@ -102,15 +102,24 @@ pub(crate) fn structured(value: Value) -> Result<ToolResult, ToolError> {
 }
 
 fn structured_object(value: Value) -> Result<ToolResult, ToolError> {
-    match display::describe(&value) {
-        Ok(None) => Ok(ToolResult::structured(value)),
-        Ok(Some(text)) => Ok(ToolResult {
-            content: vec![Content::text(text)],
-            structured: Some(value),
-            ..ToolResult::default()
-        }),
-        Err(problem) => Err(ToolError::new(problem.to_string())),
+    match display::describe(&value).map_err(refused)? {
+        None => Ok(ToolResult::structured(value)),
+        Some(text) => Ok(shown(text, value)),
     }
+}
+
+/// A structured value the model reads as `text`.
+fn shown(text: String, value: Value) -> ToolResult {
+    ToolResult {
+        content: vec![Content::text(text)],
+        structured: Some(value),
+        ..ToolResult::default()
+    }
+}
+
+/// The tool error for a chart or table that cannot be drawn.
+fn refused(problem: DisplayError) -> ToolError {
+    ToolError::new(problem.to_string())
 }
 
 impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T, E> {
@@ -126,8 +135,9 @@ impl<T: IntoOutput, E: Into<ToolError> + Send + 'static> IntoOutput for Result<T
 /// A chart returned on its own is the result's `chart`.
 impl IntoOutput for Chart {
     fn into_output(self) -> Result<ToolResult, ToolError> {
-        let checked = self.check();
-        on_its_own(CHART_KEY, self, checked)
+        self.check().map_err(refused)?;
+        let text = display::alone(&self, display::chart_text);
+        Ok(shown(text, json!({ CHART_KEY: self })))
     }
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
@@ -138,23 +148,14 @@ impl IntoOutput for Chart {
 /// A table returned on its own is the result's `table`.
 impl IntoOutput for Table {
     fn into_output(self) -> Result<ToolResult, ToolError> {
-        let checked = self.check();
-        on_its_own(TABLE_KEY, self, checked)
+        self.check().map_err(refused)?;
+        let text = display::alone(&self, display::table_text);
+        Ok(shown(text, json!({ TABLE_KEY: self })))
     }
 
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
         Some(beside(TABLE_KEY, generator.subschema_for::<Table>()))
     }
-}
-
-/// A chart or table returned on its own, once `checked`: the result's only field, `key`.
-fn on_its_own(
-    key: &str,
-    value: impl Serialize,
-    checked: Result<(), DisplayError>,
-) -> Result<ToolResult, ToolError> {
-    checked.map_err(|problem| ToolError::new(problem.to_string()))?;
-    structured(json!({ key: value }))
 }
 
 /// The schema of an object whose only, required property `key` is `schema`.

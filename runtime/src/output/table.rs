@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::chart::DisplayError;
 
 /// The most rows and columns a table may have.
-pub(crate) const MAX_ROWS: usize = 500;
-pub(crate) const MAX_COLUMNS: usize = 20;
+const MAX_ROWS: usize = 500;
+const MAX_COLUMNS: usize = 20;
 
 /// A table: columns with titles and types, and rows of one cell per column, each row with an optional
 /// url where a person opens its record.
@@ -44,10 +44,10 @@ pub struct Table {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The columns, in order.
-    #[schemars(length(min = 1, max = 20))]
+    #[schemars(length(min = 1, max = MAX_COLUMNS))]
     pub columns: Vec<Column>,
     /// The rows, each with one cell per column.
-    #[schemars(length(max = 500))]
+    #[schemars(length(max = MAX_ROWS))]
     pub rows: Vec<TableRow>,
 }
 
