@@ -56,6 +56,8 @@ pub mod param;
 pub mod policy;
 mod random;
 pub mod registry;
+#[cfg(feature = "remote")]
+pub mod remote;
 mod schema;
 mod search;
 #[cfg(feature = "sqlite")]

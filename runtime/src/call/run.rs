@@ -103,10 +103,21 @@ impl Registry {
                 token,
                 external,
             },
-            Handler::Dynamic(handler) => {
+            Handler::Dynamic {
+                preview: Some(preview),
+                ..
+            } if !confirmed => {
+                let arguments = parts.arguments.clone();
+                let given = Value::Object(arguments.clone());
+                Launched::Preview {
+                    future: preview(given, parts.into_owned()),
+                    arguments,
+                }
+            }
+            Handler::Dynamic { call, .. } => {
                 let arguments = Value::Object(parts.take_arguments());
                 Launched::Run {
-                    future: handler(arguments, parts.into_owned()),
+                    future: call(arguments, parts.into_owned()),
                     timeout,
                     token,
                     external,

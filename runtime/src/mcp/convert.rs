@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::output::{Content, Outcome};
-use crate::tool::{Defer, Tool};
+use crate::tool::{Defer, META_CAPABILITY, Tool};
 
 use super::input::{META_CONFIRMATION, META_PREVIEW};
 
@@ -56,12 +56,6 @@ use super::input::{META_CONFIRMATION, META_PREVIEW};
 /// # });
 /// ```
 pub const META_ABILITIES: &str = "io.toolgate/abilities";
-/// The `_meta` key of the capability a tool fulfils (read in the example of [`META_ABILITIES`]).
-///
-/// ```
-/// assert_eq!(toolgate::mcp::META_CAPABILITY, "io.toolgate/capability");
-/// ```
-pub const META_CAPABILITY: &str = "io.toolgate/capability";
 /// The `_meta` key of a tool's categories (read in the example of [`META_ABILITIES`]).
 ///
 /// ```

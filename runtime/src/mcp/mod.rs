@@ -52,8 +52,9 @@ use rmcp::model::{Implementation, ToolsCapability};
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
 
+pub use crate::tool::META_CAPABILITY;
 pub use auth::{AuthFuture, Authenticator, BearerTokens};
-pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CAPABILITY, META_CATEGORIES, META_ERROR};
+pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CATEGORIES, META_ERROR};
 pub use handler::{McpHandler, Notifier, ToolsOnly};
 pub use http_server::HttpOptions;
 pub use input::{META_CONFIRMATION, META_PREVIEW};

@@ -23,7 +23,7 @@ use super::builtin::{self, BuiltIn, Finder};
 use super::config::Config;
 use super::error::BuildError;
 use super::queries::{Inner, Registry};
-use super::registered::{RegisteredTool, compiled_tool, dynamic_tool};
+use super::registered::{RegisteredTool, compiled_tool, defined, dynamic_tool};
 use super::snapshot::{Live, Snapshot, Tools};
 use crate::schema::merge_settings;
 
@@ -95,6 +95,8 @@ pub struct RegistryBuilder {
     pub(super) configured: Vec<String>,
     pub(super) defer_above: Option<usize>,
     pub(super) built_ins: Vec<BuiltIn>,
+    #[cfg(feature = "remote")]
+    pub(super) remotes: Vec<crate::remote::RemoteServer>,
 }
 
 impl Registry {
@@ -132,6 +134,8 @@ impl Default for RegistryBuilder {
             configured: Vec::new(),
             defer_above: None,
             built_ins: Vec::new(),
+            #[cfg(feature = "remote")]
+            remotes: Vec::new(),
         }
     }
 }
@@ -141,6 +145,27 @@ impl RegistryBuilder {
     #[must_use]
     pub fn tool(mut self, tool: DynamicTool) -> Self {
         self.dynamic.push(tool);
+        self
+    }
+
+    /// Serves the tools of a remote MCP server under this registry's policy, each named
+    /// `<label>_<remote name>`. Spawn [`Registry::watch`](crate::Registry::watch): it lists the
+    /// server's tools, checks its health and reconnects it.
+    ///
+    /// ```
+    /// use toolgate::Registry;
+    /// use toolgate::remote::RemoteServer;
+    ///
+    /// let registry = Registry::builder()
+    ///     .remote(RemoteServer::http("search", "http://127.0.0.1:9000/mcp").ability("web.search"))
+    ///     .build()?;
+    /// assert_eq!(registry.servers()[0].label, "search");
+    /// # Ok::<(), toolgate::BuildError>(())
+    /// ```
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn remote(mut self, server: crate::remote::RemoteServer) -> Self {
+        self.remotes.push(server);
         self
     }
 
@@ -384,7 +409,11 @@ impl RegistryBuilder {
             first,
             allow_only,
             tools,
+            #[cfg(feature = "remote")]
+            servers,
         } = config;
+        #[cfg(feature = "remote")]
+        self.remotes.extend(servers.into_values());
         self.read_only = read_only.unwrap_or(self.read_only);
         self.mask_internal_errors = mask_internal_errors.unwrap_or(self.mask_internal_errors);
         if let Some(secs) = default_timeout_secs {
@@ -486,15 +515,24 @@ impl RegistryBuilder {
                 })?;
         }
         let keys_from_records = self.keys.is_none() && self.records.is_some();
+        #[cfg(feature = "remote")]
+        let remotes = super::remote::checked(self.remotes)?;
+        #[cfg(feature = "remote")]
+        let live = self.records.is_some() || !remotes.servers.is_empty();
+        #[cfg(not(feature = "remote"))]
+        let live = self.records.is_some();
         let registry = Registry {
             inner: Arc::new(Inner {
-                tools: match self.records {
-                    None => Tools::Fixed(Arc::new(Snapshot::new(tools, 0, true))),
-                    Some(store) => Tools::Live(Live {
+                tools: if live {
+                    Tools::Live(Live {
                         current: ArcSwap::from_pointee(unloaded(&tools)),
                         declared: tools,
-                        store,
-                    }),
+                        store: self.records,
+                        #[cfg(feature = "remote")]
+                        remotes,
+                    })
+                } else {
+                    Tools::Fixed(Arc::new(Snapshot::new(tools, (0, 0), true)))
                 },
                 revisions: watch::channel(0).0,
                 state: Arc::new(self.state),
@@ -555,11 +593,7 @@ fn add_built_ins(
 
 /// A tool toolgate itself offers, registered like a dynamic one.
 fn built_in(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
-    let mut registered = dynamic_tool(tool)?;
-    let mut tool = Tool::clone(&registered.tool);
-    tool.source = Source::BuiltIn;
-    registered.tool = Arc::new(tool);
-    Ok(registered)
+    defined(tool, Source::BuiltIn)
 }
 
 impl fmt::Debug for RegistryBuilder {
@@ -577,7 +611,7 @@ fn unloaded(tools: &[RegisteredTool]) -> Snapshot {
     for tool in &mut tools {
         tool.enabled = false;
     }
-    Snapshot::new(tools, 0, false)
+    Snapshot::new(tools, (0, 0), false)
 }
 
 /// Why [`RegistryBuilder::load`] failed.

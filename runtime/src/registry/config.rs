@@ -60,6 +60,10 @@ pub struct Config {
     pub allow_only: Option<Vec<String>>,
     /// Per tool, by name.
     pub tools: BTreeMap<String, ToolConfig>,
+    /// Remote MCP servers, by label: `[servers.<label>]` (see the book's chapter on federation).
+    #[cfg(feature = "remote")]
+    #[serde(deserialize_with = "crate::remote::deserialize_servers")]
+    pub servers: BTreeMap<String, crate::remote::RemoteServer>,
 }
 
 /// One tool's entry in a [`Config`].

@@ -95,6 +95,13 @@ pub enum BuildError {
         /// The range it takes.
         range: &'static str,
     },
+    /// A remote server cannot be served as configured, or two share a label.
+    InvalidServer {
+        /// Its label.
+        label: String,
+        /// What is wrong, and what to write instead.
+        reason: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -145,6 +152,7 @@ impl fmt::Display for BuildError {
             BuildError::OutOfRange { setting, range } => {
                 write!(f, "`{setting}` must be {range}")
             }
+            BuildError::InvalidServer { reason, .. } => f.write_str(reason),
         }
     }
 }

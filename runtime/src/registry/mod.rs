@@ -9,6 +9,8 @@ mod error;
 mod queries;
 mod records;
 mod registered;
+#[cfg(feature = "remote")]
+mod remote;
 mod snapshot;
 
 pub use crate::tool::{DRAW_CHART, SHOW_TABLE, TOOL_SEARCH};

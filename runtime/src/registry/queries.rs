@@ -183,10 +183,13 @@ impl Registry {
         self.inner.tools.current()
     }
 
-    /// Swaps in the snapshot of `tools` at `revision` into `live`, unless a newer one was swapped in
-    /// meanwhile (by a refresh that read the records later but finished first).
-    pub(crate) fn swap(&self, live: &Live, tools: Vec<RegisteredTool>, revision: u64) {
-        let stale = |current: &Snapshot| current.loaded && current.revision > revision;
+    /// Swaps in the snapshot of `tools` at `revision` (of the records, and of the remote servers) into
+    /// `live`, unless a newer one was swapped in meanwhile (by a refresh that read later but finished
+    /// first).
+    pub(crate) fn swap(&self, live: &Live, tools: Vec<RegisteredTool>, revision: (u64, u64)) {
+        let stale = |current: &Snapshot| {
+            current.loaded && (current.revision, current.remote_generation) > revision
+        };
         let next = Arc::new(Snapshot::new(tools, revision, true));
         let previous = live.current.rcu(|current| {
             if stale(current) {
@@ -196,7 +199,7 @@ impl Registry {
             }
         });
         if !stale(&previous) {
-            self.inner.revisions.send_replace(revision);
+            self.inner.revisions.send_replace(revision.0);
         }
     }
 
@@ -262,9 +265,12 @@ impl Registry {
     }
 
     /// Whether the tool is switched on and allowed in the current mode.
-    pub(crate) fn availability(&self, registered: &RegisteredTool) -> Result<(), &'static str> {
+    pub(crate) fn availability<'r>(&self, registered: &'r RegisteredTool) -> Result<(), &'r str> {
         if !registered.enabled && !registered.tool.system {
-            Err("This tool is switched off.")
+            Err(registered
+                .withheld
+                .as_deref()
+                .unwrap_or("This tool is switched off."))
         } else if self.inner.read_only && !registered.tool.read_only {
             Err("This tool changes data and the server only allows reading.")
         } else {

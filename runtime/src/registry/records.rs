@@ -22,7 +22,7 @@ impl Registry {
     /// The operator's records, when the registry was built with them
     /// ([`RegistryBuilder::records`](super::RegistryBuilder::records)).
     pub fn records(&self) -> Option<&dyn RecordStore> {
-        self.live().map(|live| &*live.store)
+        self.live().and_then(|live| live.store.as_deref())
     }
 
     /// The store of the records, or the error that says there is none: for the operator's commands.
@@ -58,8 +58,8 @@ impl Registry {
         }
     }
 
-    /// Loads the records if their revision moved since the snapshot being served, and swaps in the
-    /// snapshot they make. Returns whether it swapped.
+    /// Loads the records if their revision moved since the snapshot being served, or takes up what
+    /// changed on the remote servers, and swaps in the snapshot they make. Returns whether it swapped.
     ///
     /// # Errors
     /// When the records cannot be read; the registry goes on serving its snapshot.
@@ -67,35 +67,63 @@ impl Registry {
         let Some(live) = self.live() else {
             return Ok(false);
         };
-        let loaded = self.snapshot().loaded;
-        if loaded && live.store.revision().await? == self.revision() {
-            return Ok(false);
-        }
-        let records = live.store.load().await?;
-        let confirmations = &self.inner.confirmations;
-        if confirmations.from_records {
-            match live.store.key_ring().await {
-                Ok(ring) => confirmations.keys.store(Arc::new(ring)),
-                Err(error) if error.kind() == RecordErrorKind::NotFound => {}
-                Err(error) => return Err(error),
+        let (loaded, seen) = {
+            let snapshot = self.snapshot();
+            (snapshot.loaded, snapshot.remote_generation)
+        };
+        // Read before the servers' tools are, so that a change after it is taken up next time.
+        let generation = live.remote_generation();
+        let unchanged = loaded && generation == seen;
+        let records = match &live.store {
+            None if unchanged => return Ok(false),
+            None => Records::default(),
+            Some(store) => {
+                if unchanged && store.revision().await? == self.revision() {
+                    return Ok(false);
+                }
+                let records = store.load().await?;
+                let confirmations = &self.inner.confirmations;
+                if confirmations.from_records {
+                    match store.key_ring().await {
+                        Ok(ring) => confirmations.keys.store(Arc::new(ring)),
+                        Err(error) if error.kind() == RecordErrorKind::NotFound => {}
+                        Err(error) => return Err(error),
+                    }
+                }
+                records
             }
-        }
-        self.swap(live, overlay(&live.declared, &records), records.revision);
+        };
+        let tools = served_tools(live, &records);
+        self.swap(live, tools, (records.revision, generation));
         Ok(true)
     }
 
-    /// Keeps the registry in line with its records, until every clone of it is dropped: checks their
-    /// revision whenever the store hears of a change (PostgreSQL's `NOTIFY`), and every `every` in any
-    /// case, so a change made by any process is served within that time; then swaps in the new snapshot.
+    /// Keeps the registry in line with its records and its remote servers, until every clone of it is
+    /// dropped: checks the records' revision whenever the store hears of a change (PostgreSQL's
+    /// `NOTIFY`), and every `every` in any case, so a change made by any process is served within that
+    /// time; lists and checks each remote server on its own schedule; then swaps in the new snapshot.
     /// Spawn it. An outage is logged once, and calls go on under the last policy loaded; when the
     /// database is back, what changed meanwhile is picked up.
     pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
         let weak = Arc::downgrade(&self.inner);
+        #[cfg(feature = "remote")]
+        let remotes = self
+            .remotes()
+            .map(|r| (r.servers.clone(), Arc::clone(&r.signal)));
         async move {
+            #[cfg(feature = "remote")]
+            let mut checks = tokio::task::JoinSet::new();
+            #[cfg(feature = "remote")]
+            let signal = remotes.map(|(servers, signal)| {
+                for server in servers {
+                    checks.spawn(server.run());
+                }
+                signal
+            });
             let mut down = false;
             while let Some(inner) = weak.upgrade() {
                 let registry = Registry { inner };
-                let Some(store) = registry.live().map(|live| Arc::clone(&live.store)) else {
+                let Some(store) = registry.live().map(|live| live.store.clone()) else {
                     return;
                 };
                 match (registry.refresh().await, down) {
@@ -114,7 +142,21 @@ impl Registry {
                     _ => {}
                 }
                 drop(registry);
-                store.changed(every).await;
+                let records_changed = async {
+                    match &store {
+                        Some(store) => store.changed(every).await,
+                        None => tokio::time::sleep(every).await,
+                    }
+                };
+                #[cfg(feature = "remote")]
+                if let Some(signal) = &signal {
+                    tokio::select! {
+                        () = records_changed => {}
+                        () = signal.changed() => {}
+                    }
+                    continue;
+                }
+                records_changed.await;
             }
         }
     }
@@ -125,9 +167,28 @@ impl Registry {
     /// Without records, or when they cannot be read.
     pub async fn sync_plan(&self) -> Result<SyncPlan, RecordError> {
         let records = self.store()?.load().await?;
-        let declared = self.live().map_or(&[][..], |live| &live.declared);
-        let declared: Vec<&Tool> = declared.iter().map(|r| &*r.tool).collect();
-        Ok(SyncPlan::new(declared, &records, crate::store::unix_ms()))
+        let Some(live) = self.live() else {
+            return Ok(SyncPlan::new(
+                Vec::<&Tool>::new(),
+                &records,
+                crate::store::unix_ms(),
+            ));
+        };
+        #[cfg(feature = "remote")]
+        {
+            let remote = super::remote::remote_tools(&live.declared, &live.remotes);
+            let tools = live.declared.iter().chain(&remote).map(|r| &*r.tool);
+            let mut plan = SyncPlan::new(tools, &records, crate::store::unix_ms());
+            // A server whose last listing failed or was empty says nothing about what it still has.
+            plan.vanished
+                .retain(|name| !super::remote::unlisted(&live.remotes, &records.tools[name]));
+            Ok(plan)
+        }
+        #[cfg(not(feature = "remote"))]
+        {
+            let tools = live.declared.iter().map(|r| &*r.tool);
+            Ok(SyncPlan::new(tools, &records, crate::store::unix_ms()))
+        }
     }
 
     /// Syncs the code's tools into the records as `actor`, and serves the result: new tools are added,
@@ -222,6 +283,21 @@ pub(crate) struct Rotated {
     pub(crate) id: String,
     pub(crate) seals_from_ms: u64,
     pub(crate) revision: u64,
+}
+
+/// What a snapshot serves: the declared tools and the remote servers' with the operator's records over
+/// them; a remote tool no one decided about is withheld.
+fn served_tools(live: &Live, records: &Records) -> Vec<RegisteredTool> {
+    #[cfg(feature = "remote")]
+    {
+        let mut all = live.declared.clone();
+        all.extend(super::remote::remote_tools(&live.declared, &live.remotes));
+        let mut tools = overlay(&all, records);
+        super::remote::withhold_undecided(&mut tools);
+        tools
+    }
+    #[cfg(not(feature = "remote"))]
+    overlay(&live.declared, records)
 }
 
 /// The declared tools with the operator's records over them, and the profiles they are assigned to. A

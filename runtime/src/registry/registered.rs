@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::param::{CallParts, RequirementKind, StateMap};
 use crate::tool::{
-    Access, DynHandler, DynamicTool, PreviewFuture, Source, Tool, ToolEntry, ToolFuture,
-    is_tool_name,
+    Access, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
+    ToolFuture, is_tool_name,
 };
 
 use super::error::BuildError;
@@ -36,6 +36,9 @@ pub(crate) struct RegisteredTool {
     /// replicas share, which takes an await before its body runs.
     pub(crate) via_rounds: bool,
     pub(crate) enabled: bool,
+    /// Why it is switched off when no operator did it: a remote tool whose server is offline, or about
+    /// which no one decided who may run it.
+    pub(crate) withheld: Option<Arc<str>>,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
@@ -89,7 +92,10 @@ pub(crate) enum Handler {
         call: fn(CallParts<'_>) -> ToolFuture,
         preview: Option<fn(CallParts<'_>) -> PreviewFuture>,
     },
-    Dynamic(DynHandler),
+    Dynamic {
+        call: DynHandler,
+        preview: Option<DynPreview>,
+    },
 }
 
 pub(super) fn compiled_tool(
@@ -186,18 +192,27 @@ pub(super) fn compiled_tool(
         settings: None,
         settings_validator,
         enabled: true,
+        withheld: None,
         required: Box::default(),
         profiles: None,
     })
 }
 
+/// A tool the application defined at run time, which must say who may run it.
 pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
+    let registered = defined(tool, Source::Dynamic)?;
+    if registered.tool.public != registered.tool.abilities.is_empty() {
+        let tool = registered.tool.name.to_string();
+        return Err(BuildError::Undeclared { tool });
+    }
+    Ok(registered)
+}
+
+/// A tool defined at run time, from `source`: its name and schema checked, its validator compiled.
+pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
     let name = tool.name;
     if !is_tool_name(&name) {
         return Err(BuildError::InvalidName { name });
-    }
-    if tool.public != tool.abilities.is_empty() {
-        return Err(BuildError::Undeclared { tool: name });
     }
     if tool.input_schema.get("type") != Some(&Value::from("object")) {
         let reason =
@@ -224,23 +239,28 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
         open_world: tool.open_world,
         max_runs: tool.max_runs,
         timeout: tool.timeout,
-        has_preview: false,
+        has_preview: tool.preview.is_some(),
         overrides_builtin: tool.overrides_builtin,
         input_schema: Arc::new(tool.input_schema),
         output_schema: tool.output_schema.map(Arc::new),
         settings_schema: None,
-        source: Source::Dynamic,
+        source,
     };
+    let rounds = tool.preview.is_some();
     Ok(RegisteredTool {
         tool: Arc::new(tool_info),
-        handler: Handler::Dynamic(tool.handler),
+        handler: Handler::Dynamic {
+            call: tool.handler,
+            preview: tool.preview,
+        },
         validator: Arc::new(validator),
         defaults: Arc::default(),
         settings: None,
         settings_validator: None,
-        has_rounds: false,
-        via_rounds: false,
+        has_rounds: rounds,
+        via_rounds: rounds,
         enabled: true,
+        withheld: None,
         required: Box::default(),
         profiles: None,
     })

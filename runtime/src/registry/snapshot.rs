@@ -22,6 +22,8 @@ pub(crate) struct Snapshot {
     pub(crate) abilities: Vec<String>,
     /// The operator's policy revision the snapshot was built from (0 without records).
     pub(crate) revision: u64,
+    /// How many changes of remote servers' tools or health it includes.
+    pub(crate) remote_generation: u64,
     /// Whether the operator's records are in it: a registry with records serves nothing but system
     /// tools until they are loaded.
     pub(crate) loaded: bool,
@@ -36,7 +38,11 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// The snapshot of `tools`, in the order given.
-    pub(crate) fn new(mut tools: Vec<RegisteredTool>, revision: u64, loaded: bool) -> Self {
+    pub(crate) fn new(
+        mut tools: Vec<RegisteredTool>,
+        (revision, remote_generation): (u64, u64),
+        loaded: bool,
+    ) -> Self {
         let mut abilities: Vec<String> = tools
             .iter()
             .flat_map(|r| r.tool.abilities.iter().cloned())
@@ -63,6 +69,7 @@ impl Snapshot {
             by_name,
             abilities,
             revision,
+            remote_generation,
             loaded,
             search: OnceLock::new(),
             derived: OnceLock::new(),
@@ -103,12 +110,28 @@ pub(crate) enum Tools {
     Live(Live),
 }
 
-/// The tools of a registry with records.
+/// The tools of a registry with records or remote servers.
 pub(crate) struct Live {
     pub(crate) current: ArcSwap<Snapshot>,
     /// In listing order: what every snapshot is built from.
     pub(crate) declared: Vec<RegisteredTool>,
-    pub(crate) store: Arc<dyn RecordStore>,
+    pub(crate) store: Option<Arc<dyn RecordStore>>,
+    #[cfg(feature = "remote")]
+    pub(crate) remotes: crate::remote::Remotes,
+}
+
+impl Live {
+    /// How many changes of remote servers there have been.
+    pub(crate) fn remote_generation(&self) -> u64 {
+        #[cfg(feature = "remote")]
+        {
+            self.remotes.signal.generation()
+        }
+        #[cfg(not(feature = "remote"))]
+        {
+            0
+        }
+    }
 }
 
 /// The snapshot a call holds until it finishes: borrowed from a fixed registry, or an arc-swap guard (no

@@ -184,6 +184,14 @@ impl Tool {
     }
 }
 
+/// The `_meta` key of the capability a tool fulfils, in MCP's tool definitions: toolgate writes it, and
+/// reads it from a remote server's.
+///
+/// ```
+/// assert_eq!(toolgate::mcp::META_CAPABILITY, "io.toolgate/capability");
+/// ```
+pub const META_CAPABILITY: &str = "io.toolgate/capability";
+
 /// The name of the built-in tool that finds deferred tools.
 ///
 /// ```
@@ -291,6 +299,13 @@ pub enum Source {
     Dynamic,
     /// A tool toolgate itself offers, such as `tool_search`.
     BuiltIn,
+    /// A tool of a remote MCP server, served under the registry's policy.
+    Remote {
+        /// The server's label.
+        server: Arc<str>,
+        /// The tool's name on that server.
+        tool: Arc<str>,
+    },
 }
 
 impl Source {
@@ -300,6 +315,7 @@ impl Source {
             Source::Compiled { .. } => "compiled",
             Source::Dynamic => "dynamic",
             Source::BuiltIn => "built-in",
+            Source::Remote { .. } => "remote",
         }
     }
 }
@@ -310,6 +326,9 @@ impl fmt::Display for Source {
             Source::Compiled { file, line, .. } => write!(f, "{file}:{line}"),
             Source::Dynamic => f.write_str("a dynamic tool"),
             Source::BuiltIn => f.write_str("a tool built into toolgate"),
+            Source::Remote { server, tool } => {
+                write!(f, "the tool `{tool}` of the remote server `{server}`")
+            }
         }
     }
 }

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::output::IntoOutput;
+use crate::output::{IntoOutput, IntoPreview};
 use crate::param::CallParts;
 
-use super::{Defer, ToolFuture};
+use super::{Defer, PreviewFuture, ToolFuture};
 
 pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
+pub(crate) type DynPreview = Arc<dyn Fn(Value, CallParts<'static>) -> PreviewFuture + Send + Sync>;
 
 /// A tool defined at run time. It goes through the same pipeline as `#[tool]` functions: permissions,
 /// validation against its schema, ceilings, timeouts, hooks and audit.
@@ -54,6 +55,7 @@ pub struct DynamicTool {
     pub(crate) max_runs: Option<u32>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) handler: DynHandler,
+    pub(crate) preview: Option<DynPreview>,
 }
 
 impl DynamicTool {
@@ -92,6 +94,7 @@ impl DynamicTool {
             max_runs: None,
             timeout: None,
             handler,
+            preview: None,
         }
     }
 
@@ -197,6 +200,46 @@ impl DynamicTool {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Previews each call for a person to approve, as `#[tool(preview = ...)]` does: the first call
+    /// returns the preview with a sealed, single-use confirmation, and the handler runs once, with the
+    /// arguments that were previewed, when the confirmation comes back. A tool with a preview is a write.
+    ///
+    /// ```rust,standalone_crate
+    /// use serde_json::json;
+    /// use toolgate::{Caller, DynamicTool, Outcome, Preview, Registry};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let refund = DynamicTool::new("refund", "Refund an order.", json!({ "type": "object" }), |args, _| async move {
+    ///     format!("refunded {}", args["order"])
+    /// })
+    /// .ability("payments.refund")
+    /// .preview(|args, _| async move { Preview::new(format!("Refund order {}", args["order"])) });
+    /// let registry = Registry::builder().tool(refund).build()?;
+    /// let clerk = Caller::new("clerk").with_abilities(["payments.refund"]);
+    /// let Outcome::NeedsConfirmation(pending) = registry.call(&clerk, "refund", json!({ "order": 7 })).await else {
+    ///     panic!("a preview first")
+    /// };
+    /// assert_eq!(pending.preview().text(), "Refund order 7");
+    /// let done = registry.confirm(&clerk, pending.confirmation()).await;
+    /// assert_eq!(done.into_result().text_for_model(), "refunded 7");
+    /// # Ok::<(), toolgate::BuildError>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn preview<F, Fut, P>(mut self, preview: F) -> Self
+    where
+        F: Fn(Value, CallParts<'static>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = P> + Send + 'static,
+        P: IntoPreview,
+    {
+        self.read_only = false;
+        self.preview = Some(Arc::new(move |args, parts| -> PreviewFuture {
+            let future = preview(args, parts);
+            Box::pin(async move { future.await.into_preview() })
+        }));
         self
     }
 }

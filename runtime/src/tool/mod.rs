@@ -6,9 +6,9 @@ mod dynamic;
 mod entry;
 mod name;
 
-pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, Tool};
-pub(crate) use dynamic::DynHandler;
+pub use definition::{DRAW_CHART, Defer, META_CAPABILITY, SHOW_TABLE, Source, TOOL_SEARCH, Tool};
 pub use dynamic::DynamicTool;
+pub(crate) use dynamic::{DynHandler, DynPreview};
 pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
 pub(crate) use name::NAME_RULE;
 pub use name::{INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, is_replaceable, is_tool_name};

@@ -1,0 +1,178 @@
+//! Connecting to a remote server with rmcp's client: the child process or the HTTP transport, the
+//! protocol era it speaks, and what the client hears from it (progress, changed tool lists).
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::param::Progress;
+use crate::sync::Locked;
+
+use super::server::{RemoteServer, Transport};
+
+/// The progress of the calls in flight, by the token their request carried.
+pub(crate) type InFlight = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
+
+/// What toolgate's client does with what a remote server sends it unasked.
+pub(crate) struct Client {
+    in_flight: InFlight,
+    list_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let progress = self.in_flight.locked().get(&params.progress_token).cloned();
+        if let Some(progress) = progress {
+            progress.report(params.progress, params.total, params.message.as_deref());
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// An open session with a remote server.
+pub(crate) struct Session {
+    pub(crate) service: RunningService<RoleClient, Client>,
+    pub(crate) in_flight: InFlight,
+    /// Whether it speaks 2026-07-28, where `server/discover` replaces `ping`.
+    pub(crate) discovers: bool,
+    pub(crate) protocol: Option<String>,
+    /// Reads the child's standard error into the log, and the 2026-07-28 listen stream.
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Opens a session with `server`, negotiating 2026-07-28 where it speaks it and the `initialize`
+/// handshake otherwise. A changed tool list is told to `list_changed`, by either era's means.
+pub(crate) async fn connect(
+    server: &RemoteServer,
+    list_changed: Arc<Notify>,
+) -> Result<Session, String> {
+    let in_flight = InFlight::default();
+    let client = Client {
+        in_flight: Arc::clone(&in_flight),
+        list_changed: Arc::clone(&list_changed),
+    };
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    let label = server.label.clone();
+    let mut tasks = Vec::new();
+    let service = match &server.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            pass_env,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env).kill_on_drop(true);
+            for name in pass_env {
+                cmd.env(name, read_env(&label, name)?);
+            }
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            if let Some(stderr) = stderr {
+                let label = label.clone();
+                tasks.push(tokio::spawn(async move {
+                    let mut lines = BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        tracing::debug!(target: "toolgate::remote", server = label, "{line}");
+                    }
+                }));
+            }
+            client.serve_with_lifecycle(transport, lifecycle).await
+        }
+        Transport::Http {
+            url,
+            bearer_env,
+            headers_env,
+        } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(name) = bearer_env {
+                config = config.auth_header(read_env(&label, name)?);
+            }
+            let mut headers = HashMap::new();
+            for (header, name) in headers_env {
+                let value = read_env(&label, name)?;
+                let header = http::HeaderName::try_from(header.as_str())
+                    .map_err(|e| format!("the header `{header}` cannot be sent: {e}"))?;
+                let value = http::HeaderValue::try_from(value).map_err(|e| {
+                    format!("the value of `{name}` cannot be sent as a header: {e}")
+                })?;
+                headers.insert(header, value);
+            }
+            if !headers.is_empty() {
+                config = config.custom_headers(headers);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            client.serve_with_lifecycle(transport, lifecycle).await
+        }
+    }
+    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    let protocol = service
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.to_string());
+    let discovers = protocol.as_deref() == Some(ProtocolVersion::V_2026_07_28.as_str());
+    if discovers {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        if let Ok(mut subscription) = service.peer().listen(filter).await {
+            tasks.push(tokio::spawn(async move {
+                while let Ok(Some(_)) = subscription.next().await {
+                    list_changed.notify_one();
+                }
+            }));
+        }
+    }
+    Ok(Session {
+        service,
+        in_flight,
+        discovers,
+        protocol,
+        tasks,
+    })
+}
+
+/// The environment variable `name` the server `label` needs, or the error that says it is not set. Its
+/// value is never logged.
+fn read_env(label: &str, name: &str) -> Result<String, String> {
+    std::env::var(name).map_err(|_| {
+        format!("the environment variable `{name}`, which the server `{label}` needs, is not set")
+    })
+}

@@ -1,0 +1,39 @@
+//! A remote server's `CallToolResult` as a [`ToolResult`].
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+use crate::output::{Content, ToolResult};
+
+/// A result an MCP server returned, as toolgate's own: text for the model, images and audio as binary
+/// results, embedded resources kept, a resource link as a line of text, the structured content kept,
+/// and `isError` a failure. For anyone who calls MCP servers with rmcp themselves.
+///
+/// ```
+/// use rmcp::model::{CallToolResult, ContentBlock};
+/// use toolgate::remote::tool_result;
+///
+/// let remote = CallToolResult::error(vec![ContentBlock::text("no such repository")]);
+/// let result = tool_result(remote);
+/// assert!(result.is_error);
+/// assert_eq!(result.text_for_model(), "no such repository");
+///
+/// let image = CallToolResult::success(vec![ContentBlock::image("iVBORw==", "image/png")]);
+/// let (bytes, mime) = tool_result(image).binary_results().next().unwrap();
+/// assert_eq!((bytes, mime), (vec![0x89, b'P', b'N', b'G'], "image/png"));
+/// ```
+pub fn tool_result(remote: CallToolResult) -> ToolResult {
+    let mut result = ToolResult::success(remote.content.iter().map(content).collect());
+    result.structured = remote.structured_content;
+    result.is_error = remote.is_error.unwrap_or(false);
+    result
+}
+
+/// One block: the shapes toolgate shares with MCP are read as they are; a link is named in text.
+fn content(block: &ContentBlock) -> Content {
+    if let ContentBlock::ResourceLink(link) = block {
+        return Content::text(format!("Resource: {} <{}>", link.name, link.uri));
+    }
+    let value = serde_json::to_value(block).unwrap_or(Value::Null);
+    serde_json::from_value(value.clone()).unwrap_or_else(|_| Content::text(value.to_string()))
+}

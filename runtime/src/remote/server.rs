@@ -1,0 +1,491 @@
+//! [`RemoteServer`]: how to reach a remote MCP server, and what the operator decided about its tools.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// A remote MCP server whose tools the registry serves under its own policy, each named
+/// `<label>_<remote name>`.
+///
+/// Until an operator decides who may run a remote tool, it is listed to no one: give the server a default
+/// [`ability`](Self::ability), mark it [`public`](Self::public), decide per tool with
+/// [`tool`](Self::tool), or require an ability on the tool's record (`toolgate require`).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolgate::remote::{RemoteServer, RemoteTool};
+///
+/// let files = RemoteServer::stdio("files", "python3")
+///     .args(["-m", "files_server"])
+///     .env("FILES_ROOT", "/srv/files")
+///     .ability("files.read");
+/// let github = RemoteServer::http("github", "http://127.0.0.1:9000/mcp")
+///     .bearer_env("GITHUB_TOKEN")             // read when connecting, never stored
+///     .tool("create_issue", RemoteTool::new().ability("github.write"))
+///     .approve_writes()                       // writes wait for a person's approval
+///     .timeout(Duration::from_secs(20));
+/// assert_eq!((files.label(), github.label()), ("files", "github"));
+/// assert!(github.to_string().contains("http://127.0.0.1:9000/mcp"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteServer {
+    pub(crate) label: String,
+    pub(crate) transport: Transport,
+    pub(crate) access: Access,
+    pub(crate) trusted: bool,
+    pub(crate) approve_writes: bool,
+    pub(crate) timeout: Duration,
+    pub(crate) health_every: Duration,
+    pub(crate) tools: BTreeMap<String, RemoteTool>,
+}
+
+/// How a remote server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on its standard input and output.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        /// Variables passed on from this process's environment, by name.
+        pass_env: Vec<String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        url: String,
+        /// The environment variable that holds the bearer token.
+        bearer_env: Option<String>,
+        /// Headers, each with the environment variable that holds its value.
+        headers_env: BTreeMap<String, String>,
+    },
+}
+
+/// Who may run a remote server's tools, or one of them, as the operator decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Access {
+    pub(crate) public: bool,
+    pub(crate) abilities: Vec<String>,
+}
+
+impl Access {
+    /// Whether someone decided.
+    pub(crate) fn decided(&self) -> bool {
+        self.public || !self.abilities.is_empty()
+    }
+}
+
+/// The operator's decisions about one tool of a remote server, by its remote name.
+///
+/// ```
+/// use toolgate::remote::{RemoteServer, RemoteTool};
+///
+/// let server = RemoteServer::http("search", "http://127.0.0.1:9000/mcp")
+///     .tool("web", RemoteTool::new().public().read_only().capability("web_search"))
+///     .tool("purge", RemoteTool::new().disabled());
+/// # let _ = server;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteTool {
+    pub(crate) access: Access,
+    pub(crate) capability: Option<String>,
+    pub(crate) read_only: Option<bool>,
+    pub(crate) approve: Option<bool>,
+    pub(crate) enabled: bool,
+}
+
+impl RemoteTool {
+    /// No decision yet: the server's apply.
+    pub fn new() -> Self {
+        RemoteTool {
+            enabled: true,
+            ..RemoteTool::default()
+        }
+    }
+
+    /// Anyone may run it.
+    #[must_use]
+    pub fn public(mut self) -> Self {
+        self.access.public = true;
+        self
+    }
+
+    /// Callers need `ability` (call again to require several), instead of the server's default.
+    #[must_use]
+    pub fn ability(mut self, ability: impl Into<String>) -> Self {
+        self.access.abilities.push(ability.into());
+        self
+    }
+
+    /// The capability it fulfils, over the one its definition names.
+    #[must_use]
+    pub fn capability(mut self, capability: impl Into<String>) -> Self {
+        self.capability = Some(capability.into());
+        self
+    }
+
+    /// It only reads, whatever the server says.
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.read_only = Some(true);
+        self
+    }
+
+    /// Its calls wait for a person's approval (or, with `false`, do not, whatever the server's setting).
+    #[must_use]
+    pub fn approve(mut self, approve: bool) -> Self {
+        self.approve = Some(approve);
+        self
+    }
+
+    /// Listed to nobody, calls refused.
+    #[must_use]
+    pub fn disabled(mut self) -> Self {
+        self.enabled = false;
+        self
+    }
+}
+
+/// How long a remote call may take when the registry sets no default timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl RemoteServer {
+    /// A server run as a child process, `command`, that speaks MCP on its standard input and output.
+    pub fn stdio(label: impl Into<String>, command: impl Into<String>) -> Self {
+        Self::new(
+            label.into(),
+            Transport::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                pass_env: Vec::new(),
+            },
+        )
+    }
+
+    /// A server reached over Streamable HTTP at `url`.
+    pub fn http(label: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            label.into(),
+            Transport::Http {
+                url: url.into(),
+                bearer_env: None,
+                headers_env: BTreeMap::new(),
+            },
+        )
+    }
+
+    fn new(label: String, transport: Transport) -> Self {
+        RemoteServer {
+            label,
+            transport,
+            access: Access::default(),
+            trusted: false,
+            approve_writes: false,
+            timeout: DEFAULT_TIMEOUT,
+            health_every: Duration::from_secs(10),
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// Its label, the prefix of its tools' names.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Adds arguments of a child process.
+    #[must_use]
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        if let Transport::Stdio { args: list, .. } = &mut self.transport {
+            list.extend(args.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets an environment variable of a child process.
+    #[must_use]
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Stdio { env, .. } = &mut self.transport {
+            env.insert(name.into(), value.into());
+        }
+        self
+    }
+
+    /// Passes this process's environment variable `name` on to a child process, when it starts: for
+    /// secrets, which are then written nowhere.
+    #[must_use]
+    pub fn pass_env(mut self, name: impl Into<String>) -> Self {
+        if let Transport::Stdio { pass_env, .. } = &mut self.transport {
+            pass_env.push(name.into());
+        }
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` over HTTP, the token read from the environment variable
+    /// `name` when connecting.
+    #[must_use]
+    pub fn bearer_env(mut self, name: impl Into<String>) -> Self {
+        if let Transport::Http { bearer_env, .. } = &mut self.transport {
+            *bearer_env = Some(name.into());
+        }
+        self
+    }
+
+    /// Sends the header `header` over HTTP, its value read from the environment variable `name` when
+    /// connecting (an API key).
+    #[must_use]
+    pub fn header_env(mut self, header: impl Into<String>, name: impl Into<String>) -> Self {
+        if let Transport::Http { headers_env, .. } = &mut self.transport {
+            headers_env.insert(header.into(), name.into());
+        }
+        self
+    }
+
+    /// Callers need `ability` for each of its tools the operator made no other decision about.
+    #[must_use]
+    pub fn ability(mut self, ability: impl Into<String>) -> Self {
+        self.access.abilities.push(ability.into());
+        self
+    }
+
+    /// Anyone may run its tools the operator made no other decision about.
+    #[must_use]
+    pub fn public(mut self) -> Self {
+        self.access.public = true;
+        self
+    }
+
+    /// Trusts its tools' `readOnlyHint`: without it, every remote tool counts as a write.
+    #[must_use]
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
+    /// Its writes wait for a person's approval: the first call returns a preview naming the server, the
+    /// tool and the arguments, and the remote call runs once, when the confirmation comes back.
+    #[must_use]
+    pub fn approve_writes(mut self) -> Self {
+        self.approve_writes = true;
+        self
+    }
+
+    /// How long one of its calls may take (30 seconds unless set).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How often its health is checked (every 10 seconds unless set).
+    #[must_use]
+    pub fn health_every(mut self, every: Duration) -> Self {
+        self.health_every = every;
+        self
+    }
+
+    /// The operator's decisions about its tool `name` (the remote name, without the label).
+    #[must_use]
+    pub fn tool(mut self, name: impl Into<String>, tool: RemoteTool) -> Self {
+        self.tools.insert(name.into(), tool);
+        self
+    }
+
+    /// Why it cannot be served, if it cannot: a label that cannot prefix tool names, a URL that is no
+    /// HTTP URL, a variable name that is empty.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let label = &self.label;
+        let label_ok = label.len() <= 24
+            && label.starts_with(|c: char| c.is_ascii_lowercase())
+            && label
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
+        if !label_ok {
+            return Err(format!(
+                "the server label `{label}` cannot prefix tool names: use 1 to 24 lowercase letters, digits \
+                 and `-`, starting with a letter (the `_` separates the label from the tool's own name)"
+            ));
+        }
+        if self.timeout.is_zero() || self.health_every.is_zero() {
+            return Err(format!(
+                "the server `{label}` needs a timeout and a health check interval above zero"
+            ));
+        }
+        match &self.transport {
+            Transport::Stdio { command, .. } if command.trim().is_empty() => {
+                Err(format!("the server `{label}` needs a command to run"))
+            }
+            Transport::Http { url, .. } => check_url(label, url),
+            Transport::Stdio { .. } => Ok(()),
+        }
+    }
+}
+
+fn check_url(label: &str, url: &str) -> Result<(), String> {
+    if url.starts_with("https://") && !cfg!(feature = "remote-tls") {
+        return Err(format!(
+            "the server `{label}` is at an https URL, which needs toolgate's `remote-tls` feature"
+        ));
+    }
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "the server `{label}` needs an http:// or https:// URL, not `{url}`"
+        ));
+    }
+    Ok(())
+}
+
+impl RemoteServer {
+    /// How it is reached, without any secret: `stdio: <command> <args>` or `http: <url>`.
+    pub(crate) fn reached_by(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut line = format!("stdio: {command}");
+                for arg in args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                line
+            }
+            Transport::Http { url, .. } => format!("http: {url}"),
+        }
+    }
+}
+
+impl fmt::Display for RemoteServer {
+    /// What an operator reads: the label and how it is reached.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.label, self.reached_by())
+    }
+}
+
+/// The servers of a configuration file, each checked as it is read.
+pub(crate) fn deserialize_servers<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, RemoteServer>, D::Error> {
+    let entries = BTreeMap::<String, ServerConfig>::deserialize(deserializer)?;
+    entries
+        .into_iter()
+        .map(|(label, entry)| {
+            let server = entry
+                .into_server(&label)
+                .map_err(serde::de::Error::custom)?;
+            Ok((label, server))
+        })
+        .collect()
+}
+
+/// A server as the configuration file writes it, under `[servers.<label>]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ServerConfig {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    pass_env: Vec<String>,
+    url: Option<String>,
+    bearer_env: Option<String>,
+    headers_env: BTreeMap<String, String>,
+    ability: Option<String>,
+    public: bool,
+    trusted: bool,
+    approve_writes: bool,
+    timeout_secs: Option<f64>,
+    health_every_secs: Option<f64>,
+    tools: BTreeMap<String, ToolConfig>,
+}
+
+/// One remote tool's entry in a [`ServerConfig`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ToolConfig {
+    ability: Option<String>,
+    public: bool,
+    capability: Option<String>,
+    read_only: Option<bool>,
+    approve: Option<bool>,
+    enabled: Option<bool>,
+}
+
+impl ServerConfig {
+    /// The server labelled `label`, or what is wrong with the entry.
+    fn into_server(self, label: &str) -> Result<RemoteServer, String> {
+        let mut server = match (self.kind.as_deref(), self.command, self.url) {
+            (Some("sse"), ..) => {
+                return Err(format!(
+                    "the server `{label}` is of type `sse`, the legacy HTTP+SSE transport, which toolgate's MCP \
+                 client (rmcp 3.11) does not speak: run it behind a bridge that speaks stdio or Streamable \
+                 HTTP (see the book's chapter on federating servers)"
+                ));
+            }
+            (Some("stdio") | None, Some(command), None) => {
+                RemoteServer::stdio(label, command).args(self.args)
+            }
+            (Some("http" | "streamable-http") | None, None, Some(url)) => {
+                RemoteServer::http(label, url)
+            }
+            (Some(kind), ..) if !matches!(kind, "stdio" | "http" | "streamable-http") => {
+                return Err(format!(
+                    "the server `{label}` has an unknown `type` `{kind}`: use `stdio` or `http`"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "the server `{label}` needs either `command` (a child process over stdio) or `url` \
+                 (Streamable HTTP), not both"
+                ));
+            }
+        };
+        if let Transport::Stdio { env, pass_env, .. } = &mut server.transport {
+            *env = self.env;
+            *pass_env = self.pass_env;
+        }
+        if let Transport::Http {
+            bearer_env,
+            headers_env,
+            ..
+        } = &mut server.transport
+        {
+            *bearer_env = self.bearer_env;
+            *headers_env = self.headers_env;
+        }
+        server.access = Access {
+            public: self.public,
+            abilities: self.ability.into_iter().collect(),
+        };
+        server.trusted = self.trusted;
+        server.approve_writes = self.approve_writes;
+        let seconds = |key: &str, secs: f64| {
+            Duration::try_from_secs_f64(secs)
+                .ok()
+                .filter(|t| !t.is_zero())
+                .ok_or_else(|| {
+                    format!("the server `{label}` has a `{key}` of {secs}, not a positive number of seconds")
+                })
+        };
+        if let Some(secs) = self.timeout_secs {
+            server.timeout = seconds("timeout_secs", secs)?;
+        }
+        if let Some(secs) = self.health_every_secs {
+            server.health_every = seconds("health_every_secs", secs)?;
+        }
+        for (name, tool) in self.tools {
+            let decided = RemoteTool {
+                access: Access {
+                    public: tool.public,
+                    abilities: tool.ability.into_iter().collect(),
+                },
+                capability: tool.capability,
+                read_only: tool.read_only,
+                approve: tool.approve,
+                enabled: tool.enabled.unwrap_or(true),
+            };
+            server.tools.insert(name, decided);
+        }
+        server.check()?;
+        Ok(server)
+    }
+}

@@ -1,0 +1,517 @@
+//! One remote server, live: its session (opened on first use, reused, reopened with backoff), its last
+//! good tool definitions, its health, and its calls.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    DiscoverRequest, DiscoverRequestParams, ListToolsRequest, PaginatedRequestParams, PingRequest,
+    ServerResult, Tool as RemoteDefinition,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::error::{ErrorKind, ToolError};
+use crate::output::ToolResult;
+use crate::param::CallParts;
+use crate::sync::Locked;
+
+use super::client::{InFlight, Session, connect};
+use super::result::tool_result;
+use super::server::RemoteServer;
+use super::status::{Health, ServerStatus};
+
+/// Tells the registry that some server's tools or health changed, so that it builds a new snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct Signal {
+    generation: AtomicU64,
+    notify: Notify,
+}
+
+impl Signal {
+    /// How many changes there have been.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.notify.notify_one();
+    }
+
+    /// Returns at the next change (or at once, if one came since the last wait).
+    pub(crate) async fn changed(&self) {
+        self.notify.notified().await;
+    }
+}
+
+/// A remote server and what the registry knows of it.
+pub(crate) struct Remote {
+    pub(crate) server: RemoteServer,
+    state: Mutex<State>,
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// The server said its tools changed.
+    list_changed: Arc<Notify>,
+    signal: Arc<Signal>,
+}
+
+struct State {
+    health: Health,
+    last_error: Option<String>,
+    protocol: Option<String>,
+    /// The last good listing: never replaced by a failed or empty one.
+    definitions: Arc<[RemoteDefinition]>,
+    /// Whether the last listing succeeded with tools in it: only then may a sync mark tools missing.
+    listed: bool,
+    problems: Vec<String>,
+    last_seen_ms: Option<u64>,
+    failures: u32,
+    retry_at: Option<Instant>,
+}
+
+/// What the registry serves of a server now.
+pub(crate) struct Served {
+    pub(crate) definitions: Arc<[RemoteDefinition]>,
+    pub(crate) health: Health,
+    pub(crate) last_error: Option<String>,
+    pub(crate) listed: bool,
+}
+
+/// The longest wait between two attempts to reach a server that does not answer.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+impl Remote {
+    pub(crate) fn new(server: RemoteServer, signal: Arc<Signal>) -> Self {
+        Remote {
+            server,
+            state: Mutex::new(State {
+                health: Health::Pending,
+                last_error: None,
+                protocol: None,
+                definitions: Arc::from([]),
+                listed: false,
+                problems: Vec::new(),
+                last_seen_ms: None,
+                failures: 0,
+                retry_at: None,
+            }),
+            session: tokio::sync::Mutex::new(None),
+            list_changed: Arc::new(Notify::new()),
+            signal,
+        }
+    }
+
+    pub(crate) fn label(&self) -> &str {
+        &self.server.label
+    }
+
+    /// What it serves now.
+    pub(crate) fn served(&self) -> Served {
+        let state = self.state.locked();
+        Served {
+            definitions: Arc::clone(&state.definitions),
+            health: state.health,
+            last_error: state.last_error.clone(),
+            listed: state.listed,
+        }
+    }
+
+    /// Records the tools of it that are not served, and why, for the operator.
+    pub(crate) fn set_problems(&self, problems: Vec<String>) {
+        let mut state = self.state.locked();
+        if state.problems != problems {
+            for problem in &problems {
+                tracing::warn!(target: "toolgate::remote", server = self.label(), "{problem}");
+            }
+            state.problems = problems;
+        }
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        let state = self.state.locked();
+        ServerStatus {
+            label: self.server.label.clone(),
+            reached_by: self.server.reached_by(),
+            health: state.health,
+            last_error: state.last_error.clone(),
+            protocol: state.protocol.clone(),
+            tools: state.definitions.len(),
+            problems: state.problems.clone(),
+            last_seen_ms: state.last_seen_ms,
+        }
+    }
+
+    /// Keeps the server's tools and health current until dropped: lists its tools at once, again when it
+    /// says they changed, and checks it every `every`, reconnecting with backoff when it is down.
+    pub(crate) async fn run(self: Arc<Self>) {
+        let every = self.server.health_every;
+        self.list().await;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(every) => self.check().await,
+                () = self.list_changed.notified() => self.list().await,
+            }
+        }
+    }
+
+    /// Lists its tools, every page, straight from the server (no cached list): a listing that fails or
+    /// comes back empty keeps the last good one and marks the server degraded (offline when it cannot
+    /// be reached).
+    pub(crate) async fn list(&self) {
+        let listed = match self.session().await {
+            Ok(session) => self.on_time(list_all(&session)).await,
+            Err(error) => Err(Failure::Unreachable(error)),
+        };
+        match listed {
+            Ok(tools) if tools.is_empty() => self.degraded(
+                "it listed no tools; the last good list is kept".to_owned(),
+                false,
+            ),
+            Ok(tools) => {
+                let mut state = self.state.locked();
+                let changed = *state.definitions != *tools || state.health != Health::Online;
+                state.definitions = tools.into();
+                state.listed = true;
+                self.answered(&mut state);
+                drop(state);
+                if changed {
+                    self.signal.bump();
+                }
+            }
+            Err(Failure::Refused(error)) => self.degraded(
+                format!("its tool listing failed ({error}); the last good list is kept"),
+                false,
+            ),
+            Err(Failure::Unreachable(error)) => self.offline(error).await,
+        }
+    }
+
+    /// Checks that it answers: `server/discover` on 2026-07-28, `ping` before. A server that answers
+    /// again after being down has its tools listed again.
+    async fn check(&self) {
+        let was = self.state.locked().health;
+        let answered = match self.session().await {
+            Ok(session) => {
+                let request = if session.discovers {
+                    ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams {}))
+                } else {
+                    ClientRequest::PingRequest(PingRequest::default())
+                };
+                let peer = session.service.peer();
+                self.on_time(async {
+                    peer.send_request(request).await.map_err(Failure::from)?;
+                    Ok(())
+                })
+                .await
+            }
+            Err(error) => Err(Failure::Unreachable(error)),
+        };
+        match answered {
+            Ok(()) if matches!(was, Health::Offline | Health::Pending) => self.list().await,
+            Ok(()) => {
+                let mut state = self.state.locked();
+                state.last_seen_ms = Some(crate::store::unix_ms());
+            }
+            Err(Failure::Unreachable(error)) => self.offline(error).await,
+            Err(Failure::Refused(error)) => self.degraded(error, true),
+        }
+    }
+
+    /// Calls its tool `name` with `arguments`: progress is relayed to the caller, and a cancelled or
+    /// timed-out call is cancelled on the server too.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        parts: CallParts<'static>,
+    ) -> Result<ToolResult, ToolError> {
+        let label = self.label();
+        let session = self.session().await.map_err(|error| {
+            ToolError::with_kind(
+                ErrorKind::Unavailable,
+                format!(
+                    "The remote server `{label}` cannot be reached ({error}); try again later."
+                ),
+            )
+        })?;
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = arguments.as_object().cloned();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = session.service.peer();
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let handle = match handle {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failed_call(Failure::from(error)).await),
+        };
+        let mut in_flight = InFlightCall::new(
+            &session.in_flight,
+            handle.progress_token.clone(),
+            handle.id.clone(),
+            parts.progress.is_listened().then(|| parts.progress.clone()),
+            peer.clone(),
+        );
+        let response = match &parts.cancellation {
+            Some(token) => tokio::select! {
+                response = handle.await_response() => response,
+                () = token.cancelled() => return Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
+            },
+            None => handle.await_response().await,
+        };
+        in_flight.answered = true;
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(tool_result(result)),
+            Ok(ServerResult::InputRequiredResult(_)) => Err(ToolError::new(format!(
+                "The remote tool `{name}` of `{label}` asked for more input, which toolgate does not pass \
+                 on to its callers yet; nothing more was done."
+            ))),
+            Ok(ServerResult::CreateTaskResult(_)) => Err(ToolError::new(format!(
+                "The remote tool `{name}` of `{label}` answered with a task, which toolgate does not \
+                 follow yet."
+            ))),
+            Ok(_) => Err(ToolError::new(format!(
+                "The remote server `{label}` answered the call with something that is no tool result; it \
+                 may or may not have run."
+            ))),
+            Err(error) => Err(self.failed_call(Failure::from(error)).await),
+        }
+    }
+
+    /// The error of a call that failed on the way: a server that went away is marked offline.
+    async fn failed_call(&self, failure: Failure) -> ToolError {
+        let label = self.label();
+        match failure {
+            Failure::Unreachable(error) => {
+                self.offline(error.clone()).await;
+                ToolError::with_kind(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "The remote server `{label}` went away during the call ({error}); it may or may not have run. Try again later."
+                    ),
+                )
+            }
+            Failure::Refused(error) => ToolError::new(format!(
+                "The remote server `{label}` refused the call: {error}"
+            )),
+        }
+    }
+
+    /// The session, opened if there is none or the last one closed; refused while the backoff after a
+    /// failed attempt runs.
+    async fn session(&self) -> Result<Arc<Session>, String> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = &*slot
+            && !session.service.is_closed()
+        {
+            return Ok(Arc::clone(session));
+        }
+        *slot = None;
+        {
+            let state = self.state.locked();
+            if let Some(at) = state.retry_at
+                && Instant::now() < at
+            {
+                let error = state.last_error.clone().unwrap_or_default();
+                return Err(format!(
+                    "{error}; the next attempt is in {:.1?}",
+                    at - Instant::now()
+                ));
+            }
+        }
+        let opened = tokio::time::timeout(
+            self.server.timeout,
+            connect(&self.server, Arc::clone(&self.list_changed)),
+        )
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {:?}", self.server.timeout)));
+        let mut state = self.state.locked();
+        match opened {
+            Ok(session) => {
+                state.failures = 0;
+                state.retry_at = None;
+                state.protocol.clone_from(&session.protocol);
+                let session = Arc::new(session);
+                *slot = Some(Arc::clone(&session));
+                Ok(session)
+            }
+            Err(error) => {
+                state.failures = state.failures.saturating_add(1);
+                let backoff = Duration::from_millis(250)
+                    .saturating_mul(1 << state.failures.min(8))
+                    .min(MAX_BACKOFF);
+                state.retry_at = Some(Instant::now() + backoff);
+                Err(error)
+            }
+        }
+    }
+
+    /// `work`, unless it takes longer than the server's timeout: then the server does not answer.
+    async fn on_time<T>(
+        &self,
+        work: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
+        let timeout = self.server.timeout;
+        tokio::time::timeout(timeout, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Failure::Unreachable(format!(
+                    "no answer within {timeout:?}"
+                )))
+            })
+    }
+
+    fn answered(&self, state: &mut State) {
+        state.health = Health::Online;
+        state.last_error = None;
+        state.last_seen_ms = Some(crate::store::unix_ms());
+    }
+
+    /// It answers but is not well: its last good tools stay served.
+    fn degraded(&self, error: String, seen: bool) {
+        let mut state = self.state.locked();
+        let changed = state.health != Health::Degraded;
+        if seen || !state.definitions.is_empty() {
+            state.health = Health::Degraded;
+        }
+        state.listed = false;
+        if seen {
+            state.last_seen_ms = Some(crate::store::unix_ms());
+        }
+        tracing::warn!(target: "toolgate::remote", server = self.label(), error, "degraded");
+        state.last_error = Some(error);
+        drop(state);
+        if changed {
+            self.signal.bump();
+        }
+    }
+
+    /// It cannot be reached: its session is dropped and its tools hidden until it answers again.
+    async fn offline(&self, error: String) {
+        *self.session.lock().await = None;
+        let mut state = self.state.locked();
+        let changed = state.health != Health::Offline;
+        state.health = Health::Offline;
+        state.listed = false;
+        if changed {
+            tracing::error!(target: "toolgate::remote", server = self.label(), error, "offline");
+        }
+        state.last_error = Some(error);
+        drop(state);
+        if changed {
+            self.signal.bump();
+        }
+    }
+}
+
+/// Every page of the server's tools.
+async fn list_all(session: &Session) -> Result<Vec<RemoteDefinition>, Failure> {
+    let peer = session.service.peer();
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = PaginatedRequestParams::default().with_cursor(cursor);
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(page));
+        match peer.send_request(request).await? {
+            ServerResult::ListToolsResult(page) => {
+                tools.extend(page.tools);
+                match page.next_cursor {
+                    Some(next) if tools.len() < 10_000 => cursor = Some(next),
+                    _ => return Ok(tools),
+                }
+            }
+            _ => {
+                return Err(Failure::Refused(
+                    "an answer to tools/list that lists no tools".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Why a request to a server failed: it cannot be reached, or it answered with an error.
+enum Failure {
+    Unreachable(String),
+    Refused(String),
+}
+
+impl From<ServiceError> for Failure {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::McpError(error) => Failure::Refused(error.message.to_string()),
+            ServiceError::UnexpectedResponse => {
+                Failure::Refused("an answer of the wrong kind".into())
+            }
+            other => Failure::Unreachable(other.to_string()),
+        }
+    }
+}
+
+/// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
+/// dropped before its answer came (a timeout, a cancelled caller).
+struct InFlightCall {
+    in_flight: InFlight,
+    token: rmcp::model::ProgressToken,
+    relayed: bool,
+    id: rmcp::model::RequestId,
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    answered: bool,
+}
+
+impl InFlightCall {
+    fn new(
+        in_flight: &InFlight,
+        token: rmcp::model::ProgressToken,
+        id: rmcp::model::RequestId,
+        progress: Option<crate::param::Progress>,
+        peer: rmcp::Peer<rmcp::RoleClient>,
+    ) -> Self {
+        let relayed = progress.is_some();
+        if let Some(progress) = progress {
+            in_flight.locked().insert(token.clone(), progress);
+        }
+        InFlightCall {
+            in_flight: Arc::clone(in_flight),
+            token,
+            relayed,
+            id,
+            peer,
+            answered: false,
+        }
+    }
+}
+
+impl Drop for InFlightCall {
+    fn drop(&mut self) {
+        let runtime = tokio::runtime::Handle::try_current();
+        match runtime {
+            Ok(runtime) if self.answered && self.relayed => {
+                // rmcp hands each notification to a task of its own, so the last progress may still be on
+                // its way when the answer is here: let it through before the relay ends.
+                let (in_flight, token) = (Arc::clone(&self.in_flight), self.token.clone());
+                runtime.spawn(async move {
+                    for _ in 0..8 {
+                        tokio::task::yield_now().await;
+                    }
+                    in_flight.locked().remove(&token);
+                });
+            }
+            Ok(runtime) if !self.answered => {
+                self.in_flight.locked().remove(&self.token);
+                let (peer, id) = (self.peer.clone(), self.id.clone());
+                runtime.spawn(async move {
+                    let reason = Some("the caller stopped waiting".to_owned());
+                    let _ = peer
+                        .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                        .await;
+                });
+            }
+            _ => {
+                self.in_flight.locked().remove(&self.token);
+            }
+        }
+    }
+}

