@@ -100,6 +100,26 @@ enum Action {
     /// The keys that seal confirmations and request states.
     #[command(subcommand)]
     Keys(Keys),
+    /// The remote MCP servers whose tools this server serves.
+    #[cfg(feature = "remote")]
+    #[command(subcommand)]
+    Servers(Servers),
+}
+
+#[cfg(feature = "remote")]
+#[derive(Debug, Subcommand)]
+enum Servers {
+    /// Every remote server, checked now: how it is reached, its health, its tools, its last error.
+    List,
+    /// Add a remote server, or replace the entry of one an operator added.
+    Add {
+        label: String,
+        /// Its entry, as under `[servers.<label>]` in the configuration file, in JSON:
+        /// `{"command": "python3", "args": ["server.py"], "ability": "files.read"}`.
+        entry: String,
+    },
+    /// Remove a server an operator added: its tools are served no more.
+    Remove { label: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -279,6 +299,8 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
         Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
         Action::Profiles(command) => profiles(registry, store, actor, json, command).await,
         Action::Keys(command) => keys(registry, store, &actor, json, command).await,
+        #[cfg(feature = "remote")]
+        Action::Servers(command) => servers(registry, &actor, json, command).await,
         Action::Audit(audit) => {
             let query = match audit {
                 Audit::Tail { limit } => AuditQuery::newest(limit),
@@ -305,6 +327,61 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
             Ok(rows.iter().map(audit_line).collect())
         }
     }
+}
+
+#[cfg(feature = "remote")]
+async fn servers(
+    registry: &Registry,
+    actor: &str,
+    json: bool,
+    command: Servers,
+) -> Result<String, RecordError> {
+    use crate::store::{ServerChange, ServerEdit};
+    let version = |records: &[crate::store::ServerRecord], label: &str| {
+        records
+            .iter()
+            .find(|r| r.label == label)
+            .map_or(0, |r| r.version)
+    };
+    let (label, change) = match command {
+        Servers::List => {
+            registry.refresh_servers().await?;
+            let servers = registry.servers();
+            if json {
+                return Ok(format!("{}\n", json!(servers)));
+            }
+            let mut out = String::new();
+            for server in servers {
+                let _ = writeln!(
+                    out,
+                    "{:<16} {:<9} {:>3} tools  {}",
+                    server.label,
+                    server.health.as_str(),
+                    server.tools,
+                    server.reached_by
+                );
+                for line in server.last_error.iter().chain(&server.problems) {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            return Ok(out);
+        }
+        Servers::Add { label, entry } => {
+            let entry: Value = serde_json::from_str(&entry).map_err(|e| {
+                RecordError::new(
+                    RecordErrorKind::Invalid,
+                    format!("the entry is not JSON: {e}"),
+                )
+            })?;
+            (label, ServerChange::Put(entry))
+        }
+        Servers::Remove { label } => (label, ServerChange::Remove),
+    };
+    let seen = version(&registry.server_records().await?, &label);
+    let revision = registry
+        .edit_server(&ServerEdit::new(actor, &label, seen, change))
+        .await?;
+    Ok(format!("`{label}`: revision {revision}.\n"))
 }
 
 /// An audit row in one line: when, who, what, how it ended, under which revision.

@@ -323,3 +323,74 @@ async fn the_admin_api_rotates_and_retires_keys_without_showing_a_secret() {
     let history = registry.records().unwrap().history(1).await.unwrap();
     assert_eq!(history[0].actor, "ops@example.com");
 }
+
+#[tokio::test]
+async fn the_admin_api_adds_checks_and_removes_remote_servers() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let edit = |body: serde_json::Value, token: &'static str| {
+        http.post(format!("{url}/admin/servers/talker/edit"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/remote/servers/garbage.py");
+    let entry = json!({ "command": "python3", "args": [script], "public": true });
+
+    let by_clerk = edit(
+        json!({ "version": 0, "change": { "change": "put", "value": entry } }),
+        "clerk-token",
+    );
+    assert_eq!(
+        by_clerk.await.unwrap().status(),
+        403,
+        "only an admin adds servers"
+    );
+    let sse = json!({ "version": 0, "change": { "change": "put", "value": { "type": "sse", "url": "http://127.0.0.1:9/sse" } } });
+    let refused = edit(sse, "ops-token").await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let problem: serde_json::Value = refused.json().await.unwrap();
+    assert!(
+        problem["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("legacy HTTP+SSE"),
+        "{problem}"
+    );
+    assert!(registry.servers().is_empty(), "nothing was written");
+
+    let added = edit(
+        json!({ "version": 0, "change": { "change": "put", "value": entry } }),
+        "ops-token",
+    )
+    .await
+    .unwrap();
+    assert_eq!(added.status(), 200);
+    let added: serde_json::Value = added.json().await.unwrap();
+    assert_eq!(
+        added["server"]["reached_by"],
+        format!("stdio: python3 {script}")
+    );
+    let stale = edit(
+        json!({ "version": 0, "change": { "change": "remove" } }),
+        "ops-token",
+    )
+    .await
+    .unwrap();
+    assert_eq!(stale.status(), 409, "made against a version that moved");
+
+    registry.refresh_servers().await.unwrap();
+    let listed = get_json(&http, &format!("{url}/admin/servers")).await;
+    assert_eq!(listed["servers"][0]["health"], "online", "{listed}");
+    assert_eq!(listed["records"][0]["version"], 1);
+    assert!(names(&registry, &clerk()).contains(&"talker_talk".to_owned()));
+
+    let removed = edit(
+        json!({ "version": 1, "change": { "change": "remove" } }),
+        "ops-token",
+    )
+    .await
+    .unwrap();
+    assert_eq!(removed.status(), 200);
+    assert!(!names(&registry, &clerk()).contains(&"talker_talk".to_owned()));
+}

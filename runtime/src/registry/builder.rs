@@ -518,7 +518,7 @@ impl RegistryBuilder {
         #[cfg(feature = "remote")]
         let remotes = super::remote::checked(self.remotes)?;
         #[cfg(feature = "remote")]
-        let live = self.records.is_some() || !remotes.servers.is_empty();
+        let live = self.records.is_some() || !remotes.is_empty();
         #[cfg(not(feature = "remote"))]
         let live = self.records.is_some();
         let registry = Registry {

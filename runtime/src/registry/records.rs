@@ -107,19 +107,15 @@ impl Registry {
     pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
         let weak = Arc::downgrade(&self.inner);
         #[cfg(feature = "remote")]
-        let remotes = self
-            .remotes()
-            .map(|r| (r.servers.clone(), Arc::clone(&r.signal)));
+        let signal = self.remotes().map(|remotes| Arc::clone(&remotes.signal));
         async move {
             #[cfg(feature = "remote")]
-            let mut checks = tokio::task::JoinSet::new();
-            #[cfg(feature = "remote")]
-            let signal = remotes.map(|(servers, signal)| {
-                for server in servers {
-                    checks.spawn(server.run());
+            if let Some(inner) = weak.upgrade() {
+                let registry = Registry { inner };
+                if let Some(remotes) = registry.remotes() {
+                    remotes.watch();
                 }
-                signal
-            });
+            }
             let mut down = false;
             while let Some(inner) = weak.upgrade() {
                 let registry = Registry { inner };
@@ -290,6 +286,7 @@ pub(crate) struct Rotated {
 fn served_tools(live: &Live, records: &Records) -> Vec<RegisteredTool> {
     #[cfg(feature = "remote")]
     {
+        super::remote::reconcile(&live.remotes, records);
         let mut all = live.declared.clone();
         all.extend(super::remote::remote_tools(&live.declared, &live.remotes));
         let mut tools = overlay(&all, records);

@@ -6,8 +6,12 @@ use std::sync::Arc;
 
 use crate::remote::{
     Health, Offer, RemoteServer, Remotes, SEPARATOR, Served, ServerStatus, offers,
+    server_from_entry,
 };
-use crate::store::ToolRecord;
+use crate::store::{
+    RecordError, RecordErrorKind, Records, ServerChange, ServerEdit, ServerRecord, ToolRecord,
+    Write,
+};
 use crate::tool::{Source, Tool};
 
 use super::error::BuildError;
@@ -33,6 +37,23 @@ pub(super) fn checked(servers: Vec<RemoteServer>) -> Result<Remotes, BuildError>
     Ok(Remotes::new(servers))
 }
 
+/// Serves the servers the records add beside the declared ones. A record this toolgate cannot read is
+/// left out, and logged.
+pub(super) fn reconcile(remotes: &Remotes, records: &Records) {
+    let added = records
+        .servers
+        .values()
+        .filter_map(|record| match server_from_entry(&record.label, &record.entry) {
+            Ok(server) => Some(server),
+            Err(error) => {
+                tracing::error!(target: "toolgate::remote", server = record.label, error, "not served");
+                None
+            }
+        })
+        .collect();
+    remotes.reconcile(added);
+}
+
 /// The tools every server serves now, after the declared ones. A tool whose name does not fit, or is
 /// taken by a declared tool or another server's, is left out and reported to the operator in its
 /// server's status, naming both sources.
@@ -42,7 +63,7 @@ pub(super) fn remote_tools(declared: &[RegisteredTool], remotes: &Remotes) -> Ve
         .map(|r| (Arc::clone(&r.tool.name), r.tool.source.clone()))
         .collect();
     let mut tools = Vec::new();
-    for remote in &remotes.servers {
+    for remote in remotes.servers().iter() {
         let served = remote.served();
         let (offered, mut problems) = offers(remote, &served.definitions);
         let mut own = Vec::new();
@@ -125,7 +146,7 @@ pub(super) fn unlisted(remotes: &Remotes, record: &ToolRecord) -> bool {
     };
     record.source == "remote"
         && remotes
-            .servers
+            .servers()
             .iter()
             .any(|r| r.label() == label && !r.served().listed)
 }
@@ -134,7 +155,7 @@ impl Registry {
     /// The remote servers and how each is doing, in the order they were added.
     pub fn servers(&self) -> Vec<ServerStatus> {
         self.remotes().map_or_else(Vec::new, |remotes| {
-            remotes.servers.iter().map(|r| r.status()).collect()
+            remotes.servers().iter().map(|r| r.status()).collect()
         })
     }
 
@@ -142,13 +163,60 @@ impl Registry {
     ///
     /// # Errors
     /// When the records cannot be read; the registry goes on serving its snapshot.
-    pub async fn refresh_servers(&self) -> Result<(), crate::store::RecordError> {
+    pub async fn refresh_servers(&self) -> Result<(), RecordError> {
+        // First take up the servers the records add.
+        self.refresh().await?;
         if let Some(remotes) = self.remotes() {
-            for remote in &remotes.servers {
+            for remote in remotes.servers().iter() {
                 remote.list().await;
             }
         }
         self.refresh().await.map(drop)
+    }
+
+    /// The remote servers operators added, as the records have them now.
+    ///
+    /// # Errors
+    /// Without records, or when they cannot be read.
+    pub async fn server_records(&self) -> Result<Vec<ServerRecord>, RecordError> {
+        let records = self.store()?.load().await?;
+        Ok(records.servers.into_values().collect())
+    }
+
+    /// Writes an operator's change of a remote server and serves it at once: an added server's tools
+    /// come once it is listed, a removed one's go now. An entry is checked as the configuration file's
+    /// are (`[servers.<label>]`, in JSON) before anything is written.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolgate::Registry;
+    /// use toolgate::sqlite::SqliteStore;
+    /// use toolgate::store::{RecordErrorKind, ServerChange, ServerEdit};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::builder().records(SqliteStore::in_memory()?).load().await?;
+    /// let add = ServerEdit::new("ops", "files", 0, ServerChange::Put(json!({ "command": "files-mcp", "ability": "files.read" })));
+    /// registry.edit_server(&add).await?;
+    /// assert_eq!(registry.servers()[0].reached_by, "stdio: files-mcp");
+    ///
+    /// let sse = ServerEdit::new("ops", "old", 0, ServerChange::Put(json!({ "type": "sse", "url": "http://127.0.0.1:9/sse" })));
+    /// let refused = registry.edit_server(&sse).await.unwrap_err();
+    /// assert_eq!(refused.kind(), RecordErrorKind::Invalid);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// An entry that cannot be served, a stale version, an unknown server to remove, or records that
+    /// cannot be written; then nothing changed.
+    pub async fn edit_server(&self, edit: &ServerEdit) -> Result<u64, RecordError> {
+        if let ServerChange::Put(entry) = &edit.change {
+            server_from_entry(&edit.label, entry)
+                .map_err(|e| RecordError::new(RecordErrorKind::Invalid, e))?;
+        }
+        let revision = self.store()?.write(Write::Server(edit)).await?;
+        self.refresh().await?;
+        Ok(revision)
     }
 
     pub(super) fn remotes(&self) -> Option<&Remotes> {

@@ -14,29 +14,99 @@ mod session;
 mod status;
 mod tools;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::sync::Locked;
 
 pub use names::SEPARATOR;
 pub use result::tool_result;
-pub(crate) use server::deserialize_servers;
 pub use server::{RemoteServer, RemoteTool};
+pub(crate) use server::{deserialize_servers, server_from_entry};
 pub(crate) use session::{Remote, Served, Signal};
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 
 /// A registry's remote servers, and the signal they give when their tools or health change.
 pub(crate) struct Remotes {
-    pub(crate) servers: Vec<Arc<Remote>>,
+    /// The servers the code and the configuration file declare.
+    declared: Vec<RemoteServer>,
+    /// Those, and the ones operators added, as served now.
+    servers: Mutex<Arc<[Arc<Remote>]>>,
     pub(crate) signal: Arc<Signal>,
+    /// Whether the registry is watched, so that a server added later is kept current too.
+    watching: AtomicBool,
 }
 
 impl Remotes {
-    pub(crate) fn new(servers: Vec<RemoteServer>) -> Self {
+    pub(crate) fn new(declared: Vec<RemoteServer>) -> Self {
         let signal = Arc::new(Signal::default());
-        let servers = servers
-            .into_iter()
-            .map(|server| Arc::new(Remote::new(server, Arc::clone(&signal))))
+        let servers = declared
+            .iter()
+            .map(|server| Arc::new(Remote::new(server.clone(), Arc::clone(&signal))))
             .collect();
-        Remotes { servers, signal }
+        Remotes {
+            declared,
+            servers: Mutex::new(servers),
+            signal,
+            watching: AtomicBool::new(false),
+        }
+    }
+
+    /// The servers as served now.
+    pub(crate) fn servers(&self) -> Arc<[Arc<Remote>]> {
+        Arc::clone(&self.servers.locked())
+    }
+
+    /// Whether there are none, and none can be added (the declared ones).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.declared.is_empty()
+    }
+
+    /// Starts keeping every server's tools and health current, and those added later.
+    pub(crate) fn watch(&self) {
+        self.watching.store(true, Ordering::Release);
+        for server in self.servers().iter() {
+            server.start();
+        }
+    }
+
+    /// Serves the declared servers and `added` (an operator's, from the records; a label the code
+    /// declares keeps the code's): a server whose entry is unchanged keeps its session and tools, a
+    /// changed or new one starts afresh, a removed one stops.
+    pub(crate) fn reconcile(&self, added: Vec<RemoteServer>) {
+        let mut wanted = self.declared.clone();
+        for server in added {
+            if wanted.iter().any(|w| w.label == server.label) {
+                tracing::warn!(target: "toolgate::remote", server = server.label, "the records add a server the code declares; the code's is served");
+            } else {
+                wanted.push(server);
+            }
+        }
+        let mut servers = self.servers.locked();
+        let same = servers.len() == wanted.len()
+            && servers.iter().zip(&wanted).all(|(r, w)| r.server == *w);
+        if same {
+            return;
+        }
+        let next: Arc<[Arc<Remote>]> = wanted
+            .into_iter()
+            .map(|server| {
+                let kept = servers.iter().find(|r| r.server == server);
+                kept.map_or_else(
+                    || {
+                        let remote = Arc::new(Remote::new(server, Arc::clone(&self.signal)));
+                        if self.watching.load(Ordering::Acquire) {
+                            remote.start();
+                        }
+                        remote
+                    },
+                    Arc::clone,
+                )
+            })
+            .collect();
+        *servers = next;
+        drop(servers);
+        self.signal.bump();
     }
 }

@@ -360,6 +360,16 @@ impl fmt::Display for RemoteServer {
     }
 }
 
+/// The server `label` an operator's record holds, checked as the configuration file's are.
+pub(crate) fn server_from_entry(
+    label: &str,
+    entry: &serde_json::Value,
+) -> Result<RemoteServer, String> {
+    let entry =
+        ServerConfig::deserialize(entry).map_err(|e| format!("the server `{label}`: {e}"))?;
+    entry.into_server(label)
+}
+
 /// The servers of a configuration file, each checked as it is read.
 pub(crate) fn deserialize_servers<'de, D: serde::Deserializer<'de>>(
     deserializer: D,

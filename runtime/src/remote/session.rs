@@ -2,7 +2,7 @@
 //! good tool definitions, its health, and its calls.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -37,7 +37,7 @@ impl Signal {
         self.generation.load(Ordering::Acquire)
     }
 
-    fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.notify.notify_one();
     }
@@ -51,6 +51,8 @@ impl Signal {
 /// A remote server and what the registry knows of it.
 pub(crate) struct Remote {
     pub(crate) server: RemoteServer,
+    /// The task that keeps it current, stopped when the server is removed.
+    task: Mutex<Option<tokio::task::AbortHandle>>,
     state: Mutex<State>,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
     /// The server said its tools changed.
@@ -101,6 +103,17 @@ impl Remote {
             session: tokio::sync::Mutex::new(None),
             list_changed: Arc::new(Notify::new()),
             signal,
+            task: Mutex::new(None),
+        }
+    }
+
+    /// Starts keeping it current (once): its tools listed at once, again when it says they changed, and
+    /// its health checked every `health_every`, reconnecting with backoff when it is down. The task
+    /// ends when the server is removed.
+    pub(crate) fn start(self: &Arc<Self>) {
+        let mut task = self.task.locked();
+        if task.is_none() {
+            *task = Some(tokio::spawn(run(Arc::downgrade(self))).abort_handle());
         }
     }
 
@@ -141,19 +154,6 @@ impl Remote {
             tools: state.definitions.len(),
             problems: state.problems.clone(),
             last_seen_ms: state.last_seen_ms,
-        }
-    }
-
-    /// Keeps the server's tools and health current until dropped: lists its tools at once, again when it
-    /// says they changed, and checks it every `every`, reconnecting with backoff when it is down.
-    pub(crate) async fn run(self: Arc<Self>) {
-        let every = self.server.health_every;
-        self.list().await;
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(every) => self.check().await,
-                () = self.list_changed.notified() => self.list().await,
-            }
         }
     }
 
@@ -403,6 +403,38 @@ impl Remote {
         drop(state);
         if changed {
             self.signal.bump();
+        }
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.locked().take() {
+            task.abort();
+        }
+    }
+}
+
+/// What keeps a server current; holds it only while it works, so that a removed server is dropped.
+async fn run(remote: Weak<Remote>) {
+    let Some(this) = remote.upgrade() else {
+        return;
+    };
+    let (every, list_changed) = (this.server.health_every, Arc::clone(&this.list_changed));
+    this.list().await;
+    drop(this);
+    loop {
+        let changed = tokio::select! {
+            () = tokio::time::sleep(every) => false,
+            () = list_changed.notified() => true,
+        };
+        let Some(this) = remote.upgrade() else {
+            return;
+        };
+        if changed {
+            this.list().await;
+        } else {
+            this.check().await;
         }
     }
 }

@@ -2,8 +2,8 @@
 //! operator changed (switched on or off, settings, abilities required on top of the code's), each change
 //! with who made it, under a policy revision that moves with every change.
 //!
-//! Tables, the same on both backends: `toolgate_tools` and `toolgate_profiles` (one JSON record per
-//! name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
+//! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles` and `toolgate_servers` (one
+//! JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
 //! `toolgate_confirmations` and `toolgate_keys`.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
@@ -25,6 +25,7 @@ pub mod postgres;
 mod profile;
 mod record;
 mod records;
+mod server;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
@@ -49,6 +50,7 @@ pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use record::{from_json, to_json};
 pub use records::Records;
+pub use server::{ServerChange, ServerEdit, ServerRecord};
 pub use sync::{Drift, SyncPlan};
 pub use write::{Effects, Logged, Reads, Write};
 

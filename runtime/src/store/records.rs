@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::profile::Profile;
 use super::record::ToolRecord;
+use super::server::ServerRecord;
 
 /// Every tool record and profile, by name, with the revision they were read at.
 ///
@@ -22,4 +23,6 @@ pub struct Records {
     pub tools: BTreeMap<String, ToolRecord>,
     /// The profiles by name.
     pub profiles: BTreeMap<String, Profile>,
+    /// The remote servers operators added, by label.
+    pub servers: BTreeMap<String, ServerRecord>,
 }

@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -79,6 +79,13 @@ CREATE TABLE toolgate_ceilings (
 ALTER TABLE toolgate_audit ADD COLUMN on_behalf_of TEXT;
 ALTER TABLE toolgate_audit ADD COLUMN session_log TEXT;
 ALTER TABLE toolgate_audit ADD COLUMN telemetry TEXT;
+",
+    // 7: the remote servers operators added.
+    "
+CREATE TABLE toolgate_servers (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
 ",
 ];
 

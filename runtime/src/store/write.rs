@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::profile::{Profile, ProfileEdit};
 use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 use super::records::Records;
+use super::server::{ServerEdit, ServerRecord};
 use super::sync::SyncPlan;
 
 /// One write to the records, as a [`RecordStore`](super::RecordStore) receives it.
@@ -46,6 +47,8 @@ pub enum Write<'a> {
     },
     /// An operator's change of a profile.
     Profile(&'a ProfileEdit),
+    /// An operator's change of a remote server.
+    Server(&'a ServerEdit),
 }
 
 /// The records a [`Write`] reads, by name.
@@ -64,6 +67,8 @@ pub struct Reads<'a> {
     pub tools: Vec<&'a str>,
     /// Profiles.
     pub profiles: Vec<&'a str>,
+    /// Remote servers, by label.
+    pub servers: Vec<&'a str>,
 }
 
 /// What a [`Write`] does to the records: the backend writes all of it, or nothing.
@@ -91,6 +96,10 @@ pub struct Effects {
     pub put_profiles: Vec<Profile>,
     /// Profiles to delete, by name.
     pub delete_profiles: Vec<String>,
+    /// Remote servers to insert or replace.
+    pub put_servers: Vec<ServerRecord>,
+    /// Remote servers to delete, by label.
+    pub delete_servers: Vec<String>,
     /// The history rows; when there are none, the revision stays.
     pub log: Vec<Logged>,
 }
@@ -127,12 +136,21 @@ impl<'a> Write<'a> {
                 .collect(),
             Write::Delete { tool, .. } => vec![tool],
             Write::Profile(edit) => edit.tool().into_iter().collect(),
+            Write::Server(_) => Vec::new(),
         };
         let profiles = match *self {
             Write::Profile(edit) => vec![edit.profile.as_str()],
             _ => Vec::new(),
         };
-        Reads { tools, profiles }
+        let servers = match *self {
+            Write::Server(edit) => vec![edit.label.as_str()],
+            _ => Vec::new(),
+        };
+        Reads {
+            tools,
+            profiles,
+            servers,
+        }
     }
 
     /// What the write does, given the records [`reads`](Self::reads) named as they are now (the
@@ -200,6 +218,14 @@ impl<'a> Write<'a> {
                 }
                 let what = json!({ "profile": edit.profile, "change": edit.change });
                 effects.log(&edit.actor, edit.tool().unwrap_or("-"), what);
+            }
+            Write::Server(edit) => {
+                match edit.apply(current.servers.get(&edit.label))? {
+                    Some(next) => effects.put_servers.push(next),
+                    None => effects.delete_servers.push(edit.label.clone()),
+                }
+                let what = json!({ "server": edit.label, "change": edit.change });
+                effects.log(&edit.actor, "-", what);
             }
         }
         Ok(effects)

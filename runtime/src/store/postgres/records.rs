@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 
 use crate::store::{
     AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ToolRecord, Write, from_json, to_json,
+    ServerRecord, ToolRecord, Write, from_json, to_json,
 };
 
 use super::revision::{lock_revision, log, unsigned};
@@ -55,6 +55,10 @@ impl RecordStore for PostgresStore {
                 .query("SELECT record FROM toolgate_profiles", &[])
                 .await
                 .map_err(database)?;
+            let servers = transaction
+                .query("SELECT record FROM toolgate_servers", &[])
+                .await
+                .map_err(database)?;
             transaction.commit().await.map_err(database)?;
             let mut records = Records {
                 revision: unsigned(revision.get(0)),
@@ -67,6 +71,10 @@ impl RecordStore for PostgresStore {
             for row in profiles {
                 let profile: Profile = from_json(row.get(0))?;
                 records.profiles.insert(profile.name.clone(), profile);
+            }
+            for row in servers {
+                let server: ServerRecord = from_json(row.get(0))?;
+                records.servers.insert(server.label.clone(), server);
             }
             Ok(records)
         })
@@ -87,6 +95,10 @@ impl RecordStore for PostgresStore {
                 let profile: Profile = from_json(&text)?;
                 current.profiles.insert(profile.name.clone(), profile);
             }
+            for text in read(&transaction, SERVERS, &reads.servers).await? {
+                let server: ServerRecord = from_json(&text)?;
+                current.servers.insert(server.label.clone(), server);
+            }
             let effects = write.resolve(&current)?;
             for record in &effects.put {
                 put(&transaction, TOOLS, &record.name, &to_json(record)?).await?;
@@ -95,7 +107,11 @@ impl RecordStore for PostgresStore {
                 put(&transaction, PROFILES, &profile.name, &to_json(profile)?).await?;
             }
             delete(&transaction, TOOLS, &effects.delete).await?;
+            for server in &effects.put_servers {
+                put(&transaction, SERVERS, &server.label, &to_json(server)?).await?;
+            }
             delete(&transaction, PROFILES, &effects.delete_profiles).await?;
+            delete(&transaction, SERVERS, &effects.delete_servers).await?;
             let revision = log(&transaction, revision, &effects.log).await?;
             transaction.commit().await.map_err(database)?;
             Ok(revision)
@@ -204,9 +220,10 @@ impl RecordStore for PostgresStore {
     }
 }
 
-/// The table of tool records, and of profiles: one JSON record per name.
+/// The table of tool records, of profiles and of remote servers: one JSON record per name.
 const TOOLS: &str = "toolgate_tools";
 const PROFILES: &str = "toolgate_profiles";
+const SERVERS: &str = "toolgate_servers";
 
 /// The records of `names` in `table`, locked until the transaction ends.
 async fn read(

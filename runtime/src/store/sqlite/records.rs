@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::store::{
     AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ToolRecord, Write, from_json, to_json,
+    ServerRecord, ToolRecord, Write, from_json, to_json,
 };
 
 use super::revision::{current_revision, log};
@@ -39,6 +39,10 @@ impl RecordStore for SqliteStore {
             for text in all(&transaction, PROFILES)? {
                 let profile: Profile = from_json(&text)?;
                 records.profiles.insert(profile.name.clone(), profile);
+            }
+            for text in all(&transaction, SERVERS)? {
+                let server: ServerRecord = from_json(&text)?;
+                records.servers.insert(server.label.clone(), server);
             }
             Ok(records)
         })
@@ -164,6 +168,11 @@ fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> 
             current.profiles.insert(name.to_owned(), from_json(&text)?);
         }
     }
+    for label in reads.servers {
+        if let Some(text) = read(&transaction, SERVERS, label)? {
+            current.servers.insert(label.to_owned(), from_json(&text)?);
+        }
+    }
     let effects = write.resolve(&current)?;
     for record in &effects.put {
         put(&transaction, TOOLS, &record.name, &to_json(record)?)?;
@@ -177,14 +186,21 @@ fn write_now(store: &SqliteStore, write: Write<'_>) -> Result<u64, RecordError> 
     for name in &effects.delete_profiles {
         delete(&transaction, PROFILES, name)?;
     }
+    for server in &effects.put_servers {
+        put(&transaction, SERVERS, &server.label, &to_json(server)?)?;
+    }
+    for label in &effects.delete_servers {
+        delete(&transaction, SERVERS, label)?;
+    }
     let revision = log(&transaction, effects.log)?;
     transaction.commit().map_err(database)?;
     Ok(revision)
 }
 
-/// The table of tool records, and of profiles: one JSON record per name.
+/// The table of tool records, of profiles and of remote servers: one JSON record per name.
 const TOOLS: &str = "toolgate_tools";
 const PROFILES: &str = "toolgate_profiles";
+const SERVERS: &str = "toolgate_servers";
 
 fn all(transaction: &Transaction<'_>, table: &str) -> Result<Vec<String>, RecordError> {
     let mut statement = transaction
