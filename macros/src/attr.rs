@@ -9,6 +9,7 @@ use syn::{Expr, ExprLit, Lit, LitInt, LitStr, Path, Token};
 pub(crate) const KEYS: &[&str] = &[
     "ability",
     "public",
+    "enforced_downstream",
     "read_only",
     "preview",
     "capability",
@@ -41,6 +42,8 @@ pub(crate) struct KeyValue<T> {
 pub(crate) struct ToolAttr {
     pub(crate) ability: Option<KeyValue<Vec<LitStr>>>,
     pub(crate) public: Option<Path>,
+    /// `enforced_downstream`: the tool's backend checks each caller's rights.
+    pub(crate) enforced_downstream: Option<Path>,
     pub(crate) read_only: Option<Path>,
     pub(crate) preview: Option<KeyValue<Path>>,
     pub(crate) capability: Option<KeyValue<LitStr>>,
@@ -129,6 +132,7 @@ impl ToolAttr {
         match key.as_str() {
             "ability" => put(&mut self.ability, &path, v.strings(), errors),
             "public" => put(&mut self.public, &path, v.flag(), errors),
+            "enforced_downstream" => put(&mut self.enforced_downstream, &path, v.flag(), errors),
             "read_only" => put(&mut self.read_only, &path, v.flag(), errors),
             "preview" => put(
                 &mut self.preview,

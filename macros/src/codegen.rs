@@ -60,12 +60,13 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             quote!(#d)
         },
     );
-    let access = match &attr.ability {
-        Some(abilities) => {
+    let access = match (&attr.ability, &attr.enforced_downstream) {
+        (Some(abilities), _) => {
             let abilities = &abilities.value;
             quote!(#tg::Access::Abilities(&[#(#abilities),*]))
         }
-        None => quote!(#tg::Access::Public),
+        (None, Some(_)) => quote!(#tg::Access::Abilities(&[])),
+        (None, None) => quote!(#tg::Access::Public),
     };
     let categories: Vec<&LitStr> = attr
         .category
@@ -76,7 +77,10 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let capability = option(&tg, attr.capability.as_ref().map(|c| &c.value));
     let flag = |f: &Option<syn::Path>| f.is_some();
     let (read_only, system) = (flag(&attr.read_only), flag(&attr.system));
-    let overrides_builtin = flag(&attr.overrides_builtin);
+    let (overrides_builtin, downstream) = (
+        flag(&attr.overrides_builtin),
+        flag(&attr.enforced_downstream),
+    );
     let defer = match attr
         .defer
         .as_ref()
@@ -177,6 +181,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                     title: #tg::Some(#title),
                     description: #description,
                     access: #access,
+                    downstream: #downstream,
                     read_only: #read_only,
                     capability: #capability,
                     categories: &[#(#categories),*],

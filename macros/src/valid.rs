@@ -21,23 +21,29 @@ pub(crate) fn check(attr: &ToolAttr, tool: &ToolFn, errors: &mut Errors) {
 /// Whether an access key was written, even misspelled or with a bad value: the "declare access" error
 /// would only repeat the error already reported for it.
 fn access_attempted(attr: &ToolAttr) -> bool {
-    const ACCESS: [&str; 2] = ["ability", "public"];
+    const ACCESS: [&str; 3] = ["ability", "public", "enforced_downstream"];
     attr.written.iter().any(|key| {
         ACCESS.contains(&key.as_str()) || ACCESS.contains(&nearest(key, KEYS).unwrap_or(""))
     })
 }
 
-/// Permissions fail closed: exactly one of `ability` and `public`.
+/// Permissions fail closed: `public`, or `ability` and/or `enforced_downstream`.
 fn check_access(attr: &ToolAttr, errors: &mut Errors) {
-    match (&attr.ability, &attr.public) {
-        (None, None) if !access_attempted(attr) => errors.at(
+    match (&attr.ability, &attr.public, &attr.enforced_downstream) {
+        (None, None, None) if !access_attempted(attr) => errors.at(
             attribute_span(),
-            "a `#[tool]` must declare who may run it: add `ability = \"...\"` (the ability a caller needs) \
-             or `public` (anyone may run it)",
+            "a `#[tool]` must declare who may run it: add `ability = \"...\"` (the ability a caller needs), \
+             `public` (anyone may run it) or `enforced_downstream` (its backend checks each caller's rights)",
         ),
-        (Some(_), Some(public)) => {
+        (Some(_), Some(public), _) => {
             errors.at(public, "`public` and `ability` cannot both be set: a public tool needs no ability")
         }
+        (None, Some(_), Some(downstream)) => errors.at(
+            downstream,
+            "`enforced_downstream` and `public` cannot both be set: `public` says the tool reads no business \
+             data, so anyone may run it; `enforced_downstream` says its backend checks each caller's rights, \
+             so it needs a caller with an identity. Remove one",
+        ),
         _ => {}
     }
     if let (Some(preview), Some(_)) = (&attr.preview, &attr.read_only) {

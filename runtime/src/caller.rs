@@ -6,6 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+/// The id of the caller with no identity.
+const ANONYMOUS: &str = "anonymous";
+
 /// Who is calling: an id, an optional role label, and the abilities they hold. Cheap to clone.
 ///
 /// ```
@@ -29,6 +32,8 @@ struct Inner {
     delegated: Option<Arc<Delegated>>,
     /// Whether a profile or a delegation narrows what it sees: one check on the call path for both.
     scoped: bool,
+    /// Its own credential, for backends that check each caller's rights themselves.
+    credential: Option<Arc<str>>,
 }
 
 /// What a delegated caller carries besides its own identity.
@@ -135,12 +140,42 @@ impl Caller {
             profile: None,
             delegated: None,
             scoped: false,
+            credential: None,
         }))
     }
 
     /// A caller with no identity: only `public` tools are open to them.
     pub fn anonymous() -> Self {
-        Self::new("anonymous")
+        Self::new(ANONYMOUS)
+    }
+
+    /// Whether it has no identity ([`anonymous`](Self::anonymous)): no tool whose rights are
+    /// [enforced downstream](crate::Tool::is_enforced_downstream) is open to it.
+    pub fn is_anonymous(&self) -> bool {
+        self.0.id == ANONYMOUS
+    }
+
+    /// Carries the caller's own credential (a token its authenticator received or issued), which a
+    /// remote server that checks each caller's rights gets with its calls. Never printed.
+    ///
+    /// ```
+    /// use toolgate::Caller;
+    ///
+    /// let ada = Caller::new("ada").with_credential("ada-token");
+    /// assert_eq!(ada.credential(), Some("ada-token"));
+    /// assert!(!format!("{ada:?}").contains("ada-token"));
+    /// ```
+    #[must_use]
+    pub fn with_credential(mut self, credential: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.0).credential = Some(credential.into().into());
+        self
+    }
+
+    /// Its own credential, or that of the nearest caller up its chain that has one (a sub-agent calls with
+    /// the person's).
+    pub fn credential(&self) -> Option<&str> {
+        self.chain()
+            .find_map(|caller| caller.0.credential.as_deref())
     }
 
     /// Sets the role label used in denials ("Your role (Viewer) is not allowed to do this.").
@@ -274,6 +309,7 @@ impl Caller {
                 expires,
             })),
             scoped: true,
+            credential: None,
         }))
     }
 

@@ -57,7 +57,8 @@ async fn dynamic_tools_go_through_the_same_pipeline() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "dynamic tool `x` must declare who may run it: call exactly one of `.public()` or `.ability(..)`"
+        "dynamic tool `x` must declare who may run it: call `.public()` (anyone), or `.ability(..)` and/or \
+         `.enforced_downstream()` (its backend checks each caller), not `.public()` with either"
     );
     let bad_name = DynamicTool::new("look up", "X.", json!({ "type": "object" }), |_, _| async {
         "x"

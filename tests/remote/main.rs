@@ -775,6 +775,122 @@ fn registry_has(registry: &Registry, tool: &str) -> bool {
     names(registry, &Caller::anonymous()).contains(&tool.to_owned())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_checks_rights_itself_gets_each_callers_own_credential() {
+    let Some(dir) = dir() else { return };
+    let calc = Calc::start(&dir, free_port());
+    let url = format!("http://127.0.0.1:{}/mcp", calc.port);
+    let checks = RemoteServer::http("crm", &url).enforced_downstream();
+    let exchanged = RemoteServer::http("ledger", &url).exchange(|caller| {
+        let id = caller.id().to_owned();
+        async move {
+            if id == "mallory" {
+                Err("mallory has no account here".to_owned())
+            } else {
+                Ok(format!("exchanged-for-{id}"))
+            }
+        }
+    });
+    let registry = Registry::builder()
+        .remote(checks)
+        .remote(exchanged)
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let whoami = |caller: Caller, tool: &'static str| {
+        let registry = registry.clone();
+        async move { text(registry.call(&caller, tool, json!({})).await) }
+    };
+    let tool = registry.get("crm_whoami").unwrap();
+    assert!(tool.is_enforced_downstream() && !tool.is_public());
+    assert!(
+        names(&registry, &Caller::new("ada")).contains(&"crm_whoami".to_owned()),
+        "any caller with an identity"
+    );
+    assert!(
+        names(&registry, &Caller::anonymous()).is_empty(),
+        "never an anonymous one"
+    );
+
+    let ada = Caller::new("ada").with_credential("ada-token");
+    let bob = Caller::new("bob").with_credential("bob-token");
+    assert_eq!(whoami(ada.clone(), "crm_whoami").await, "ada-token");
+    assert_eq!(whoami(bob, "crm_whoami").await, "bob-token");
+    assert_eq!(
+        whoami(ada.clone(), "crm_whoami").await,
+        "ada-token",
+        "each caller's session is their own"
+    );
+    let none = whoami(Caller::new("carol"), "crm_whoami").await;
+    assert!(none.contains("carries no credential of yours"), "{none}");
+    let helper = ada.delegate(toolgate::Delegation::to("helper"));
+    assert_eq!(
+        whoami(helper, "crm_whoami").await,
+        "ada-token",
+        "a sub-agent calls with the person's"
+    );
+
+    assert_eq!(
+        whoami(Caller::new("ada"), "ledger_whoami").await,
+        "exchanged-for-ada"
+    );
+    let refused = whoami(Caller::new("mallory"), "ledger_whoami").await;
+    assert!(refused.contains("mallory has no account here"), "{refused}");
+
+    let stdio = Registry::builder()
+        .remote(RemoteServer::stdio("x", "x").enforced_downstream())
+        .build();
+    assert!(
+        stdio
+            .unwrap_err()
+            .to_string()
+            .contains("only an HTTP server (`url`) takes one")
+    );
+}
+
+/// The caller's own invoices: the billing service behind it checks who may see which.
+#[toolgate::tool(enforced_downstream, read_only)]
+async fn my_invoices(caller: Caller) -> String {
+    format!(
+        "invoices of {} as {}",
+        caller.id(),
+        caller.credential().unwrap_or("nobody")
+    )
+}
+
+#[tokio::test]
+async fn a_local_tool_whose_backend_checks_rights_is_open_to_callers_with_an_identity_only() {
+    let registry = Registry::builder().build().unwrap();
+    let tool = registry.get("my_invoices").unwrap();
+    assert!(tool.is_enforced_downstream() && !tool.is_public() && tool.abilities().is_empty());
+    assert!(!names(&registry, &Caller::anonymous()).contains(&"my_invoices".to_owned()));
+    let denied = registry
+        .call(&Caller::anonymous(), "my_invoices", json!({}))
+        .await;
+    assert_eq!(
+        kind(&denied),
+        Some(ErrorKind::UnknownTool),
+        "an anonymous caller learns nothing"
+    );
+    let ada = Caller::new("ada").with_credential("ada-token");
+    assert!(names(&registry, &ada).contains(&"my_invoices".to_owned()));
+    assert_eq!(
+        text(registry.call(&ada, "my_invoices", json!({})).await),
+        "invoices of ada as ada-token"
+    );
+
+    let public = DynamicTool::new("both", "Both.", json!({ "type": "object" }), |_, _| async {
+        ""
+    })
+    .public()
+    .enforced_downstream();
+    let refused = Registry::builder().tool(public).build().unwrap_err();
+    assert!(
+        refused.to_string().contains("not `.public()` with either"),
+        "{refused}"
+    );
+}
+
 /// Answers `facts_lookup` itself, so that the remote server never sees the call.
 struct Offline;
 

@@ -71,7 +71,8 @@ pub enum BuildError {
         /// Which settings are wrong, and how.
         reason: String,
     },
-    /// A dynamic tool declares neither `public` nor an ability, or both.
+    /// A dynamic tool declares neither `public`, an ability nor `enforced_downstream`, or `public` with one
+    /// of the others.
     Undeclared {
         /// The tool.
         tool: String,
@@ -141,7 +142,8 @@ impl fmt::Display for BuildError {
             BuildError::InvalidSettings { reason, .. } => f.write_str(reason),
             BuildError::Undeclared { tool } => write!(
                 f,
-                "dynamic tool `{tool}` must declare who may run it: call exactly one of `.public()` or `.ability(..)`"
+                "dynamic tool `{tool}` must declare who may run it: call `.public()` (anyone), or `.ability(..)` \
+                 and/or `.enforced_downstream()` (its backend checks each caller), not `.public()` with either"
             ),
             BuildError::InvalidName { name } => {
                 write!(f, "`{name}` is not a valid tool name: {NAME_RULE}")

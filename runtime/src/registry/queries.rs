@@ -287,6 +287,9 @@ impl Registry {
         if caller.is_scoped() && !self.scope_allows(registered, caller) {
             return false;
         }
+        if !registered.tool.admits(caller) {
+            return false;
+        }
         match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => registered

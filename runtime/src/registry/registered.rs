@@ -154,6 +154,7 @@ pub(super) fn compiled_tool(
         description: entry.description.to_owned(),
         public,
         abilities,
+        downstream: entry.downstream,
         read_only: entry.read_only,
         capability: entry.capability.map(str::to_owned),
         categories: entry.categories.iter().map(|c| (*c).to_owned()).collect(),
@@ -201,7 +202,9 @@ pub(super) fn compiled_tool(
 /// A tool the application defined at run time, which must say who may run it.
 pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
     let registered = defined(tool, Source::Dynamic)?;
-    if registered.tool.public != registered.tool.abilities.is_empty() {
+    let tool = &registered.tool;
+    let restricted = !tool.abilities.is_empty() || tool.downstream;
+    if tool.public == restricted {
         let tool = registered.tool.name.to_string();
         return Err(BuildError::Undeclared { tool });
     }
@@ -230,6 +233,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         description: tool.description,
         public: tool.public,
         abilities: tool.abilities,
+        downstream: tool.downstream,
         read_only: tool.read_only,
         capability: tool.capability,
         categories: tool.categories,

@@ -125,6 +125,7 @@ pub(super) fn withhold_undecided(tools: &mut [RegisteredTool]) {
         if let Source::Remote { server, .. } = &tool.source
             && !tool.public
             && tool.abilities.is_empty()
+            && !tool.downstream
         {
             let reason = format!(
                 "No operator has decided who may run `{}` of the remote server `{server}`: give the server a \

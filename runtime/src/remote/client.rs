@@ -75,10 +75,12 @@ impl Drop for Session {
 }
 
 /// Opens a session with `server`, negotiating 2026-07-28 where it speaks it and the `initialize`
-/// handshake otherwise. A changed tool list is told to `list_changed`, by either era's means.
+/// handshake otherwise, as a caller with `credential` when given (over HTTP). A changed tool list is
+/// told to `list_changed`, by either era's means.
 pub(crate) async fn connect(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
+    credential: Option<&str>,
 ) -> Result<Session, String> {
     let in_flight = InFlight::default();
     let client = Client {
@@ -124,7 +126,9 @@ pub(crate) async fn connect(
             headers_env,
         } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            if let Some(name) = bearer_env {
+            if let Some(token) = credential {
+                config = config.auth_header(token);
+            } else if let Some(name) = bearer_env {
                 config = config.auth_header(read_env(&label, name)?);
             }
             let mut headers = HashMap::new();

@@ -2,9 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::caller::Caller;
 
 /// A remote MCP server whose tools the registry serves under its own policy, each named
 /// `<label>_<remote name>`.
@@ -39,6 +44,29 @@ pub struct RemoteServer {
     pub(crate) timeout: Duration,
     pub(crate) health_every: Duration,
     pub(crate) tools: BTreeMap<String, RemoteTool>,
+    /// It checks each caller's rights itself: every call carries the caller's own credential.
+    pub(crate) downstream: bool,
+    pub(crate) exchange: Option<Exchange>,
+}
+
+/// The future of a token exchange: the credential a caller's calls to a server carry, or why there is
+/// none.
+pub type ExchangeFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+
+/// A token exchange the application supplies ([`RemoteServer::exchange`]).
+#[derive(Clone)]
+pub(crate) struct Exchange(pub(crate) Arc<dyn Fn(&Caller) -> ExchangeFuture + Send + Sync>);
+
+impl PartialEq for Exchange {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Exchange")
+    }
 }
 
 /// How a remote server is reached.
@@ -186,6 +214,8 @@ impl RemoteServer {
             timeout: DEFAULT_TIMEOUT,
             health_every: Duration::from_secs(10),
             tools: BTreeMap::new(),
+            downstream: false,
+            exchange: None,
         }
     }
 
@@ -278,6 +308,43 @@ impl RemoteServer {
         self
     }
 
+    /// It checks each caller's rights itself (Dolibarr's `RIGHTS_ENFORCED_DOWNSTREAM`): its tools need a
+    /// caller with an identity, and each call carries that caller's own credential, never a shared
+    /// token: the one its authenticator gave it ([`Caller::with_credential`]), or what
+    /// [`exchange`](Self::exchange) makes of it. A token from [`bearer_env`](Self::bearer_env) is used
+    /// only to list its tools and check its health. HTTP only.
+    #[must_use]
+    pub fn enforced_downstream(mut self) -> Self {
+        self.downstream = true;
+        self
+    }
+
+    /// How a caller's credential for this server is made, for a server whose rights are
+    /// [enforced downstream](Self::enforced_downstream): a token exchange (RFC 8693, or the
+    /// application's own). An error refuses the call with its message.
+    ///
+    /// ```
+    /// use toolgate::remote::RemoteServer;
+    ///
+    /// let crm = RemoteServer::http("crm", "http://127.0.0.1:9000/mcp")
+    ///     .enforced_downstream()
+    ///     .exchange(|caller| {
+    ///         let id = caller.id().to_owned();
+    ///         async move { Ok(format!("crm-token-for-{id}")) }
+    ///     });
+    /// # let _ = crm;
+    /// ```
+    #[must_use]
+    pub fn exchange<F, Fut>(mut self, exchange: F) -> Self
+    where
+        F: Fn(&Caller) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        self.downstream = true;
+        self.exchange = Some(Exchange(Arc::new(move |caller| Box::pin(exchange(caller)))));
+        self
+    }
+
     /// How often its health is checked (every 10 seconds unless set).
     #[must_use]
     pub fn health_every(mut self, every: Duration) -> Self {
@@ -310,6 +377,12 @@ impl RemoteServer {
         if self.timeout.is_zero() || self.health_every.is_zero() {
             return Err(format!(
                 "the server `{label}` needs a timeout and a health check interval above zero"
+            ));
+        }
+        if self.downstream && matches!(self.transport, Transport::Stdio { .. }) {
+            return Err(format!(
+                "the server `{label}` checks each caller's rights, which needs each caller's own credential \
+                 with each call: only an HTTP server (`url`) takes one"
             ));
         }
         match &self.transport {
@@ -403,6 +476,7 @@ struct ServerConfig {
     public: bool,
     trusted: bool,
     approve_writes: bool,
+    enforced_downstream: bool,
     timeout_secs: Option<f64>,
     health_every_secs: Option<f64>,
     tools: BTreeMap<String, ToolConfig>,
@@ -468,6 +542,7 @@ impl ServerConfig {
         };
         server.trusted = self.trusted;
         server.approve_writes = self.approve_writes;
+        server.downstream = self.enforced_downstream;
         let seconds = |key: &str, secs: f64| {
             Duration::try_from_secs_f64(secs)
                 .ok()

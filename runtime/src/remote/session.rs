@@ -1,6 +1,7 @@
 //! One remote server, live: its session (opened on first use, reused, reopened with backoff), its last
 //! good tool definitions, its health, and its calls.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::ToolResult;
 use crate::param::CallParts;
@@ -55,6 +57,8 @@ pub(crate) struct Remote {
     task: Mutex<Option<tokio::task::AbortHandle>>,
     state: Mutex<State>,
     session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// For a server that checks each caller's rights: a session per caller's credential.
+    per_caller: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
     /// The server said its tools changed.
     list_changed: Arc<Notify>,
     signal: Arc<Signal>,
@@ -85,6 +89,17 @@ pub(crate) struct Served {
 /// The longest wait between two attempts to reach a server that does not answer.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// How many callers' sessions a server that checks each caller's rights keeps open at most.
+const MAX_CALLER_SESSIONS: usize = 256;
+
+/// The error of a call to a server that cannot be reached.
+fn unreachable(label: &str, error: &str) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::Unavailable,
+        format!("The remote server `{label}` cannot be reached ({error}); try again later."),
+    )
+}
+
 impl Remote {
     pub(crate) fn new(server: RemoteServer, signal: Arc<Signal>) -> Self {
         Remote {
@@ -101,6 +116,7 @@ impl Remote {
                 retry_at: None,
             }),
             session: tokio::sync::Mutex::new(None),
+            per_caller: tokio::sync::Mutex::default(),
             list_changed: Arc::new(Notify::new()),
             signal,
             task: Mutex::new(None),
@@ -229,14 +245,13 @@ impl Remote {
         parts: CallParts<'static>,
     ) -> Result<ToolResult, ToolError> {
         let label = self.label();
-        let session = self.session().await.map_err(|error| {
-            ToolError::with_kind(
-                ErrorKind::Unavailable,
-                format!(
-                    "The remote server `{label}` cannot be reached ({error}); try again later."
-                ),
-            )
-        })?;
+        let session = if self.server.downstream {
+            self.caller_session(&parts.caller).await?
+        } else {
+            self.session()
+                .await
+                .map_err(|error| unreachable(label, &error))?
+        };
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments.as_object().cloned();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -300,6 +315,51 @@ impl Remote {
         }
     }
 
+    /// The session that carries `caller`'s own credential, for a server that checks each caller's rights.
+    async fn caller_session(&self, caller: &Caller) -> Result<Arc<Session>, ToolError> {
+        let label = self.label();
+        let credential = match &self.server.exchange {
+            Some(exchange) => (exchange.0)(caller).await.map_err(|error| {
+                ToolError::with_kind(
+                    ErrorKind::Denied,
+                    format!("No credential for the remote server `{label}` could be made for you: {error}"),
+                )
+            })?,
+            None => caller.credential().map(str::to_owned).ok_or_else(|| {
+                ToolError::with_kind(
+                    ErrorKind::Denied,
+                    format!(
+                        "The remote server `{label}` checks each caller's rights itself, and this call carries no \
+                         credential of yours for it; nothing was sent."
+                    ),
+                )
+            })?,
+        };
+        let mut sessions = self.per_caller.lock().await;
+        if let Some(session) = sessions.get(&credential)
+            && !session.service.is_closed()
+        {
+            return Ok(Arc::clone(session));
+        }
+        let opened = tokio::time::timeout(
+            self.server.timeout,
+            connect(
+                &self.server,
+                Arc::clone(&self.list_changed),
+                Some(&credential),
+            ),
+        )
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {:?}", self.server.timeout)))
+        .map_err(|error| unreachable(label, &error))?;
+        if sessions.len() >= MAX_CALLER_SESSIONS {
+            sessions.clear();
+        }
+        let session = Arc::new(opened);
+        sessions.insert(credential, Arc::clone(&session));
+        Ok(session)
+    }
+
     /// The session, opened if there is none or the last one closed; refused while the backoff after a
     /// failed attempt runs.
     async fn session(&self) -> Result<Arc<Session>, String> {
@@ -324,7 +384,7 @@ impl Remote {
         }
         let opened = tokio::time::timeout(
             self.server.timeout,
-            connect(&self.server, Arc::clone(&self.list_changed)),
+            connect(&self.server, Arc::clone(&self.list_changed), None),
         )
         .await
         .unwrap_or_else(|_| Err(format!("no answer within {:?}", self.server.timeout)));

@@ -79,6 +79,9 @@ fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> O
     if read_only {
         tool = tool.read_only();
     }
+    if server.downstream {
+        tool = tool.enforced_downstream();
+    }
     if let Some(title) = definition
         .title
         .clone()

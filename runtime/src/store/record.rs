@@ -144,7 +144,7 @@ impl ToolRecord {
 
 /// A SHA-256 over what the code declares of a tool, in hex.
 fn fingerprint(tool: &Tool) -> String {
-    let declared = serde_json::json!({
+    let mut declared = serde_json::json!({
         "description": tool.description(),
         "input": tool.input_schema(),
         "output": tool.output_schema(),
@@ -155,6 +155,10 @@ fn fingerprint(tool: &Tool) -> String {
         "capability": tool.capability(),
         "categories": tool.categories(),
     });
+    // Only when set, so that the tools synced before it existed keep their fingerprints.
+    if tool.is_enforced_downstream() {
+        declared["enforced_downstream"] = true.into();
+    }
     let digest = Sha256::digest(declared.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -42,6 +42,7 @@ pub struct Tool {
     pub(crate) description: String,
     pub(crate) public: bool,
     pub(crate) abilities: Vec<String>,
+    pub(crate) downstream: bool,
     pub(crate) read_only: bool,
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
@@ -85,9 +86,24 @@ impl Tool {
         &self.abilities
     }
 
-    /// The default rule: public, or the caller holds every required ability.
+    /// The default rule: public, or the caller holds every required ability (and, for a tool whose
+    /// rights are enforced downstream, has an identity).
     pub fn allows(&self, caller: &Caller) -> bool {
-        self.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+        self.admits(caller) && self.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+    }
+
+    /// Whether its own backend checks each caller's rights (`#[tool(enforced_downstream)]`, or a remote
+    /// server marked so): any caller with an identity may call it, with the abilities it requires, and
+    /// the backend decides. Unlike `public`, which says the tool reads no business data, such a tool
+    /// may: it is never open to an anonymous caller.
+    pub fn is_enforced_downstream(&self) -> bool {
+        self.downstream
+    }
+
+    /// Whether `caller` may be let through to a backend that checks rights itself: with an identity.
+    #[inline]
+    pub(crate) fn admits(&self, caller: &Caller) -> bool {
+        !self.downstream || !caller.is_anonymous()
     }
 
     /// The default rule, given whether the caller holds each of the tool's abilities, in order.

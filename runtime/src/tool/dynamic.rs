@@ -44,6 +44,7 @@ pub struct DynamicTool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) public: bool,
     pub(crate) abilities: Vec<String>,
+    pub(crate) downstream: bool,
     pub(crate) read_only: bool,
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
@@ -83,6 +84,7 @@ impl DynamicTool {
             output_schema: None,
             public: false,
             abilities: Vec::new(),
+            downstream: false,
             read_only: false,
             capability: None,
             categories: Vec::new(),
@@ -109,6 +111,15 @@ impl DynamicTool {
     #[must_use]
     pub fn ability(mut self, ability: impl Into<String>) -> Self {
         self.abilities.push(ability.into());
+        self
+    }
+
+    /// Its backend checks each caller's rights itself: any caller with an identity may call it (with the
+    /// abilities it requires), never an anonymous one. Declares who may run it, as `public` or an
+    /// ability does, and cannot be `public`.
+    #[must_use]
+    pub fn enforced_downstream(mut self) -> Self {
+        self.downstream = true;
         self
     }
 

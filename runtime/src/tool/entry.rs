@@ -38,6 +38,7 @@ pub struct ToolEntry {
     pub title: Option<&'static str>,
     pub description: &'static str,
     pub access: Access,
+    pub downstream: bool,
     pub read_only: bool,
     pub capability: Option<&'static str>,
     pub categories: &'static [&'static str],

@@ -3,6 +3,7 @@
 import sys
 
 from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_http_headers
 
 server = FastMCP("calc")
 
@@ -17,6 +18,13 @@ def add(a: int, b: int) -> int:
 def shout(text: str) -> str:
     """Returns the text in capitals."""
     return text.upper()
+
+
+@server.tool(annotations={"readOnlyHint": True})
+def whoami() -> str:
+    """Returns the bearer token this call carried: a server that checks each caller's rights reads it."""
+    authorization = get_http_headers(include_all=True).get("authorization", "")
+    return authorization.removeprefix("Bearer ") or "nobody"
 
 
 if __name__ == "__main__":

@@ -68,3 +68,15 @@ async fn goodbye() -> &'static str {
 async fn own_table(rows: Vec<String>) -> String {
     rows.join(", ")
 }
+
+/// Read the caller's own invoices; the billing service checks their rights.
+#[tool(enforced_downstream, read_only)]
+async fn my_invoices() -> &'static str {
+    "none"
+}
+
+/// Refund an invoice: an ability here, and the billing service checks the caller too.
+#[tool(ability = "billing.refund", enforced_downstream)]
+async fn refund_invoice(invoice: String) -> String {
+    invoice
+}
