@@ -848,6 +848,39 @@ async fn a_server_that_checks_rights_itself_gets_each_callers_own_credential() {
     );
 }
 
+#[tokio::test]
+async fn a_child_that_dies_at_start_up_says_why_in_its_status() {
+    let dead = RemoteServer::stdio("dead", "python3")
+        .args([
+            "-c",
+            "import sys; sys.exit('ModuleNotFoundError: no module named mcp')",
+        ])
+        .public();
+    let registry = Registry::builder()
+        .remote(dead)
+        .tool(local())
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let status = &registry.servers()[0];
+    assert_eq!(status.health, Health::Offline);
+    let error = status.last_error.as_deref().unwrap();
+    assert!(
+        error.ends_with(
+            "it last said on its standard error: ModuleNotFoundError: no module named mcp"
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        text(
+            registry
+                .call(&Caller::anonymous(), "local_echo", json!({}))
+                .await
+        ),
+        "{}"
+    );
+}
+
 /// The caller's own invoices: the billing service behind it checks who may see which.
 #[toolgate::tool(enforced_downstream, read_only)]
 async fn my_invoices(caller: Caller) -> String {

@@ -93,6 +93,9 @@ pub(crate) async fn connect(
     };
     let label = server.label.clone();
     let mut tasks = Vec::new();
+    // What a child process said last on its standard error: why it died, when it dies at start-up.
+    let last_words = Arc::new(Mutex::new(None::<String>));
+    let mut stderr_task = None;
     let service = match &server.transport {
         Transport::Stdio {
             command,
@@ -110,11 +113,14 @@ pub(crate) async fn connect(
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             if let Some(stderr) = stderr {
-                let label = label.clone();
-                tasks.push(tokio::spawn(async move {
+                let (label, last_words) = (label.clone(), Arc::clone(&last_words));
+                stderr_task = Some(tokio::spawn(async move {
                     let mut lines = BufReader::new(stderr).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
                         tracing::debug!(target: "toolgate::remote", server = label, "{line}");
+                        if !line.trim().is_empty() {
+                            *last_words.locked() = Some(line);
+                        }
                     }
                 }));
             }
@@ -147,8 +153,22 @@ pub(crate) async fn connect(
             let transport = StreamableHttpClientTransport::from_config(config);
             client.serve_with_lifecycle(transport, lifecycle).await
         }
-    }
-    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    };
+    let service = match service {
+        Ok(service) => service,
+        Err(error) => {
+            let mut said = String::new();
+            if let Some(task) = stderr_task.as_mut() {
+                // A process that died has closed its standard error: read to its end, briefly.
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), task).await;
+                if let Some(line) = last_words.locked().take() {
+                    said = format!("; it last said on its standard error: {line}");
+                }
+            }
+            return Err(format!("the MCP handshake failed: {error}{said}"));
+        }
+    };
+    tasks.extend(stderr_task);
     let protocol = service
         .peer()
         .peer_info()
