@@ -848,6 +848,47 @@ async fn a_server_that_checks_rights_itself_gets_each_callers_own_credential() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_servers_question_is_passed_up_to_a_client_that_can_answer_it() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(facts(&dir).public())
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let ada = Caller::new("ada");
+    let Outcome::InputRequired(asked) = registry.call(&ada, "facts_greet", json!({})).await else {
+        panic!("the remote's question comes up");
+    };
+    let question = &asked.requests()["name"];
+    assert_eq!(question["method"], "elicitation/create");
+    assert_eq!(question["params"]["message"], "What is your name?");
+
+    let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
+    let answers = [("name".to_owned(), answer)].into_iter().collect();
+    let resumed =
+        toolgate::Call::new("facts_greet", json!({})).resume(Some(asked.state()), answers);
+    assert_eq!(
+        text(registry.run(&ada, resumed).await),
+        "Hello, Ada!",
+        "the answer and the remote's state went back"
+    );
+
+    let forged = toolgate::Call::new("facts_greet", json!({}))
+        .resume(Some("tg1.forged"), serde_json::Map::new());
+    assert_eq!(
+        kind(&registry.run(&ada, forged).await),
+        Some(ErrorKind::Confirmation)
+    );
+
+    let cannot = toolgate::Call::new("facts_greet", json!({}))
+        .client_support(toolgate::param::ClientSupport::NONE);
+    let Outcome::Unsupported(missing) = registry.run(&ada, cannot).await else {
+        panic!("declined for a client that cannot answer");
+    };
+    assert_eq!(missing.capability(), "elicitation");
+}
+
 #[tokio::test]
 async fn a_child_that_dies_at_start_up_says_why_in_its_status() {
     let dead = RemoteServer::stdio("dead", "python3")

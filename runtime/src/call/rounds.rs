@@ -223,7 +223,10 @@ impl Registry {
             _ => None,
         };
         let outcome = match unanswered {
-            Some(Unanswered::Questions(requests)) => {
+            Some(Unanswered::Questions {
+                requests,
+                kept: kept_answers,
+            }) => {
                 if registered.tool.max_runs.is_some() {
                     // A round that only asked is no run.
                     let session = flight.invocation.session_id.as_ref();
@@ -232,8 +235,10 @@ impl Registry {
                         .give_back(caller, session, &registered.tool.name)
                         .await;
                 }
-                let state =
-                    confirmations.seal(GrantKind::Ask, tool, caller, &kept, answers.given.clone());
+                let sealed = kept_answers
+                    .clone()
+                    .unwrap_or_else(|| answers.given.clone());
+                let state = confirmations.seal(GrantKind::Ask, tool, caller, &kept, sealed);
                 Outcome::InputRequired(InputRequired {
                     tool: tool.to_owned(),
                     requests: requests.clone(),

@@ -195,8 +195,12 @@ struct Asked {
 /// [`Outcome::Unsupported`](crate::Outcome::Unsupported).
 #[derive(Debug)]
 pub(crate) enum Unanswered {
-    /// The questions asked so far, by key, as MCP requests.
-    Questions(Map<String, Value>),
+    /// The questions asked so far, by key, as MCP requests; and what the state seals in place of the
+    /// answers given so far, for questions relayed from elsewhere.
+    Questions {
+        requests: Map<String, Value>,
+        kept: Option<Map<String, Value>>,
+    },
     /// The client capability (`elicitation`, `sampling` or `roots`) that a question needs.
     Unsupported(&'static str),
 }
@@ -204,7 +208,7 @@ pub(crate) enum Unanswered {
 impl fmt::Display for Unanswered {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unanswered::Questions(_) => f.write_str(
+            Unanswered::Questions { .. } => f.write_str(
                 "This tool needs input from the user or the client before it can go on.",
             ),
             Unanswered::Unsupported(capability) => f.write_str(&unsupported(capability)),
@@ -213,6 +217,37 @@ impl fmt::Display for Unanswered {
 }
 
 impl std::error::Error for Unanswered {}
+
+/// The answer key under which what a relay sealed comes back, beside the client's answers.
+pub(crate) const RELAYED: &str = "io.toolgate/relayed";
+
+/// Relays questions asked elsewhere (a remote server's `InputRequiredResult`) to this call's client,
+/// when it can answer every one: `carry` is sealed with them, and comes back under [`RELAYED`] with the
+/// answers. A question the client cannot answer is the capability it lacks.
+pub(crate) fn relay(
+    requests: Map<String, Value>,
+    support: ClientSupport,
+    carry: Value,
+) -> ToolError {
+    for request in requests.values() {
+        let (capability, supported) = match request["method"].as_str() {
+            Some("elicitation/create") => ("elicitation", support.elicitation),
+            Some("sampling/createMessage") => ("sampling", support.sampling),
+            Some("roots/list") => ("roots", support.roots),
+            _ => {
+                return ToolError::new(format!(
+                    "The tool asked its client for {}, which toolgate cannot pass on; nothing more was done.",
+                    request["method"]
+                ));
+            }
+        };
+        if !supported {
+            return ToolError::signal(Unanswered::Unsupported(capability));
+        }
+    }
+    let kept = Some([(RELAYED.to_owned(), carry)].into_iter().collect());
+    ToolError::signal(Unanswered::Questions { requests, kept })
+}
 
 /// What the model and the client read when a question needs `capability`, which the client lacks.
 pub(crate) fn unsupported(capability: &str) -> String {
@@ -306,9 +341,10 @@ impl Ask {
         match asked.unsupported {
             Some(capability) => Err(ToolError::signal(Unanswered::Unsupported(capability))),
             None if asked.questions.is_empty() => Ok(()),
-            None => Err(ToolError::signal(Unanswered::Questions(
-                asked.questions.clone(),
-            ))),
+            None => Err(ToolError::signal(Unanswered::Questions {
+                requests: asked.questions.clone(),
+                kept: None,
+            })),
         }
     }
 
@@ -323,7 +359,10 @@ impl Ask {
     fn record(&self, key: &str, request: Value) -> ToolError {
         let mut asked = self.asked.locked();
         asked.questions.insert(key.to_owned(), request);
-        ToolError::signal(Unanswered::Questions(asked.questions.clone()))
+        ToolError::signal(Unanswered::Questions {
+            requests: asked.questions.clone(),
+            kept: None,
+        })
     }
 }
 

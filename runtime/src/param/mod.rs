@@ -8,7 +8,7 @@ mod parts;
 mod progress;
 pub(crate) mod spec;
 
-pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
+pub(crate) use ask::{Answers, RELAYED, Unanswered, elicitation, relay, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
 pub use inject::{Approval, Cancellation, Extension, Invocation, Settings, State};
 pub use log::{Log, LogEntry, LogLevel};

@@ -250,7 +250,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         settings_schema: None,
         source,
     };
-    let rounds = tool.preview.is_some();
+    let rounds = tool.preview.is_some() || tool.asks;
     Ok(RegisteredTool {
         tool: Arc::new(tool_info),
         handler: Handler::Dynamic {

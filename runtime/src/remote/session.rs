@@ -12,13 +12,13 @@ use rmcp::model::{
     ServerResult, Tool as RemoteDefinition,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::ToolResult;
-use crate::param::CallParts;
+use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
 
 use super::client::{InFlight, Session, connect};
@@ -254,6 +254,17 @@ impl Remote {
         };
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments.as_object().cloned();
+        let answers = parts.answers.as_deref();
+        if let Some((carry, answers)) = answers.and_then(|a| Some((a.given.get(RELAYED)?, a))) {
+            // The answers to the questions this server asked last round, with its state.
+            let keys = carry["keys"].as_array().into_iter().flatten();
+            let responses = keys
+                .filter_map(Value::as_str)
+                .filter_map(|key| Some((key.to_owned(), answers.given.get(key)?.clone())))
+                .collect();
+            params.input_responses = Some(responses);
+            params.request_state = carry["state"].as_str().map(str::to_owned);
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = session.service.peer();
         let handle = peer
@@ -280,10 +291,18 @@ impl Remote {
         in_flight.answered = true;
         match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(tool_result(result)),
-            Ok(ServerResult::InputRequiredResult(_)) => Err(ToolError::new(format!(
-                "The remote tool `{name}` of `{label}` asked for more input, which toolgate does not pass \
-                 on to its callers yet; nothing more was done."
-            ))),
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                let requests = serde_json::to_value(asked.input_requests.unwrap_or_default());
+                let Ok(Value::Object(requests)) = requests else {
+                    return Err(ToolError::new(format!(
+                        "The remote tool `{name}` of `{label}` asked for input it did not say."
+                    )));
+                };
+                let keys: Vec<&String> = requests.keys().collect();
+                let carry = json!({ "state": asked.request_state, "keys": keys });
+                let support = answers.map_or(ClientSupport::ALL, |a| a.support);
+                Err(relay(requests, support, carry))
+            }
             Ok(ServerResult::CreateTaskResult(_)) => Err(ToolError::new(format!(
                 "The remote tool `{name}` of `{label}` answered with a task, which toolgate does not \
                  follow yet."

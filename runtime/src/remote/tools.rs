@@ -75,6 +75,8 @@ fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> O
         }
     };
     let mut tool = DynamicTool::new(name, description, schema, call).timeout(server.timeout);
+    // A remote tool may ask for input (MRTR), relayed to the caller's client.
+    tool.asks = true;
     tool = with_access(tool, access);
     if read_only {
         tool = tool.read_only();

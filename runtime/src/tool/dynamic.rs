@@ -57,6 +57,8 @@ pub struct DynamicTool {
     pub(crate) timeout: Option<Duration>,
     pub(crate) handler: DynHandler,
     pub(crate) preview: Option<DynPreview>,
+    /// Its calls may end with questions for the client (a remote server's): they take the path of rounds.
+    pub(crate) asks: bool,
 }
 
 impl DynamicTool {
@@ -97,6 +99,7 @@ impl DynamicTool {
             timeout: None,
             handler,
             preview: None,
+            asks: false,
         }
     }
 

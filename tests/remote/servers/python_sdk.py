@@ -4,7 +4,8 @@ import asyncio
 import base64
 import os
 
-from mcp.server.mcpserver import Image, MCPServer
+import mcp_types
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -43,6 +44,21 @@ async def hang() -> str:
     """Never answers."""
     await asyncio.sleep(3600)
     return "late"
+
+
+@server.tool()
+async def greet(ctx: Context) -> str | mcp_types.InputRequiredResult:
+    """Asks the person for their name (an MRTR round), then greets them."""
+    answer = (ctx.input_responses or {}).get("name")
+    if answer is None or ctx.request_state != "asked-for-name":
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        ask = mcp_types.ElicitRequest(
+            method="elicitation/create",
+            params=mcp_types.ElicitRequestFormParams(message="What is your name?", requested_schema=schema),
+        )
+        return mcp_types.InputRequiredResult(input_requests={"name": ask}, request_state="asked-for-name")
+    content = answer.content if hasattr(answer, "content") else answer["content"]
+    return f"Hello, {content['name']}!"
 
 
 if __name__ == "__main__":
