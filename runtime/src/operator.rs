@@ -212,6 +212,11 @@ enum Tools {
     Require { name: String, ability: String },
     /// Stop requiring an ability an operator added (the code's own stay).
     Unrequire { name: String, ability: String },
+    /// Say which capability a tool fulfils (a remote tool's, mostly); without one, the declared one again.
+    Capability {
+        name: String,
+        capability: Option<String>,
+    },
     /// Delete the record of a tool a sync marked missing, with its settings.
     Delete { name: String },
 }
@@ -453,6 +458,7 @@ async fn tools(
         Tools::Settings { name, settings } => (name, Change::Settings(parse_settings(&settings)?)),
         Tools::Require { name, ability } => (name, Change::Require(ability)),
         Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
+        Tools::Capability { name, capability } => (name, Change::Capability(capability)),
     };
     let record = registry.tool_record(&name).await?;
     let revision = registry.edit(&Edit::new(actor, &record, change)).await?;

@@ -746,6 +746,24 @@ async fn an_operator_adds_and_removes_servers_with_the_cli_and_every_replica_ser
     );
     assert_eq!(second.server_records().await.unwrap()[0].entry, entry);
 
+    // Remote tools are records too: an operator says which capability one fulfils.
+    first.sync("ops").await.unwrap();
+    let capability = cli(
+        &first,
+        vec![
+            "tools".into(),
+            "capability".into(),
+            "counter_peek".into(),
+            "peeking".into(),
+        ],
+    )
+    .await;
+    assert_eq!(capability.0, toolgate::operator::OK, "{}", capability.1);
+    let found = first
+        .for_capability(&Caller::anonymous(), "peeking")
+        .expect("found by the operator's capability");
+    assert_eq!(found.name(), "counter_peek");
+
     let removed = cli(
         &first,
         vec!["servers".into(), "remove".into(), "counter".into()],

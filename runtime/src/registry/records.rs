@@ -358,10 +358,16 @@ fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
         .iter()
         .filter(|a| !declared.tool.abilities.contains(a))
         .collect();
-    if !extra.is_empty() {
+    let capability = record.capability_override.as_ref();
+    if !extra.is_empty() || capability.is_some() {
         let mut definition = Tool::clone(&declared.tool);
-        definition.public = false;
-        definition.abilities.extend(extra.into_iter().cloned());
+        if !extra.is_empty() {
+            definition.public = false;
+            definition.abilities.extend(extra.into_iter().cloned());
+        }
+        if let Some(capability) = capability {
+            definition.capability = Some(capability.clone());
+        }
         tool.tool = Arc::new(definition);
     }
     tool

@@ -56,6 +56,9 @@ pub struct ToolRecord {
     pub settings: Option<Value>,
     /// Abilities the operator requires on top of the declared ones.
     pub required_abilities: Vec<String>,
+    /// The capability the operator says it fulfils, over the declared one (a remote tool's, mostly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability_override: Option<String>,
     /// Whether the last sync found it in the code.
     pub status: Status,
     /// When a sync first found it (milliseconds since the Unix epoch).
@@ -110,6 +113,7 @@ impl ToolRecord {
             enabled: true,
             settings: None,
             required_abilities: Vec::new(),
+            capability_override: None,
             status: Status::Present,
             first_seen_ms: now,
             last_seen_ms: now,
@@ -134,6 +138,7 @@ impl ToolRecord {
             enabled: true,
             settings: None,
             required_abilities: Vec::new(),
+            capability_override: None,
             status: Status::Present,
             first_seen_ms: 0,
             last_seen_ms: 0,
@@ -184,6 +189,9 @@ pub enum Change {
     Require(String),
     /// Stop requiring an ability the operator added; the code's own stay.
     Unrequire(String),
+    /// Say which capability the tool fulfils, for [`Registry::for_capability`](crate::Registry::for_capability);
+    /// `None` goes back to the declared one.
+    Capability(Option<String>),
 }
 
 /// One operator's change of one record, made against the record's version: a second operator who read
@@ -280,6 +288,12 @@ impl Edit {
                     )));
                 }
                 next.required_abilities.retain(|a| a != ability);
+            }
+            Change::Capability(capability) => {
+                if capability.as_ref().is_some_and(|c| c.trim().is_empty()) {
+                    return Err(invalid("a capability needs a name".to_owned()));
+                }
+                next.capability_override.clone_from(capability);
             }
         }
         next.version = record.version + 1;

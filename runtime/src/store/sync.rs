@@ -93,6 +93,7 @@ impl SyncPlan {
                             enabled: old.enabled,
                             settings: old.settings.clone(),
                             required_abilities: old.required_abilities.clone(),
+                            capability_override: old.capability_override.clone(),
                             first_seen_ms: old.first_seen_ms,
                             version: old.version + 1,
                             ..fresh
