@@ -798,6 +798,7 @@ async fn a_server_that_checks_rights_itself_gets_each_callers_own_credential() {
     let Some(dir) = dir() else { return };
     let calc = Calc::start(&dir, free_port());
     let url = format!("http://127.0.0.1:{}/mcp", calc.port);
+    // ANCHOR: downstream
     let checks = RemoteServer::http("crm", &url).enforced_downstream();
     let exchanged = RemoteServer::http("ledger", &url).exchange(|caller| {
         let id = caller.id().to_owned();
@@ -809,6 +810,7 @@ async fn a_server_that_checks_rights_itself_gets_each_callers_own_credential() {
             }
         }
     });
+    // ANCHOR_END: downstream
     let registry = Registry::builder()
         .remote(checks)
         .remote(exchanged)
@@ -940,6 +942,7 @@ async fn a_child_that_dies_at_start_up_says_why_in_its_status() {
     );
 }
 
+// ANCHOR: local_downstream
 /// The caller's own invoices: the billing service behind it checks who may see which.
 #[toolgate::tool(enforced_downstream, read_only)]
 async fn my_invoices(caller: Caller) -> String {
@@ -949,6 +952,7 @@ async fn my_invoices(caller: Caller) -> String {
         caller.credential().unwrap_or("nobody")
     )
 }
+// ANCHOR_END: local_downstream
 
 #[tokio::test]
 async fn a_local_tool_whose_backend_checks_rights_is_open_to_callers_with_an_identity_only() {
@@ -983,7 +987,8 @@ async fn a_local_tool_whose_backend_checks_rights_is_open_to_callers_with_an_ide
     );
 }
 
-/// Answers `facts_lookup` itself, so that the remote server never sees the call.
+// ANCHOR: hook
+/// Answers every call of the `facts` server's tools itself, so that the server never sees one.
 struct Offline;
 
 impl Hook for Offline {
@@ -993,6 +998,7 @@ impl Hook for Offline {
         remote.then(|| ToolResult::text(format!("from the fixture: {}", call.arguments["topic"])))
     }
 }
+// ANCHOR_END: hook
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_sees_the_server_and_can_answer_for_it() {

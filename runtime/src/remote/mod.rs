@@ -21,7 +21,7 @@ use crate::sync::Locked;
 
 pub use names::SEPARATOR;
 pub use result::tool_result;
-pub use server::{ExchangeFuture, RemoteServer, RemoteTool};
+pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
 pub(crate) use session::{Remote, Served, Signal};
 pub use status::{Health, ServerStatus};

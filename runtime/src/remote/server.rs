@@ -51,7 +51,7 @@ pub struct RemoteServer {
 
 /// The future of a token exchange: the credential a caller's calls to a server carry, or why there is
 /// none.
-pub type ExchangeFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+pub(crate) type ExchangeFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
 
 /// A token exchange the application supplies ([`RemoteServer::exchange`]).
 #[derive(Clone)]

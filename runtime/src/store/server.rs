@@ -32,7 +32,14 @@ pub struct ServerRecord {
     pub version: u64,
 }
 
-/// What an operator does to a server's record.
+/// What an operator does to a server's record. Its JSON form is what the admin API takes and the
+/// records' history shows:
+///
+/// ```
+/// use toolgate::store::ServerChange;
+///
+/// assert_eq!(serde_json::json!(ServerChange::Remove), serde_json::json!({ "change": "remove" }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "change", content = "value")]
 #[non_exhaustive]
@@ -43,7 +50,15 @@ pub enum ServerChange {
     Remove,
 }
 
-/// One operator's change of one server's record, made against its version.
+/// One operator's change of one server's record, made against its version (see [`ServerRecord`] and
+/// `Registry::edit_server`, with the `remote` feature).
+///
+/// ```
+/// use toolgate::store::{ServerChange, ServerEdit};
+///
+/// let removed = ServerEdit::new("ops", "files", 3, ServerChange::Remove);
+/// assert_eq!((removed.label.as_str(), removed.version), ("files", 3));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServerEdit {
