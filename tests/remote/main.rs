@@ -461,6 +461,77 @@ async fn a_changed_tool_list_is_passed_through_and_a_sync_never_loses_tools_to_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_times_out_is_cancelled_on_the_remote_server_too() {
+    let Some(dir) = dir() else { return };
+    let marker = Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote-cancelled");
+    let _ = std::fs::remove_file(&marker);
+    let registry = Registry::builder()
+        .remote(facts(&dir).public().timeout(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let hung = registry
+        .call(
+            &Caller::anonymous(),
+            "facts_hang",
+            json!({ "marker": marker }),
+        )
+        .await;
+    assert_eq!(kind(&hung), Some(ErrorKind::Timeout));
+    until("the remote server cancels its call", || marker.exists()).await;
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
+}
+
+/// Counts the `tools/list_changed` notifications an MCP client of the gateway receives.
+#[derive(Clone, Default)]
+struct Changes(Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for Changes {
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_of_the_gateway_is_told_when_a_remote_servers_tools_change() {
+    use rmcp::ServiceExt;
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(counter(&dir).public())
+        .build()
+        .unwrap();
+    tokio::spawn(registry.watch(Duration::from_millis(100)));
+    until("the counter's tools are listed", || {
+        registry.get("counter_grow").is_some()
+    })
+    .await;
+    let server = toolgate::mcp::McpServer::new(registry.clone());
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let handler = server.handler();
+    tokio::spawn(async move {
+        let running = handler.serve(server_io).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let changes = Changes::default();
+    let client = changes.clone().serve(client_io).await.unwrap();
+    let listed = |tools: Vec<rmcp::model::Tool>| tools.iter().any(|t| t.name == "counter_extra");
+    assert!(!listed(client.list_all_tools().await.unwrap()));
+
+    let mut grow = rmcp::model::CallToolRequestParams::new("counter_grow");
+    grow.arguments = Some(serde_json::Map::new());
+    client.call_tool(grow).await.unwrap();
+    until("the client is told", || {
+        changes.0.load(std::sync::atomic::Ordering::SeqCst) > 0
+    })
+    .await;
+    assert!(
+        listed(client.list_all_tools().await.unwrap()),
+        "the new remote tool is listed over MCP"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_stay_with_their_server() {
     let Some(dir) = dir() else { return };
     let calc = Calc::start(&dir, free_port());

@@ -40,9 +40,15 @@ def crash() -> str:
 
 
 @server.tool()
-async def hang() -> str:
-    """Never answers."""
-    await asyncio.sleep(3600)
+async def hang(marker: str = "") -> str:
+    """Never answers; writes `cancelled` to the file `marker` when the call is cancelled."""
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        if marker:
+            with open(marker, "w") as file:
+                file.write("cancelled")
+        raise
     return "late"
 
 
