@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The directory `.ci/run` installed the clients into (`$TOOLGATE_CI_TOOLS`, else `~/.cache/toolgate-ci`),
 /// if every one of `needed` (paths inside it) is there. When one is missing this fails if
@@ -41,6 +41,28 @@ pub(crate) fn node_path(dir: &Path) -> String {
         "{}:{}",
         node.display(),
         std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs the Inspector's CLI (`mcp-inspector --cli ARGS...`) with Node 22 on the PATH.
+pub(crate) fn inspector(dir: &Path, args: &[&str]) -> Output {
+    Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
+        .arg("--cli")
+        .args(args)
+        .env("PATH", node_path(dir))
+        .env("MCP_CATALOG_PATH", dir.join("inspector-catalog.json"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("the inspector runs")
+}
+
+/// What a client run said, for a failed assertion.
+pub(crate) fn report(what: &str, output: &Output) -> String {
+    format!(
+        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
     )
 }
 

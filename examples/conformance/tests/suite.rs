@@ -7,6 +7,7 @@
 //! skipped and passes.
 
 #[path = "../../../tests/support/real_clients.rs"]
+#[allow(dead_code)] // shared with the clients' tests, which use all of it
 mod real_clients;
 
 use std::path::Path;

@@ -7,9 +7,9 @@
 mod real_clients;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use real_clients::{Served, installed, node_path};
+use real_clients::{Served, installed, node_path, report};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_example-gateway");
 
@@ -30,28 +30,8 @@ fn config(dir: &Path) -> PathBuf {
 }
 
 fn inspector(dir: &Path, url: &str, token: &str, args: &[&str]) -> Output {
-    Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
-        .args([
-            "--cli",
-            url,
-            "--header",
-            &format!("Authorization: Bearer {token}"),
-        ])
-        .args(args)
-        .env("PATH", node_path(dir))
-        .env("MCP_CATALOG_PATH", dir.join("inspector-catalog.json"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("the inspector runs")
-}
-
-fn report(what: &str, output: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+    let header = format!("Authorization: Bearer {token}");
+    real_clients::inspector(dir, &[&[url, "--header", &header][..], args].concat())
 }
 
 fn listed(dir: &Path, url: &str, token: &str) -> String {

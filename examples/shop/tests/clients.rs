@@ -13,23 +13,14 @@ mod postgres;
 mod real_clients;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use real_clients::{Served, installed, node_path};
+use real_clients::{Served, installed, report};
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
 
 fn clients() -> Option<std::path::PathBuf> {
     installed(&["py/bin/python", "npm/node_modules/.bin/mcp-inspector"])
-}
-
-fn report(what: &str, output: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn python(dir: &Path, args: &[&str]) -> Output {
@@ -114,17 +105,9 @@ fn a_sub_agent_with_a_delegated_token_acts_with_exactly_the_rights_it_was_handed
     );
 }
 
-/// Runs the Inspector CLI with Node 22 on the PATH.
+/// Runs the Inspector CLI on `target` (a URL, or a command) with `args`.
 fn inspector(dir: &Path, target: &[&str], args: &[&str]) -> Output {
-    Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
-        .arg("--cli")
-        .args(target)
-        .args(args)
-        .env("PATH", node_path(dir))
-        .env("MCP_CATALOG_PATH", dir.join("inspector-catalog.json"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("the inspector runs")
+    real_clients::inspector(dir, &[target, args].concat())
 }
 
 #[test]

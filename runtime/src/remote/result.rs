@@ -19,7 +19,8 @@ use crate::output::{Content, ToolResult};
 /// assert_eq!(result.text_for_model(), "no such repository");
 ///
 /// let image = CallToolResult::success(vec![ContentBlock::image("iVBORw==", "image/png")]);
-/// let (bytes, mime) = tool_result(image).binary_results().next().unwrap();
+/// let image = tool_result(image);
+/// let (bytes, mime) = image.binary_results().next().unwrap();
 /// assert_eq!((bytes, mime), (vec![0x89, b'P', b'N', b'G'], "image/png"));
 /// ```
 pub fn tool_result(remote: CallToolResult) -> ToolResult {

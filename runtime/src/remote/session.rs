@@ -182,10 +182,9 @@ impl Remote {
             Err(error) => Err(Failure::Unreachable(error)),
         };
         match listed {
-            Ok(tools) if tools.is_empty() => self.degraded(
-                "it listed no tools; the last good list is kept".to_owned(),
-                false,
-            ),
+            Ok(tools) if tools.is_empty() => {
+                self.degraded("it listed no tools; the last good list is kept".to_owned());
+            }
             Ok(tools) => {
                 let mut state = self.state.locked();
                 let changed = *state.definitions != *tools || state.health != Health::Online;
@@ -197,16 +196,17 @@ impl Remote {
                     self.signal.bump();
                 }
             }
-            Err(Failure::Refused(error)) => self.degraded(
-                format!("its tool listing failed ({error}); the last good list is kept"),
-                false,
-            ),
+            Err(Failure::Refused(error)) => {
+                self.degraded(format!(
+                    "its tool listing failed ({error}); the last good list is kept"
+                ));
+            }
             Err(Failure::Unreachable(error)) => self.offline(error).await,
         }
     }
 
-    /// Checks that it answers: `server/discover` on 2026-07-28, `ping` before. A server that answers
-    /// again after being down has its tools listed again.
+    /// Checks that it answers: `server/discover` on 2026-07-28, `ping` before; an error answer is an
+    /// answer too. A server that answers while it is not online has its tools listed again.
     async fn check(&self) {
         let was = self.state.locked().health;
         let answered = match self.session().await {
@@ -226,13 +226,11 @@ impl Remote {
             Err(error) => Err(Failure::Unreachable(error)),
         };
         match answered {
-            Ok(()) if matches!(was, Health::Offline | Health::Pending) => self.list().await,
-            Ok(()) => {
-                let mut state = self.state.locked();
-                state.last_seen_ms = Some(crate::store::unix_ms());
-            }
             Err(Failure::Unreachable(error)) => self.offline(error).await,
-            Err(Failure::Refused(error)) => self.degraded(error, true),
+            Ok(()) | Err(Failure::Refused(_)) if was != Health::Online => self.list().await,
+            Ok(()) | Err(Failure::Refused(_)) => {
+                self.state.locked().last_seen_ms = Some(crate::store::unix_ms());
+            }
         }
     }
 
@@ -360,17 +358,10 @@ impl Remote {
         {
             return Ok(Arc::clone(session));
         }
-        let opened = tokio::time::timeout(
-            self.server.timeout,
-            connect(
-                &self.server,
-                Arc::clone(&self.list_changed),
-                Some(&credential),
-            ),
-        )
-        .await
-        .unwrap_or_else(|_| Err(format!("no answer within {:?}", self.server.timeout)))
-        .map_err(|error| unreachable(label, &error))?;
+        let opened = self
+            .open(Some(&credential))
+            .await
+            .map_err(|error| unreachable(label, &error))?;
         if sessions.len() >= MAX_CALLER_SESSIONS {
             sessions.clear();
         }
@@ -401,12 +392,7 @@ impl Remote {
                 ));
             }
         }
-        let opened = tokio::time::timeout(
-            self.server.timeout,
-            connect(&self.server, Arc::clone(&self.list_changed), None),
-        )
-        .await
-        .unwrap_or_else(|_| Err(format!("no answer within {:?}", self.server.timeout)));
+        let opened = self.open(None).await;
         let mut state = self.state.locked();
         match opened {
             Ok(session) => {
@@ -426,6 +412,15 @@ impl Remote {
                 Err(error)
             }
         }
+    }
+
+    /// A new session, as a caller with `credential` when given, unless opening it takes longer than the
+    /// server's timeout.
+    async fn open(&self, credential: Option<&str>) -> Result<Session, String> {
+        let opening = connect(&self.server, Arc::clone(&self.list_changed), credential);
+        self.on_time(async { opening.await.map_err(Failure::Unreachable) })
+            .await
+            .map_err(|(Failure::Unreachable(error) | Failure::Refused(error))| error)
     }
 
     /// `work`, unless it takes longer than the server's timeout: then the server does not answer.
@@ -450,17 +445,15 @@ impl Remote {
     }
 
     /// It answers but is not well: its last good tools stay served.
-    fn degraded(&self, error: String, seen: bool) {
+    fn degraded(&self, error: String) {
         let mut state = self.state.locked();
         let changed = state.health != Health::Degraded;
-        if seen || !state.definitions.is_empty() {
-            state.health = Health::Degraded;
-        }
+        state.health = Health::Degraded;
         state.listed = false;
-        if seen {
-            state.last_seen_ms = Some(crate::store::unix_ms());
+        state.last_seen_ms = Some(crate::store::unix_ms());
+        if changed {
+            tracing::warn!(target: "toolgate::remote", server = self.label(), error, "degraded");
         }
-        tracing::warn!(target: "toolgate::remote", server = self.label(), error, "degraded");
         state.last_error = Some(error);
         drop(state);
         if changed {
