@@ -103,7 +103,7 @@ impl Tool {
     /// Whether `caller` may be let through to a backend that checks rights itself: with an identity.
     #[inline]
     pub(crate) fn admits(&self, caller: &Caller) -> bool {
-        !self.downstream || !caller.is_anonymous()
+        !self.downstream || identified(caller)
     }
 
     /// The default rule, given whether the caller holds each of the tool's abilities, in order.
@@ -198,6 +198,14 @@ impl Tool {
     pub(crate) fn is_tool_search(&self) -> bool {
         self.source == Source::BuiltIn && &*self.name == TOOL_SEARCH
     }
+}
+
+/// Whether `caller` has an identity; out of line, so that the common path, of tools whose rights are not
+/// enforced downstream, never compares the id.
+#[cold]
+#[inline(never)]
+fn identified(caller: &Caller) -> bool {
+    !caller.is_anonymous()
 }
 
 /// The `_meta` key of the capability a tool fulfils, in MCP's tool definitions: toolgate writes it, and
