@@ -157,12 +157,15 @@ impl Registry {
         }
     }
 
-    /// What a sync would write: the code's tools against the records.
+    /// What a sync would write: the code's tools, and the remote servers' as they list them now,
+    /// against the records.
     ///
     /// # Errors
     /// Without records, or when they cannot be read.
     pub async fn sync_plan(&self) -> Result<SyncPlan, RecordError> {
         let records = self.store()?.load().await?;
+        #[cfg(feature = "remote")]
+        self.list_servers().await;
         let Some(live) = self.live() else {
             return Ok(SyncPlan::new(
                 Vec::<&Tool>::new(),

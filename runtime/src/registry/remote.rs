@@ -167,12 +167,17 @@ impl Registry {
     pub async fn refresh_servers(&self) -> Result<(), RecordError> {
         // First take up the servers the records add.
         self.refresh().await?;
+        self.list_servers().await;
+        self.refresh().await.map(drop)
+    }
+
+    /// Lists every remote server's tools now.
+    pub(super) async fn list_servers(&self) {
         if let Some(remotes) = self.remotes() {
             for remote in remotes.servers().iter() {
                 remote.list().await;
             }
         }
-        self.refresh().await.map(drop)
     }
 
     /// The remote servers operators added, as the records have them now.

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, SubscriptionFilter,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -41,6 +42,17 @@ impl ClientHandler for Client {
         if let Some(progress) = progress {
             progress.report(params.progress, params.total, params.message.as_deref());
         }
+    }
+
+    /// A server of an older protocol asks in the middle of a call, which the gateway cannot pass up: it is
+    /// declined, and the operator told.
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        tracing::warn!(target: "toolgate::remote", "a remote server asked for input in the middle of a call (an older protocol's elicitation), which toolgate cannot pass on to its caller: declined");
+        Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
