@@ -1,39 +1,19 @@
 //! The records over MCP and the admin API: a connected client is told of a change, and the admin API
 //! needs the admin ability and runs the same checks as every other way in.
 
-use std::sync::Arc;
-
 use serde_json::json;
 use toolgate::prelude::*;
 use toolgate::store::{Change, Edit};
 
 use crate::db::Db;
-use crate::{clerk, names, record, registry, wait_until};
-
-/// Counts the `tools/list_changed` notifications a client receives.
-#[derive(Clone, Default)]
-struct Changes(Arc<std::sync::atomic::AtomicUsize>);
-
-impl rmcp::ClientHandler for Changes {
-    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
+use crate::{clerk, mcp_client, names, record, registry, wait_until};
 
 #[tokio::test]
 async fn a_connected_mcp_client_is_told_and_lists_without_the_disabled_tool() {
-    use rmcp::ServiceExt;
     let registry = registry(&Db::in_memory()).await;
     registry.sync("deploy").await.unwrap();
     let server = toolgate::mcp::McpServer::new(registry.clone()).default_caller(clerk());
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let handler = server.handler();
-    tokio::spawn(async move {
-        let running = handler.serve(server_io).await.unwrap();
-        let _ = running.waiting().await;
-    });
-    let changes = Changes::default();
-    let client = changes.clone().serve(client_io).await.unwrap();
+    let (client, changes) = mcp_client::connect(server).await;
     let listed = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
         tools.iter().map(|t| t.name.to_string()).collect()
     };
@@ -45,7 +25,7 @@ async fn a_connected_mcp_client_is_told_and_lists_without_the_disabled_tool() {
         Change::Disable,
     );
     registry.edit(&edit).await.unwrap();
-    wait_until(|| changes.0.load(std::sync::atomic::Ordering::SeqCst) > 0).await;
+    wait_until(|| changes.count() > 0).await;
     assert!(!listed(client.list_all_tools().await.unwrap()).contains(&"slow_report".to_owned()));
     client.cancel().await.unwrap();
 }

@@ -15,6 +15,8 @@ mod admin;
 mod both;
 mod db;
 mod keys;
+#[path = "../support/mcp_client.rs"]
+mod mcp_client;
 mod operator;
 mod outage;
 #[path = "../support/postgres.rs"]
