@@ -219,11 +219,13 @@ impl fmt::Display for Unanswered {
 impl std::error::Error for Unanswered {}
 
 /// The answer key under which what a relay sealed comes back, beside the client's answers.
+#[cfg(feature = "remote")]
 pub(crate) const RELAYED: &str = "io.toolgate/relayed";
 
 /// Relays questions asked elsewhere (a remote server's `InputRequiredResult`) to this call's client,
 /// when it can answer every one: `carry` is sealed with them, and comes back under [`RELAYED`] with the
 /// answers. A question the client cannot answer is the capability it lacks.
+#[cfg(feature = "remote")]
 pub(crate) fn relay(
     requests: Map<String, Value>,
     support: ClientSupport,

@@ -8,8 +8,10 @@ mod parts;
 mod progress;
 pub(crate) mod spec;
 
-pub(crate) use ask::{Answers, RELAYED, Unanswered, elicitation, relay, unsupported};
+pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
+#[cfg(feature = "remote")]
+pub(crate) use ask::{RELAYED, relay};
 pub use inject::{Approval, Cancellation, Extension, Invocation, Settings, State};
 pub use log::{Log, LogEntry, LogLevel};
 pub use parts::CallParts;

@@ -214,6 +214,7 @@ fn identified(caller: &Caller) -> bool {
 /// ```
 /// assert_eq!(toolgate::mcp::META_CAPABILITY, "io.toolgate/capability");
 /// ```
+#[cfg(feature = "mcp")]
 pub const META_CAPABILITY: &str = "io.toolgate/capability";
 
 /// The name of the built-in tool that finds deferred tools.

@@ -6,7 +6,9 @@ mod dynamic;
 mod entry;
 mod name;
 
-pub use definition::{DRAW_CHART, Defer, META_CAPABILITY, SHOW_TABLE, Source, TOOL_SEARCH, Tool};
+#[cfg(feature = "mcp")]
+pub use definition::META_CAPABILITY;
+pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, Tool};
 pub use dynamic::DynamicTool;
 pub(crate) use dynamic::{DynHandler, DynPreview};
 pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
