@@ -266,13 +266,42 @@ pub(crate) fn check_settings(
     tool: &str,
     settings: &Value,
 ) -> Result<(), String> {
-    match problems(validator, settings, "setting") {
-        None => Ok(()),
-        Some(problems) => Err(format!(
-            "the settings of `{tool}` do not match their schema: {}",
-            sentences(&problems)
-        )),
+    settings_problems(validator, tool, settings).map_err(|(message, _)| message)
+}
+
+/// As [`check_settings`], with each problem beside the message as (the setting's path, the problem): a
+/// missing setting's path is its own, so that a form can show the problem beside its field.
+pub(crate) fn settings_problems(
+    validator: &Validator,
+    tool: &str,
+    settings: &Value,
+) -> Result<(), (String, Vec<(String, String)>)> {
+    if validator.is_valid(settings) {
+        return Ok(());
     }
+    let mut explained = Vec::new();
+    let mut fields = Vec::new();
+    for error in validator.iter_errors(settings).take(5) {
+        let (path, problem) = explain(&error, "setting");
+        let field = match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                if path.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{path}.{name}")
+                }
+            }
+            _ => path.clone(),
+        };
+        fields.push((field, problem.clone()));
+        explained.push((path, problem));
+    }
+    let message = format!(
+        "the settings of `{tool}` do not match their schema: {}",
+        sentences(&explained)
+    );
+    Err((message, fields))
 }
 
 /// Up to five problems of `value` as (path, problem in words), with `noun` for a top-level key; `None`

@@ -31,6 +31,7 @@ on_both_backends![
     profile_changes_are_checked_like_every_other,
     a_delegated_profile_is_as_narrow_as_its_parents_or_narrower,
     the_audit_keeps_the_delegation_chain_the_session_log_and_the_telemetry,
+    an_approval_shows_the_preview_it_answered_and_calls_are_counted_per_tool,
 ];
 
 async fn a_registry_with_records_serves_nothing_until_they_are_loaded(backend: Backend) {
@@ -119,6 +120,11 @@ async fn settings_that_do_not_match_their_schema_are_refused_naming_the_field(ba
     let error = registry.edit(&wrong).await.unwrap_err();
     assert_eq!(error.kind(), RecordErrorKind::Invalid);
     assert!(error.message().contains("`max_rows`"), "{error}");
+    assert_eq!(
+        error.problems()[0].0,
+        "max_rows",
+        "named for a form's field"
+    );
     assert_eq!(registry.revision(), before, "nothing changed");
     assert_eq!(db.store().revision().await.unwrap(), before);
 
@@ -657,4 +663,62 @@ async fn profile_changes_are_checked_like_every_other(backend: Backend) {
 async fn registry_profile(registry: &Registry, name: &str) -> Profile {
     let records = registry.records().unwrap().load().await.unwrap();
     records.profiles[name].clone()
+}
+
+async fn an_approval_shows_the_preview_it_answered_and_calls_are_counted_per_tool(
+    backend: Backend,
+) {
+    let Some(db) = Db::fresh(backend, "audit_preview").await else {
+        return;
+    };
+    let registry = registry(&db).await;
+    registry.sync("deploy").await.unwrap();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        - 1_000;
+    for query in ["a", "b"] {
+        registry
+            .call(&clerk(), "search_catalogue", json!({ "query": query }))
+            .await;
+    }
+    // Two previews of different orders, then the first approved: it shows its own preview.
+    let Outcome::NeedsConfirmation(first) = registry
+        .call(&clerk(), "refund", json!({ "order": 7001 }))
+        .await
+    else {
+        panic!("a write is previewed first");
+    };
+    registry
+        .call(&clerk(), "refund", json!({ "order": 7002 }))
+        .await;
+    registry.confirm(&clerk(), first.confirmation()).await;
+    let rows = db
+        .store()
+        .audit_trail(&toolgate::store::AuditQuery::newest(3))
+        .await
+        .unwrap();
+    let actions: Vec<(&str, Option<&str>)> = rows
+        .iter()
+        .map(|r| (r.action.as_str(), r.preview.as_deref()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("approve", Some("Refund order 7001")),
+            ("preview", Some("Refund order 7002")),
+            ("preview", Some("Refund order 7001")),
+        ]
+    );
+
+    let counts = db.store().calls_per_tool(started).await.unwrap();
+    let counted: Vec<(&str, u64)> = counts.iter().map(|c| (c.tool.as_str(), c.calls)).collect();
+    assert_eq!(
+        counted,
+        [("search_catalogue", 2), ("refund", 1)],
+        "previews are no calls; the approved run is"
+    );
+    let later = db.store().calls_per_tool(u64::MAX / 2).await.unwrap();
+    assert!(later.is_empty(), "nothing after the window's start");
 }

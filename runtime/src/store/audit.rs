@@ -55,7 +55,45 @@ pub struct AuditRecord {
     pub session_log: Option<String>,
     /// The result's telemetry, if it gave some.
     pub telemetry: Option<serde_json::Value>,
+    /// The text of the preview a person was shown: a preview's own, and for an approval or a decline the
+    /// preview it answered.
+    pub preview: Option<String>,
 }
+
+/// How many times one tool was called (plain calls and approved writes) over a time, from the audit trail.
+///
+/// ```
+/// use toolgate::sqlite::SqliteStore;
+/// use toolgate::store::RecordStore;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let db = SqliteStore::in_memory()?;
+/// assert!(db.calls_per_tool(0).await?.is_empty(), "nothing called yet");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ToolCalls {
+    /// The tool.
+    pub tool: String,
+    /// How many calls.
+    pub calls: u64,
+}
+
+/// The statement that counts each tool's calls since `$1` (a backend's placeholder), most called first.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! calls_per_tool {
+    ($since:literal) => {
+        concat!(
+            "SELECT tool, COUNT(*) FROM toolgate_audit WHERE at_ms >= ",
+            $since,
+            " AND action IN ('call', 'approve') AND tool <> '-' GROUP BY tool ORDER BY COUNT(*) DESC, tool"
+        )
+    };
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use calls_per_tool;
 
 /// The audit columns a database keeps as JSON text, read back: the chain and the telemetry. Text that is
 /// not what toolgate wrote reads as nothing.

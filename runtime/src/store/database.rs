@@ -13,7 +13,8 @@ use crate::store::postgres::{PostgresAudit, PostgresStore};
 use crate::store::sqlite::{SqliteAudit, SqliteStore, record_error};
 
 use super::{
-    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records, Write,
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records,
+    ToolCalls, Write,
 };
 
 /// The records, confirmations, keys and audit trail in one database: SQLite in a file (or `:memory:`),
@@ -198,6 +199,10 @@ impl RecordStore for Database {
 
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         each!(self, store => store.audit_trail(query))
+    }
+
+    fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>> {
+        each!(self, store => store.calls_per_tool(since_ms))
     }
 
     fn key_ring(&self) -> RecordFuture<'_, KeyRing> {

@@ -33,7 +33,7 @@ mod sync;
 mod tables;
 mod write;
 
-pub use audit::{AuditQuery, AuditRecord};
+pub use audit::{AuditQuery, AuditRecord, ToolCalls};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use database::{Database, DatabaseAudit};
 #[cfg(any(feature = "operator", feature = "mcp"))]
@@ -104,6 +104,10 @@ pub trait RecordStore: Send + Sync + 'static {
 
     /// The audit rows `query` selects, newest first.
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>>;
+
+    /// How many calls each tool had that finished at or after `since_ms` (milliseconds since the Unix
+    /// epoch), most called first.
+    fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>>;
 
     /// Returns when the records may have changed: after `every` at the latest, sooner when the backend is
     /// told of a change (PostgreSQL's `LISTEN`). A registry [watching](crate::Registry::watch) its records

@@ -244,7 +244,7 @@ fn check_assigned(record: &ToolRecord, settings: &Value) -> Result<(), RecordErr
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
     schema::merge_settings(&mut merged, Value::Object(over.clone()));
     let validator = schema::validator(schema).map_err(invalid)?;
-    schema::check_settings(&validator, &record.name, &merged).map_err(invalid)
+    schema::settings_problems(&validator, &record.name, &merged).map_err(RecordError::settings)
 }
 
 /// Letters, digits, `-`, `_` and `.`, 1 to 64 of them.

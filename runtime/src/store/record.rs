@@ -264,7 +264,8 @@ impl Edit {
             Change::Settings(settings) => {
                 if let Some(schema) = &record.settings_schema {
                     let validator = schema::validator(schema).map_err(invalid)?;
-                    schema::check_settings(&validator, &record.name, settings).map_err(invalid)?;
+                    schema::settings_problems(&validator, &record.name, settings)
+                        .map_err(RecordError::settings)?;
                 } else {
                     return Err(invalid(format!("`{}` takes no settings", record.name)));
                 }
@@ -346,6 +347,7 @@ pub struct ChangeEntry {
 pub struct RecordError {
     kind: RecordErrorKind,
     message: String,
+    problems: Vec<(String, String)>,
 }
 
 /// The kind of a [`RecordError`]: the operator CLI exits with 1 for a refusal and 3 when the database
@@ -377,6 +379,7 @@ impl RecordError {
         RecordError {
             kind,
             message: message.into(),
+            problems: Vec::new(),
         }
     }
 
@@ -388,6 +391,37 @@ impl RecordError {
     /// What went wrong, for an operator.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// For settings that do not match their schema, each problem as (the setting's path, such as
+    /// `limits.max_rows`, and the problem in words); empty otherwise.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolgate::store::{Change, Edit, ToolRecord};
+    ///
+    /// let mut record = ToolRecord::example();
+    /// record.settings_schema = Some(json!({
+    ///     "type": "object",
+    ///     "properties": { "max_rows": { "type": "integer", "minimum": 1 } },
+    ///     "required": ["max_rows"]
+    /// }));
+    /// let bad = Edit::new("ana", &record, Change::Settings(json!({ "max_rows": 0 })));
+    /// let error = bad.apply(&record).unwrap_err();
+    /// assert_eq!(error.problems()[0].0, "max_rows");
+    /// let missing = Edit::new("ana", &record, Change::Settings(json!({})));
+    /// assert_eq!(missing.apply(&record).unwrap_err().problems()[0].0, "max_rows");
+    /// ```
+    pub fn problems(&self) -> &[(String, String)] {
+        &self.problems
+    }
+
+    /// Settings that do not match their schema: the message and each problem.
+    pub(crate) fn settings((message, problems): (String, Vec<(String, String)>)) -> Self {
+        RecordError {
+            problems,
+            ..RecordError::new(RecordErrorKind::Invalid, message)
+        }
     }
 }
 

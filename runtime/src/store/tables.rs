@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 7] = [
+const MIGRATIONS: [&str; 8] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -87,6 +87,12 @@ CREATE TABLE toolgate_servers (
     record TEXT NOT NULL
 );
 ",
+    // 8: the text of each preview, found again for its approval; calls counted over a time.
+    "
+ALTER TABLE toolgate_audit ADD COLUMN preview TEXT;
+CREATE INDEX toolgate_audit_previews ON toolgate_audit (tool, digest, seq);
+CREATE INDEX toolgate_audit_at ON toolgate_audit (at_ms);
+",
 ];
 
 /// The columns of an audit row, in the order stores write and read them (after `seq` when reading): a
@@ -94,10 +100,28 @@ CREATE TABLE toolgate_servers (
 macro_rules! audit_columns {
     () => {
         "at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision, on_behalf_of, \
-         session_log, telemetry"
+         session_log, telemetry, preview"
     };
 }
 pub(crate) use audit_columns;
+
+/// The rows an audit query reads, newest first: `seq` and the columns, then the preview an approval or a
+/// decline answered (the latest preview of the same tool with the same arguments before it); its filters
+/// are the backend's own placeholders.
+macro_rules! audit_query {
+    ($filters:literal) => {
+        concat!(
+            "SELECT seq, ",
+            $crate::store::tables::audit_columns!(),
+            ", CASE WHEN a.action IN ('approve', 'decline') THEN (SELECT p.preview FROM toolgate_audit p \
+             WHERE p.action = 'preview' AND p.tool = a.tool AND p.digest = a.digest AND p.seq < a.seq \
+             ORDER BY p.seq DESC LIMIT 1) END FROM toolgate_audit a WHERE ",
+            $filters,
+            " ORDER BY seq DESC LIMIT "
+        )
+    };
+}
+pub(crate) use audit_query;
 
 /// Counts one run of (caller, session, tool) unless `$4` are counted already: one row changed if it counted.
 pub(crate) const CEILING_TAKE: &str = "INSERT INTO toolgate_ceilings (caller, session, tool, runs) VALUES ($1, $2, $3, 1) \

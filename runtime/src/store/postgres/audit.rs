@@ -36,6 +36,7 @@ struct Row {
     on_behalf_of: Option<String>,
     session_log: Option<String>,
     telemetry: Option<String>,
+    preview: Option<String>,
 }
 
 /// The audit sink of a [`PostgresStore`](super::PostgresStore): one row per call in `toolgate_audit`,
@@ -101,7 +102,7 @@ impl PostgresAudit {
 
 impl AuditSink for PostgresAudit {
     fn record(&self, event: &AuditEvent<'_>) {
-        let (on_behalf_of, session_log, telemetry) = event.extra_columns();
+        let extra = event.extra_columns();
         let row = Row {
             at_ms: super::ms(event.at),
             caller: event.caller.id().to_owned(),
@@ -112,9 +113,10 @@ impl AuditSink for PostgresAudit {
             session: event.invocation.session_id.as_deref().map(str::to_owned),
             elapsed_us: i64::try_from(event.elapsed.as_micros()).unwrap_or(i64::MAX),
             revision: i64::try_from(event.revision).unwrap_or(i64::MAX),
-            on_behalf_of,
-            session_log,
-            telemetry,
+            on_behalf_of: extra.on_behalf_of,
+            session_log: extra.session_log,
+            telemetry: extra.telemetry,
+            preview: extra.preview,
         };
         match self.queue.try_send(row) {
             Ok(()) => {
@@ -169,7 +171,7 @@ async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
             "INSERT INTO toolgate_audit (",
             tables::audit_columns!(),
             ") SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], \
-             $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::TEXT[], $12::TEXT[])"
+             $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::TEXT[], $12::TEXT[], $13::TEXT[])"
         ))
         .await
         .map_err(|e| e.to_string())?;
@@ -192,6 +194,7 @@ async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
                 &optional(|r| r.on_behalf_of.as_deref()),
                 &optional(|r| r.session_log.as_deref()),
                 &optional(|r| r.telemetry.as_deref()),
+                &optional(|r| r.preview.as_deref()),
             ],
         )
         .await

@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 
 use crate::store::{
     AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ServerRecord, ToolRecord, Write, from_json, to_json,
+    ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
 };
 
 use super::revision::{lock_revision, log, unsigned};
@@ -144,6 +144,25 @@ impl RecordStore for PostgresStore {
         })
     }
 
+    fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>> {
+        Box::pin(async move {
+            self.audit.flush(Duration::from_secs(2)).await;
+            let client = self.client().await?;
+            let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
+            let rows = client
+                .query(crate::store::audit::calls_per_tool!("$1"), &[&since])
+                .await
+                .map_err(database)?;
+            Ok(rows
+                .iter()
+                .map(|r| ToolCalls {
+                    tool: r.get(0),
+                    calls: unsigned(r.get(1)),
+                })
+                .collect())
+        })
+    }
+
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         Box::pin(async move {
             self.audit.flush(Duration::from_secs(2)).await;
@@ -160,12 +179,11 @@ impl RecordStore for PostgresStore {
             let rows = client
                 .query(
                     concat!(
-                        "SELECT seq, ",
-                        tables::audit_columns!(),
-                        " FROM toolgate_audit \
-                     WHERE ($2::text IS NULL OR caller = $2) AND ($3::text IS NULL OR tool = $3) \
-                     AND ($4::text IS NULL OR outcome = $4) AND at_ms >= $5 AND at_ms < $6 \
-                     ORDER BY seq DESC LIMIT $1"
+                        tables::audit_query!(
+                            "($2::text IS NULL OR caller = $2) AND ($3::text IS NULL OR tool = $3) \
+                             AND ($4::text IS NULL OR outcome = $4) AND at_ms >= $5 AND at_ms < $6"
+                        ),
+                        "$1"
                     ),
                     &parameters,
                 )
@@ -189,6 +207,7 @@ impl RecordStore for PostgresStore {
                         on_behalf_of,
                         session_log: r.get(11),
                         telemetry,
+                        preview: r.get::<_, Option<String>>(13).or(r.get(14)),
                     }
                 })
                 .collect())

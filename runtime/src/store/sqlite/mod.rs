@@ -219,14 +219,14 @@ pub struct SqliteAudit(SqliteStore);
 
 impl AuditSink for SqliteAudit {
     fn record(&self, event: &AuditEvent<'_>) {
-        let (chain, session_log, telemetry) = event.extra_columns();
+        let extra = event.extra_columns();
         let written = self
             .0
             .lock()
             .prepare_cached(concat!(
                 "INSERT INTO toolgate_audit (",
                 tables::audit_columns!(),
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
             ))
             .and_then(|mut s| {
                 s.execute(params![
@@ -239,9 +239,10 @@ impl AuditSink for SqliteAudit {
                     event.invocation.session_id.as_deref(),
                     event.elapsed.as_micros() as i64,
                     event.revision as i64,
-                    chain,
-                    session_log,
-                    telemetry,
+                    extra.on_behalf_of,
+                    extra.session_log,
+                    extra.telemetry,
+                    extra.preview,
                 ])
             });
         if let Err(error) = written {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::store::{
     AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ServerRecord, ToolRecord, Write, from_json, to_json,
+    ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
 };
 
 use super::revision::{current_revision, log};
@@ -101,17 +101,35 @@ impl RecordStore for SqliteStore {
         })
     }
 
+    fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>> {
+        Box::pin(async move {
+            let connection = self.lock();
+            let mut statement = connection
+                .prepare_cached(crate::store::audit::calls_per_tool!("?1"))
+                .map_err(database)?;
+            let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map(params![since], |r| {
+                    Ok(ToolCalls {
+                        tool: r.get(0)?,
+                        calls: r.get::<_, i64>(1)?.max(0) as u64,
+                    })
+                })
+                .map_err(database)?;
+            rows.map(|row| row.map_err(database)).collect()
+        })
+    }
+
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         Box::pin(async move {
             let connection = self.lock();
             let mut statement = connection
                 .prepare_cached(concat!(
-                    "SELECT seq, ",
-                    tables::audit_columns!(),
-                    " FROM toolgate_audit \
-                     WHERE (?2 IS NULL OR caller = ?2) AND (?3 IS NULL OR tool = ?3) AND (?4 IS NULL OR outcome = ?4) \
-                     AND at_ms >= ?5 AND at_ms < ?6 \
-                     ORDER BY seq DESC LIMIT ?1"
+                    tables::audit_query!(
+                        "(?2 IS NULL OR caller = ?2) AND (?3 IS NULL OR tool = ?3) \
+                         AND (?4 IS NULL OR outcome = ?4) AND at_ms >= ?5 AND at_ms < ?6"
+                    ),
+                    "?1"
                 ))
                 .map_err(database)?;
             let (since, until) = query.bounds_i64();
@@ -141,6 +159,7 @@ impl RecordStore for SqliteStore {
                             on_behalf_of,
                             session_log: r.get(11)?,
                             telemetry,
+                            preview: r.get::<_, Option<String>>(13)?.or(r.get(14)?),
                         })
                     },
                 )
