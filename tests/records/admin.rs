@@ -151,6 +151,10 @@ async fn the_admin_api_edits_records_with_the_same_checks_as_everywhere() {
             .contains("`max_rows`"),
         "{wrong}"
     );
+    assert_eq!(
+        wrong["error"]["problems"][0]["path"], "max_rows",
+        "the page shows it beside the field"
+    );
     let unknown = ops(http.get(format!("{url}/admin/tools/no_such_tool")))
         .send()
         .await
@@ -169,7 +173,7 @@ async fn the_openapi_document_describes_every_route() {
     let http = reqwest::Client::new();
     let document = get_json(&http, &format!("{url}/admin/openapi.json")).await;
     assert_eq!(document["openapi"], "3.1.0");
-    let source = include_str!("../../runtime/src/mcp/admin.rs");
+    let source = include_str!("../../runtime/src/mcp/admin/mod.rs");
     let routes: Vec<&str> = source
         .lines()
         .filter_map(|line| line.trim().strip_prefix(".route(\""))
@@ -373,4 +377,121 @@ async fn the_admin_api_adds_checks_and_removes_remote_servers() {
     .unwrap();
     assert_eq!(removed.status(), 200);
     assert!(!names(&registry, &clerk()).contains(&"talker_talk".to_owned()));
+}
+
+#[tokio::test]
+async fn the_page_holds_no_data_and_every_answer_under_admin_carries_a_content_security_policy() {
+    let (_, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let page = http.get(format!("{url}/admin")).send().await.unwrap();
+    assert_eq!(page.status(), 200, "the page itself asks for a token");
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        policy.contains("default-src 'none'") && policy.contains("script-src 'self'"),
+        "{policy}"
+    );
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text().await.unwrap();
+    assert!(
+        !html.contains("slow_report") && !html.contains("<script>"),
+        "no data, no inline script"
+    );
+    for (path, token) in [
+        ("/admin/page.js", None),
+        ("/admin/draw.js", None),
+        ("/admin/tools", None),
+        ("/admin/tools", Some("clerk-token")),
+        ("/admin/tools", Some("ops-token")),
+        ("/admin/no-such-route", Some("ops-token")),
+    ] {
+        let mut request = http.get(format!("{url}{path}"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(
+            answer
+                .headers()
+                .get("content-security-policy")
+                .map(|p| p.to_str().unwrap()),
+            Some(policy.as_str()),
+            "{path} as {token:?}: {}",
+            answer.status()
+        );
+        assert_eq!(answer.headers()["x-content-type-options"], "nosniff");
+    }
+    let elsewhere = http
+        .get(format!("{url}/admin"))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        elsewhere.status(),
+        403,
+        "a host the server does not answer for"
+    );
+}
+
+#[tokio::test]
+async fn the_page_hears_of_a_change_made_elsewhere_and_reads_calls_per_tool() {
+    let (registry, url) = admin_server().await;
+    let http = reqwest::Client::new();
+    let revision = registry.revision();
+    let waiting = {
+        let (http, url) = (http.clone(), url.clone());
+        tokio::spawn(async move {
+            get_json(&http, &format!("{url}/admin/changes?after={revision}")).await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished(), "nothing changed yet");
+    let edit = Edit::new(
+        "cli",
+        &record(&registry, "slow_report").await,
+        Change::Disable,
+    );
+    registry.edit(&edit).await.unwrap();
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer["revision"], registry.revision());
+    assert_ne!(answer["revision"], revision);
+    let behind = get_json(&http, &format!("{url}/admin/changes?after={revision}")).await;
+    assert_eq!(
+        behind["revision"],
+        registry.revision(),
+        "a page behind is answered at once"
+    );
+    let bad = http
+        .get(format!("{url}/admin/changes?after=soon"))
+        .bearer_auth("ops-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+
+    for query in ["a", "b", "c"] {
+        registry
+            .call(&clerk(), "search_catalogue", json!({ "query": query }))
+            .await;
+    }
+    registry.call(&clerk(), "count_lamps", json!({})).await;
+    let calls = get_json(&http, &format!("{url}/admin/calls")).await;
+    assert_eq!(
+        calls["tools"],
+        json!([{ "tool": "search_catalogue", "calls": 3 }, { "tool": "count_lamps", "calls": 1 }])
+    );
+    assert_eq!(calls["chart"]["type"], "bar");
+    assert_eq!(
+        calls["chart"]["labels"],
+        json!(["search_catalogue", "count_lamps"])
+    );
+    assert_eq!(calls["chart"]["datasets"][0]["data"], json!([3.0, 1.0]));
 }

@@ -156,25 +156,34 @@ impl Hosts {
         credentials: &Credentials,
         request: &Parts,
     ) -> Result<Caller, axum::response::Response> {
+        if !self.answers_for(request) {
+            return Err(foreign_host());
+        }
+        credentials.caller(request).await.map_err(unauthorized)
+    }
+
+    /// Whether the request is to a host this server answers for.
+    pub(crate) fn answers_for(&self, request: &Parts) -> bool {
         let host = request
             .headers
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .map(host_name);
-        let allowed = match (&self.0, host) {
+        match (&self.0, host) {
             (_, None) => false,
             (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
             (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
-        };
-        if !allowed {
-            return Err(super::answers::problem(
-                http::StatusCode::FORBIDDEN,
-                "forbidden",
-                "this server does not answer for that host",
-            ));
         }
-        credentials.caller(request).await.map_err(unauthorized)
     }
+}
+
+/// The answer to a request for a host this server does not answer for.
+pub(crate) fn foreign_host() -> axum::response::Response {
+    super::answers::problem(
+        http::StatusCode::FORBIDDEN,
+        "forbidden",
+        "this server does not answer for that host",
+    )
 }
 
 /// A `Host` header without its port.

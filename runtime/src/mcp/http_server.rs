@@ -450,7 +450,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         cancellation: CancellationToken,
         responses: &Arc<Responses>,
     ) -> Router {
-        let config = self.http.rmcp_config(cancellation);
+        let config = self.http.rmcp_config(cancellation.clone());
         let factory = move || Ok(handler.for_session());
         let path = self.http.path.as_str();
         let sessions = (!self.http.stateless).then(|| {
@@ -486,7 +486,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         }
         if self.admin {
             let admins = Admins { credentials, hosts };
-            router = router.merge(admin::router(self.registry.clone(), admins));
+            router = router.merge(admin::router(self.registry.clone(), admins, cancellation));
         }
         router
     }

@@ -55,8 +55,16 @@ pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 /// ```
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
+/// The drawing of charts and tables, which the admin page loads too.
+pub(crate) const DRAW: &str = include_str!("view/draw.js");
+
 /// The App: HTML, CSS and the drawing code in one file, built into the binary.
-const HTML: &str = include_str!("view.html");
+const HTML: &str = concat!(
+    include_str!("view/head.html"),
+    include_str!("view/draw.js"),
+    include_str!("view/view.js"),
+    "</script>\n</body>\n</html>\n"
+);
 
 /// The `_meta.ui` of a tool whose results the App draws.
 pub(crate) fn tool_meta() -> Value {

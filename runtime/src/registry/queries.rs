@@ -150,6 +150,15 @@ impl Registry {
         Some(Arc::clone(&snapshot.tools[index].tool))
     }
 
+    /// The settings a tool runs with now, the operator's merged over the code's and the configuration
+    /// file's (for the admin page's form).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn settings_of(&self, name: &str) -> Option<Arc<serde_json::Value>> {
+        let snapshot = self.snapshot();
+        let index = *snapshot.by_name.get(name)?;
+        snapshot.tools[index].settings.clone()
+    }
+
     /// Every tool, in listing order, whoever may run it (for administration).
     pub fn tools(&self) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();

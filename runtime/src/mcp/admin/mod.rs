@@ -1,7 +1,7 @@
 //! The admin API: the operator's commands as JSON over HTTP, under `/admin` on the MCP server's own
 //! listener and behind its authenticator. A caller needs the ability [`ADMIN_ABILITY`], which nothing
 //! grants by default: without it the answer is 403 and nothing changes. The API describes itself at
-//! `/admin/openapi.json`.
+//! `/admin/openapi.json`. The operator's page over it is at `/admin`.
 //!
 //! ```
 //! use toolgate::mcp::{BearerTokens, McpServer};
@@ -44,6 +44,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::caller::Caller;
+use crate::param::CancellationToken;
 use crate::registry::Registry;
 use crate::store::{
     AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
@@ -51,6 +52,8 @@ use crate::store::{
 
 use super::answers::{json_response, problem};
 use super::auth::{Credentials, Hosts};
+
+mod page;
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
@@ -66,10 +69,21 @@ pub(crate) struct Admins {
     pub(crate) hosts: Hosts,
 }
 
-/// The API's routes over `registry`'s records, behind `admins`.
-pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
+/// How long `/admin/changes` waits for a change before it answers with the revision it has.
+const LONGEST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The API's routes over `registry`'s records, behind `admins`, and the page; its waits end when
+/// `cancellation` is cancelled.
+pub(crate) fn router(
+    registry: Registry,
+    admins: Admins,
+    cancellation: CancellationToken,
+) -> Router {
+    let page = page::router(admins.hosts.clone());
     let router = Router::new()
         .route("/admin/openapi.json", get(openapi))
+        .route("/admin/changes", get(changes))
+        .route("/admin/calls", get(calls))
         .route("/admin/tools", get(list))
         .route("/admin/tools/{name}", get(show).delete(delete))
         .route("/admin/tools/{name}/edit", axum::routing::post(edit))
@@ -92,7 +106,75 @@ pub(crate) fn router(registry: Registry, admins: Admins) -> Router {
     );
     router
         .with_state(registry)
+        .layer(axum::Extension(cancellation))
         .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
+        .merge(page)
+        .layer(middleware::from_fn(page::secured))
+}
+
+/// The filter of `/admin/changes`: the revision the page has.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct After {
+    after: Option<u64>,
+}
+
+/// Answers once the registry serves a revision other than `after`, or a server's tools or health changed,
+/// or after [`LONGEST_WAIT`]: `{"revision"}`, for a page that shows changes made elsewhere (the CLI,
+/// another replica) without a reload.
+async fn changes(
+    State(registry): State<Registry>,
+    axum::Extension(cancellation): axum::Extension<CancellationToken>,
+    params: Result<Query<After>, QueryRejection>,
+) -> Response {
+    let after = match params {
+        Ok(Query(After { after })) => after,
+        Err(error) => return rejected(&error),
+    };
+    if after.is_none_or(|after| after == registry.revision()) {
+        tokio::select! {
+            _ = registry.changed() => {}
+            () = tokio::time::sleep(LONGEST_WAIT) => {}
+            () = cancellation.cancelled() => {}
+        }
+    }
+    json_response(
+        StatusCode::OK,
+        json!({ "revision": registry.revision() }).to_string(),
+    )
+}
+
+/// The window of `/admin/calls`, in hours back from now.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hours {
+    hours: Option<u32>,
+}
+
+/// How many calls each tool had over the last `hours` (24 by default, at most a week), most called first,
+/// and as a bar chart of the twenty most called.
+async fn calls(
+    State(registry): State<Registry>,
+    params: Result<Query<Hours>, QueryRejection>,
+) -> Response {
+    let hours = match params {
+        Ok(Query(Hours { hours })) => hours.unwrap_or(24).clamp(1, 24 * 7),
+        Err(error) => return rejected(&error),
+    };
+    let since_ms = crate::store::unix_ms().saturating_sub(u64::from(hours) * 3_600_000);
+    answer(
+        async {
+            let counts = registry.store()?.calls_per_tool(since_ms).await?;
+            let top = &counts[..counts.len().min(20)];
+            let title = format!("Calls per tool, last {hours} h");
+            #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+            let chart = crate::Chart::new(crate::ChartKind::Bar, title)
+                .labels(top.iter().map(|c| c.tool.clone()))
+                .dataset("calls", top.iter().map(|c| c.calls as f64));
+            Ok(json!({ "since_ms": since_ms, "tools": counts, "chart": chart }))
+        }
+        .await,
+    )
 }
 
 /// The remote servers as this process serves them now, and the records of those operators added.
@@ -155,11 +237,33 @@ async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) 
     next.run(Request::from_parts(parts, body)).await
 }
 
+/// The records, each with what the registry serves now: the remote server a tool comes from (`server`),
+/// and the settings it runs with (`effective_settings`).
 async fn list(State(registry): State<Registry>) -> Response {
     answer(
         async {
             let records = registry.store()?.load().await?;
-            let tools: Vec<_> = records.tools.into_values().collect();
+            let tools: Vec<Value> = records
+                .tools
+                .into_values()
+                .map(|record| {
+                    let server = registry
+                        .get(&record.name)
+                        .and_then(|tool| match tool.source() {
+                            crate::Source::Remote { server, .. } => Some(server.to_string()),
+                            _ => None,
+                        });
+                    let effective = registry.settings_of(&record.name);
+                    let mut entry = json!(record);
+                    if let Some(server) = server {
+                        entry["server"] = Value::String(server);
+                    }
+                    if let Some(settings) = effective {
+                        entry["effective_settings"] = Value::clone(&settings);
+                    }
+                    entry
+                })
+                .collect();
             Ok(json!({ "revision": records.revision, "tools": tools }))
         }
         .await,
@@ -439,10 +543,19 @@ fn answer(result: Result<Value, RecordError>) -> Response {
                 RecordErrorKind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
                 _ => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             };
-            problem(status, kind, error.message())
+            let mut body = json!({ "error": { "kind": kind, "message": error.message() } });
+            if !error.problems().is_empty() {
+                let problems: Vec<Value> = error
+                    .problems()
+                    .iter()
+                    .map(|(path, problem)| json!({ "path": path, "problem": problem }))
+                    .collect();
+                body["error"]["problems"] = Value::from(problems);
+            }
+            json_response(status, body.to_string())
         }
     }
 }
 
 /// The OpenAPI document of the admin API.
-pub(crate) const OPENAPI: &str = include_str!("admin.openapi.json");
+pub(crate) const OPENAPI: &str = include_str!("openapi.json");

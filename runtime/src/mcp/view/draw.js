@@ -1,77 +1,8 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>toolgate view</title>
-<style>
-  :root { color-scheme: light dark; --fg: #1f2328; --muted: #656d76; --grid: #d8dee4; --bg: #ffffff; --stripe: #f6f8fa; --link: #0969da; }
-  :root[data-theme="dark"] { --fg: #e6edf3; --muted: #8d96a0; --grid: #30363d; --bg: #0d1117; --stripe: #161b22; --link: #4493f8; }
-  html, body { margin: 0; background: var(--bg); color: var(--fg); font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
-  #root { padding: 12px 16px; }
-  svg { display: block; width: 100%; height: auto; overflow: visible; }
-  svg text { fill: var(--fg); font-size: 12px; }
-  svg .title { font-size: 15px; font-weight: 600; }
-  svg .axis text, svg .legend .value { fill: var(--muted); }
-  svg .grid line { stroke: var(--grid); }
-  svg .line { fill: none; stroke-width: 2.5; stroke-linejoin: round; }
-  svg .slice { stroke: var(--bg); stroke-width: 2; }
-  table { border-collapse: collapse; width: 100%; }
-  caption { text-align: left; font-size: 15px; font-weight: 600; padding-bottom: 8px; }
-  th, td { padding: 6px 10px; border-bottom: 1px solid var(--grid); text-align: left; vertical-align: top; }
-  th { font-weight: 600; color: var(--muted); }
-  tbody tr:nth-child(even) { background: var(--stripe); }
-  td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
-  td.number, td.date, td.boolean, td:first-child { white-space: nowrap; }
-  a { color: var(--link); }
-  .problem { color: #cf222e; }
-</style>
-</head>
-<body>
-<div id="root"><p class="waiting">Waiting for the tool's result…</p></div>
-<script>
-"use strict";
-// toolgate's MCP App: draws the `chart` or `table` of a tool result the host hands over. Everything is
-// drawn with the DOM (textContent, SVG elements), never from HTML strings, and nothing is fetched.
-(function () {
+// toolgate's drawing of charts and tables, shared by its MCP App and the admin page. Everything is drawn
+// with the DOM (textContent, SVG elements), never from HTML strings.
+const toolgateDraw = (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6", "#d37295"];
-  const root = document.getElementById("root");
-  let nextId = 1;
-  const waiting = new Map();
-
-  function post(message) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*"); }
-  function request(method, params) {
-    const id = nextId++;
-    post({ id, method, params });
-    return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
-  }
-  function notify(method, params) { post({ method, params }); }
-
-  window.addEventListener("message", (event) => {
-    if (event.source !== window.parent) return;
-    const message = event.data;
-    if (!message || message.jsonrpc !== "2.0") return;
-    if (message.id !== undefined && !message.method) {
-      const pending = waiting.get(message.id);
-      if (!pending) return;
-      waiting.delete(message.id);
-      if (message.error) pending.reject(message.error); else pending.resolve(message.result);
-      return;
-    }
-    switch (message.method) {
-      case "ui/notifications/tool-result": show(message.params); break;
-      case "ui/notifications/host-context-changed": theme(message.params); break;
-      case "ping":
-      case "ui/resource-teardown": post({ id: message.id, result: {} }); break;
-      default: if (message.id !== undefined) post({ id: message.id, error: { code: -32601, message: "Method not found" } });
-    }
-  });
-
-  function theme(context) {
-    if (context && (context.theme === "dark" || context.theme === "light")) document.documentElement.dataset.theme = context.theme;
-  }
 
   function element(name, attributes, text) {
     const node = document.createElement(name);
@@ -86,36 +17,23 @@
     return node;
   }
   function number(value) { return Number.isFinite(value) ? value.toLocaleString("en-US", { maximumFractionDigits: 2 }) : ""; }
-  function problem(text) { root.replaceChildren(element("p", { class: "problem" }, text)); document.body.dataset.drawn = "problem"; resized(); }
-
-  function show(result) {
-    const data = result && result.structuredContent;
-    if (result && result.isError) return problem("The tool failed: " + ((result.content || []).map((c) => c.text || "").join(" ") || "no reason given"));
-    if (!data || (!data.chart && !data.table)) return problem("This result has no chart or table to show.");
-    root.replaceChildren();
-    delete document.body.dataset.drawn;
-    if (data.chart) chart(data.chart);
-    if (data.table && document.body.dataset.drawn !== "problem") table(data.table);
-    if (document.body.dataset.drawn !== "problem") document.body.dataset.drawn = [data.chart && "chart", data.table && "table"].filter(Boolean).join(" ");
-    resized();
-  }
 
   // ---- charts ----
-  function chart(c) {
+  // The chart `c` as an SVG element `width` wide; throws an Error that says why it cannot be drawn.
+  function chart(c, width) {
     const labels = Array.isArray(c.labels) ? c.labels.map(String) : [];
     const datasets = Array.isArray(c.datasets) ? c.datasets : [];
     const fits = labels.length > 0 && datasets.length > 0 && datasets.every((d) => Array.isArray(d.data) && d.data.length === labels.length && d.data.every(Number.isFinite));
-    if (!fits) return problem("The chart's labels and values do not match, so it is not drawn.");
+    if (!fits) throw new Error("The chart's labels and values do not match, so it is not drawn.");
     const pie = c.type === "pie" || c.type === "doughnut";
-    if (!pie && c.type !== "bar" && c.type !== "line") return problem(`A chart of type "${c.type}" cannot be drawn.`);
+    if (!pie && c.type !== "bar" && c.type !== "line") throw new Error(`A chart of type "${c.type}" cannot be drawn.`);
     const slicesFit = datasets.length === 1 && datasets[0].data.every((v) => v >= 0) && datasets[0].data.some((v) => v > 0);
-    if (pie && !slicesFit) return problem("A pie needs one dataset of values that are not negative and not all zero.");
-    const width = Math.max(320, Math.min(root.clientWidth || 640, 960));
+    if (pie && !slicesFit) throw new Error("A pie needs one dataset of values that are not negative and not all zero.");
     const svg = shape("svg", { viewBox: `0 0 ${width} 340`, role: "img", class: "chart " + c.type, "aria-label": String(c.title || "") });
     svg.append(shape("text", { x: 0, y: 18, class: "title" }, String(c.title || "")));
     if (pie) slices(svg, width, labels, datasets[0], c.type === "doughnut");
     else axes(svg, width, labels, datasets, c.type);
-    root.append(svg);
+    return svg;
   }
 
   function ticks(low, high) {
@@ -224,10 +142,12 @@
     } catch (_) { return null; }
   }
 
-  function table(t) {
+  // The table `t` as a table element, whose row links call `open(href)`; throws an Error that says why it
+  // cannot be drawn.
+  function table(t, open) {
     const columns = Array.isArray(t.columns) ? t.columns : [];
     const rows = Array.isArray(t.rows) ? t.rows : [];
-    if (!columns.length || rows.some((r) => !Array.isArray(r.cells) || r.cells.length !== columns.length)) return problem("The table's rows do not match its columns, so it is not drawn.");
+    if (!columns.length || rows.some((r) => !Array.isArray(r.cells) || r.cells.length !== columns.length)) throw new Error("The table's rows do not match its columns, so it is not drawn.");
     const node = element("table", { class: "table" });
     if (t.title) node.append(element("caption", {}, String(t.title)));
     const head = element("tr");
@@ -245,7 +165,7 @@
         const href = i === 0 && row.url ? link(row.url) : null;
         if (href) {
           const a = element("a", { href, target: "_blank", rel: "noopener noreferrer" }, text);
-          a.addEventListener("click", (event) => { event.preventDefault(); request("ui/open-link", { url: href }).catch(() => {}); });
+          a.addEventListener("click", (event) => { event.preventDefault(); open(href); });
           td.append(a);
         } else td.textContent = text;
         tr.append(td);
@@ -253,22 +173,8 @@
       body.append(tr);
     }
     node.append(body);
-    root.append(node);
+    return node;
   }
 
-  // ---- size and handshake ----
-  let connected = false;
-  function resized() {
-    if (!connected) return;
-    const size = document.body.getBoundingClientRect();
-    notify("ui/notifications/size-changed", { width: Math.ceil(size.width), height: Math.ceil(size.height) });
-  }
-  if (window.ResizeObserver) new ResizeObserver(resized).observe(document.body);
-
-  request("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "toolgate-view", version: "1" }, appCapabilities: {} })
-    .then((result) => { theme(result && result.hostContext); connected = true; notify("ui/notifications/initialized", {}); resized(); })
-    .catch((error) => problem("The host refused to connect: " + (error && error.message)));
+  return { element, number, chart, table };
 })();
-</script>
-</body>
-</html>
