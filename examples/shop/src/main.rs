@@ -151,7 +151,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             );
             println!("                 bot-token (the support bot: profile `support`)");
             println!(
-                "  admin API: {}/admin/tools, bearer token admin-token",
+                "  admin page: {}/admin (admin API below it), token admin-token",
                 url.trim_end_matches("/mcp")
             );
             println!(
