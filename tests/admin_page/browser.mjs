@@ -78,6 +78,10 @@ try {
   check((await page.locator("img").count()) === 0, "no element was made from markup");
   check((await page.locator("script").count()) === 2, "only the page's own scripts");
   step("markup shown as text, nothing ran");
+  await page.click('nav [data-view="servers"]');
+  const ghost = await page.locator('tr[data-server="ghost"] td').allTextContents();
+  check(ghost[2] === "offline" && ghost[6].length > 0, `the remote server's health and last error: ${ghost}`);
+  step("an offline remote server shown with its last error");
   await page.click('nav [data-view="tools"]');
 
   // 2. Disable a tool; it vanishes from tools/list over MCP.

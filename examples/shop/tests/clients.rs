@@ -10,6 +10,7 @@
 #[allow(dead_code)] // shared with the records tests, which use all of it
 mod postgres;
 #[path = "../../../tests/support/real_clients.rs"]
+#[allow(dead_code)] // shared with the browser tests, which use `chromium`
 mod real_clients;
 
 use std::path::Path;

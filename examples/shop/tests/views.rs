@@ -11,28 +11,14 @@
 #[allow(dead_code)] // shared with the client tests, which use all of it
 mod real_clients;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use real_clients::{Served, missing};
+use real_clients::{Served, chromium};
 use serde_json::{Value, json};
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
 const HOST: &str = include_str!("views/host.html");
-
-/// Debian's Chromium, or `$CHROMIUM`.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("CHROMIUM")
-        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
-    if path.exists() {
-        return Some(path);
-    }
-    missing(&format!(
-        "Chromium is not installed at {} (or set CHROMIUM)",
-        path.display()
-    ));
-    None
-}
 
 /// One MCP session with the shop over Streamable HTTP, as the manager.
 struct Session {
