@@ -8,7 +8,25 @@ use serde_json::json;
 
 /// An error answer: `{"error": {"kind", "message"}}`.
 pub(crate) fn problem(status: StatusCode, kind: &str, message: &str) -> Response {
-    let body = json!({ "error": { "kind": kind, "message": message } });
+    problem_with(status, kind, message, &[])
+}
+
+/// An error answer with each problem of settings that do not match their schema, as
+/// `"problems": [{"path", "problem"}]` beside the message, when there are any.
+pub(crate) fn problem_with(
+    status: StatusCode,
+    kind: &str,
+    message: &str,
+    problems: &[(String, String)],
+) -> Response {
+    let mut body = json!({ "error": { "kind": kind, "message": message } });
+    if !problems.is_empty() {
+        let problems: Vec<_> = problems
+            .iter()
+            .map(|(path, problem)| json!({ "path": path, "problem": problem }))
+            .collect();
+        body["error"]["problems"] = problems.into();
+    }
     json_response(status, body.to_string())
 }
 

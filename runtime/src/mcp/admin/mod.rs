@@ -50,7 +50,7 @@ use crate::store::{
     AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
 };
 
-use super::answers::{json_response, problem};
+use super::answers::{json_response, problem, problem_with};
 use super::auth::{Credentials, Hosts};
 
 mod page;
@@ -119,8 +119,8 @@ struct After {
     after: Option<u64>,
 }
 
-/// Answers once the registry serves a revision other than `after`, or a server's tools or health changed,
-/// or after [`LONGEST_WAIT`]: `{"revision"}`, for a page that shows changes made elsewhere (the CLI,
+/// Answers once the registry serves a revision other than `after`, or a remote server's tools changed, or
+/// after [`LONGEST_WAIT`]: `{"revision"}`, for a page that shows changes made elsewhere (the CLI,
 /// another replica) without a reload.
 async fn changes(
     State(registry): State<Registry>,
@@ -543,16 +543,7 @@ fn answer(result: Result<Value, RecordError>) -> Response {
                 RecordErrorKind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
                 _ => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             };
-            let mut body = json!({ "error": { "kind": kind, "message": error.message() } });
-            if !error.problems().is_empty() {
-                let problems: Vec<Value> = error
-                    .problems()
-                    .iter()
-                    .map(|(path, problem)| json!({ "path": path, "problem": problem }))
-                    .collect();
-                body["error"]["problems"] = Value::from(problems);
-            }
-            json_response(status, body.to_string())
+            problem_with(status, kind, error.message(), error.problems())
         }
     }
 }
