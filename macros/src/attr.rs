@@ -22,6 +22,7 @@ pub(crate) const KEYS: &[&str] = &[
     "overrides_builtin",
     "max_runs",
     "defer",
+    "task",
     "idempotent",
     "open_world",
     "timeout",
@@ -30,6 +31,9 @@ pub(crate) const KEYS: &[&str] = &[
 
 /// The modes `defer = "..."` takes, as `toolgate::Defer` names them in lower case.
 pub(crate) const DEFER_MODES: &[&str] = &["auto", "always", "never"];
+
+/// The modes `task = "..."` takes, as `toolgate::TaskSupport` names them in lower case.
+pub(crate) const TASK_MODES: &[&str] = &["optional", "required"];
 
 /// A key that was written, with its value; the key's span is kept for errors about the key itself.
 pub(crate) struct KeyValue<T> {
@@ -58,6 +62,8 @@ pub(crate) struct ToolAttr {
     pub(crate) max_runs: Option<KeyValue<LitInt>>,
     /// `defer` alone, or `defer = "auto" | "never" | "always"`.
     pub(crate) defer: Option<KeyValue<Option<LitStr>>>,
+    /// `task` alone (it may run as a task), or `task = "optional" | "required"`.
+    pub(crate) task: Option<KeyValue<Option<LitStr>>>,
     pub(crate) idempotent: Option<Path>,
     pub(crate) open_world: Option<Path>,
     pub(crate) timeout: Option<KeyValue<LitStr>>,
@@ -149,7 +155,14 @@ impl ToolAttr {
             "system" => put(&mut self.system, &path, v.flag(), errors),
             "overrides_builtin" => put(&mut self.overrides_builtin, &path, v.flag(), errors),
             "max_runs" => put(&mut self.max_runs, &path, v.int(), errors),
-            "defer" => put(&mut self.defer, &path, v.defer(), errors),
+            "defer" => {
+                let example = "defer` (always deferred), `defer = \"auto\"` or `defer = \"never\"";
+                put(&mut self.defer, &path, v.mode(DEFER_MODES, example), errors);
+            }
+            "task" => {
+                let example = "task` (it may run as a task) or `task = \"required\"";
+                put(&mut self.task, &path, v.mode(TASK_MODES, example), errors);
+            }
             "idempotent" => put(&mut self.idempotent, &path, v.flag(), errors),
             "open_world" => put(&mut self.open_world, &path, v.flag(), errors),
             "timeout" => {
@@ -255,18 +268,18 @@ impl ValueParser<'_> {
         }
     }
 
-    /// `defer` alone (always deferred) or with one of its modes in a string.
-    fn defer(self) -> Option<Option<LitStr>> {
-        const EXAMPLE: &str = "defer` (always deferred), `defer = \"auto\"` or `defer = \"never\"";
+    /// The key alone or with one of its `modes` in a string; `example` shows both.
+    fn mode(self, modes: &[&str], example: &str) -> Option<Option<LitStr>> {
+        let name = self.name();
         match self.value {
             None => Some(None),
             Some(Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
-            })) if DEFER_MODES.contains(&s.value().as_str()) => Some(Some(s.clone())),
+            })) if modes.contains(&s.value().as_str()) => Some(Some(s.clone())),
             Some(other) => {
                 self.errors.at(
                     other,
-                    format!("expected `defer` alone or one of its modes: `{EXAMPLE}`"),
+                    format!("expected `{name}` alone or one of its modes: `{example}`"),
                 );
                 None
             }

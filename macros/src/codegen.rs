@@ -11,7 +11,7 @@ use syn::{Expr, ExprLit, Lit, LitStr};
 
 use crate::arg::Choice;
 use crate::ast::{Param, ToolFn};
-use crate::attr::ToolAttr;
+use crate::attr::{KeyValue, ToolAttr};
 use crate::valid;
 
 /// The registration of a checked tool.
@@ -81,18 +81,8 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         flag(&attr.overrides_builtin),
         flag(&attr.enforced_downstream),
     );
-    let defer = match attr
-        .defer
-        .as_ref()
-        .map(|d| d.value.as_ref().map(LitStr::value))
-    {
-        None => quote!(#tg::Defer::Auto),
-        Some(None) => quote!(#tg::Defer::Always),
-        Some(Some(mode)) => {
-            let variant = syn::Ident::new(&humanize(&mode), Span::call_site());
-            quote!(#tg::Defer::#variant)
-        }
-    };
+    let defer = mode(&tg, "Defer", &attr.defer, "Auto", "Always");
+    let task = mode(&tg, "TaskSupport", &attr.task, "Forbidden", "Optional");
     let (idempotent, open_world) = (flag(&attr.idempotent), flag(&attr.open_world));
     let max_runs = option(&tg, attr.max_runs.as_ref().map(|m| &m.value));
     let timeout = attr
@@ -188,6 +178,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                     system: #system,
                     overrides_builtin: #overrides_builtin,
                     defer: #defer,
+                    task: #task,
                     idempotent: #idempotent,
                     open_world: #open_world,
                     max_runs: #max_runs,
@@ -203,6 +194,27 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             }
         };
     }
+}
+
+/// The variant of `toolgate::{kind}` a mode key asks for: `unset` without the key, `alone` for the key
+/// without a value, else the mode written (`"never"` is `Never`).
+fn mode(
+    tg: &TokenStream,
+    kind: &str,
+    key: &Option<KeyValue<Option<LitStr>>>,
+    unset: &str,
+    alone: &str,
+) -> TokenStream {
+    let variant = match key.as_ref().map(|k| k.value.as_ref().map(LitStr::value)) {
+        None => unset.to_owned(),
+        Some(None) => alone.to_owned(),
+        Some(Some(mode)) => humanize(&mode),
+    };
+    let (kind, variant) = (
+        syn::Ident::new(kind, Span::call_site()),
+        syn::Ident::new(&variant, Span::call_site()),
+    );
+    quote!(#tg::#kind::#variant)
 }
 
 /// The display title made from a tool name: `search_orders` reads "Search orders".

@@ -48,6 +48,7 @@ pub struct Tool {
     pub(crate) categories: Vec<String>,
     pub(crate) system: bool,
     pub(crate) defer: Defer,
+    pub(crate) task: TaskSupport,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     pub(crate) max_runs: Option<u32>,
@@ -134,6 +135,11 @@ impl Tool {
     /// When it is left out of the tools a caller gets up front, to be found through `tool_search`.
     pub fn defer(&self) -> Defer {
         self.defer
+    }
+
+    /// Whether a call may run as a task (`#[tool(task)]`): the client polls for the result.
+    pub fn task_support(&self) -> TaskSupport {
+        self.task
     }
 
     /// Whether calling it twice with the same arguments has no further effect.
@@ -273,6 +279,40 @@ pub enum Defer {
     Always,
     /// Never deferred, however many tools the caller may run: `#[tool(defer = "never")]`.
     Never,
+}
+
+/// Whether a tool's calls may run as tasks ([SEP-2663]): a client that declared the tasks extension gets a
+/// task id at once and asks for the result, instead of holding the request open while the tool runs.
+///
+/// [SEP-2663]: https://modelcontextprotocol.io/seps/2663-tasks-extension
+///
+/// ```rust,standalone_crate
+/// use toolgate::prelude::*;
+/// use toolgate::TaskSupport;
+///
+/// /// Rebuild the search index; takes minutes.
+/// #[tool(public, task)]
+/// async fn reindex() -> &'static str { "reindexed" }
+///
+/// /// Export every order; only ever as a task.
+/// #[tool(public, read_only, task = "required")]
+/// async fn export_orders() -> &'static str { "orders.csv" }
+///
+/// let registry = Registry::builder().build()?;
+/// assert_eq!(registry.get("reindex").unwrap().task_support(), TaskSupport::Optional);
+/// assert_eq!(registry.get("export_orders").unwrap().task_support(), TaskSupport::Required);
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Every call runs while the request waits: what a tool gets when it says nothing.
+    #[default]
+    Forbidden,
+    /// A call runs as a task when the client declared the tasks extension: `#[tool(task)]`.
+    Optional,
+    /// A call runs only as a task; a client without the extension is refused: `#[tool(task = "required")]`.
+    Required,
 }
 
 impl Defer {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::output::{IntoOutput, IntoPreview};
 use crate::param::CallParts;
 
-use super::{Defer, PreviewFuture, ToolFuture};
+use super::{Defer, PreviewFuture, TaskSupport, ToolFuture};
 
 pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
 pub(crate) type DynPreview = Arc<dyn Fn(Value, CallParts<'static>) -> PreviewFuture + Send + Sync>;
@@ -51,6 +51,7 @@ pub struct DynamicTool {
     pub(crate) system: bool,
     pub(crate) overrides_builtin: bool,
     pub(crate) defer: Defer,
+    pub(crate) task: TaskSupport,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     pub(crate) max_runs: Option<u32>,
@@ -93,6 +94,7 @@ impl DynamicTool {
             system: false,
             overrides_builtin: false,
             defer: Defer::Auto,
+            task: TaskSupport::Forbidden,
             idempotent: false,
             open_world: false,
             max_runs: None,
@@ -186,6 +188,13 @@ impl DynamicTool {
     #[must_use]
     pub fn defer_as(mut self, defer: Defer) -> Self {
         self.defer = defer;
+        self
+    }
+
+    /// Whether its calls may run as tasks ([`TaskSupport::Forbidden`] unless set).
+    #[must_use]
+    pub fn task(mut self, task: TaskSupport) -> Self {
+        self.task = task;
         self
     }
 

@@ -45,6 +45,7 @@ pub struct ToolEntry {
     pub system: bool,
     pub overrides_builtin: bool,
     pub defer: super::Defer,
+    pub task: super::TaskSupport,
     pub idempotent: bool,
     pub open_world: bool,
     pub max_runs: Option<u32>,

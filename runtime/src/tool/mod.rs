@@ -8,7 +8,7 @@ mod name;
 
 #[cfg(feature = "mcp")]
 pub use definition::META_CAPABILITY;
-pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, Tool};
+pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, TaskSupport, Tool};
 pub use dynamic::DynamicTool;
 pub(crate) use dynamic::{DynHandler, DynPreview};
 pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};

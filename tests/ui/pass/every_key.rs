@@ -15,6 +15,7 @@ use toolgate::prelude::*;
     system,
     max_runs = 5,
     defer,
+    task,
     idempotent,
     open_world,
     timeout = "10s",
@@ -38,8 +39,8 @@ async fn web_search(
     vec![format!("{query} {language} {offset}")]
 }
 
-/// Cancel an order.
-#[tool(ability = ["orders.view", "orders.manage"], category = "orders", preview = preview_cancel)]
+/// Cancel an order; only ever as a task.
+#[tool(ability = ["orders.view", "orders.manage"], category = "orders", preview = preview_cancel, task = "required")]
 async fn cancel_order(number: String) -> Result<(), ToolError> {
     let _ = number;
     Ok(())
@@ -57,8 +58,8 @@ async fn hello() -> &'static str {
     "hello"
 }
 
-/// Say goodbye; deferred above the registry's threshold.
-#[tool(public, read_only, defer = "auto")]
+/// Say goodbye; deferred above the registry's threshold, and a task when the client can poll.
+#[tool(public, read_only, defer = "auto", task = "optional")]
 async fn goodbye() -> &'static str {
     "goodbye"
 }
