@@ -168,6 +168,19 @@ impl ToolError {
         }
     }
 
+    /// The error of a tool that panicked, with the panic's message.
+    pub(crate) fn panicked(message: &str) -> Self {
+        ToolError {
+            source: Some(Arc::new(Panicked(message.to_owned()))),
+            ..ToolError::with_kind(ErrorKind::Internal, format!("the tool panicked: {message}"))
+        }
+    }
+
+    /// Whether the tool panicked, rather than returned an error.
+    pub(crate) fn is_panic(&self) -> bool {
+        self.source.as_deref().is_some_and(|s| s.is::<Panicked>())
+    }
+
     /// An internal error from a boxed one, which stays the source.
     pub(crate) fn from_boxed(error: Box<dyn Error + Send + Sync>) -> Self {
         let message = error.to_string();
@@ -206,6 +219,18 @@ impl ToolError {
         }
     }
 }
+
+/// A tool's panic, kept as the source of its error.
+#[derive(Debug)]
+struct Panicked(String);
+
+impl std::fmt::Display for Panicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "panicked: {}", self.0)
+    }
+}
+
+impl Error for Panicked {}
 
 /// The text form of an unsuccessful call: `[ERROR] <message>`.
 pub(crate) fn error_text(message: &str) -> String {

@@ -64,6 +64,7 @@ mod search;
 pub use store::sqlite;
 pub mod store;
 mod sync;
+mod task;
 mod tool;
 
 // What a tool author and an app write every day; the rest is in its concept's module.
@@ -77,7 +78,8 @@ pub use param::{
     Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };
 pub use registry::{BuildError, Registry, RegistryBuilder};
-pub use tool::{Defer, DynamicTool, Source, Tool};
+pub use task::{TaskError, TaskHandle};
+pub use tool::{Defer, DynamicTool, Source, TaskSupport, Tool};
 
 #[doc = include_str!("../docs/tool.md")]
 pub use toolgate_macros::tool;

@@ -60,19 +60,29 @@ impl Db {
         }
     }
 
-    /// `builder` with this database's records, confirmations, call ceilings and audit.
+    /// `builder` with this database's records, confirmations, call ceilings, tasks and audit.
     pub(crate) fn serve(&self, builder: RegistryBuilder) -> RegistryBuilder {
         match self {
             Db::Sqlite(store, _) => builder
                 .confirmation_store(store.clone())
                 .ceiling_store(store.clone())
+                .task_store(store.clone())
                 .audit(store.audit())
                 .records(store.clone()),
             Db::Postgres(store, _) => builder
                 .confirmation_store(store.clone())
                 .ceiling_store(store.clone())
+                .task_store(store.clone())
                 .audit(store.audit())
                 .records(store.clone()),
+        }
+    }
+
+    /// Its tasks.
+    pub(crate) fn tasks(&self) -> &dyn toolgate::store::TaskStore {
+        match self {
+            Db::Sqlite(store, _) => store,
+            Db::Postgres(store, _) => store,
         }
     }
 

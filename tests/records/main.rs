@@ -22,6 +22,7 @@ mod outage;
 #[path = "../support/postgres.rs"]
 mod postgres;
 mod replicas;
+mod tasks;
 
 use db::Db;
 
@@ -62,7 +63,7 @@ async fn slow_report(gate: State<Arc<Gate>>) -> &'static str {
 }
 
 /// Refund an order. Changes data.
-#[tool(ability = "catalogue.view", preview = preview_refund)]
+#[tool(ability = "catalogue.view", preview = preview_refund, task)]
 async fn refund(order: u32) -> String {
     REFUNDED.lock().unwrap().push(order);
     format!("Refunded order {order}.")
@@ -83,6 +84,41 @@ fn refunds(order: u32) -> usize {
 
 async fn preview_refund(order: u32) -> Preview {
     Preview::new(format!("Refund order {order}"))
+}
+
+/// Rebuild the catalogue's index: `seconds` long, reporting progress every tenth of a second.
+#[tool(ability = "catalogue.view", read_only, task)]
+async fn rebuild_index(progress: Progress, seconds: u64) -> String {
+    for tenth in 1..=seconds * 10 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        progress.report(
+            tenth as f64,
+            Some((seconds * 10) as f64),
+            Some("rebuilding"),
+        );
+    }
+    format!("index rebuilt in {seconds} s")
+}
+
+/// A name and whether to go on, for `import_feed`'s questions.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct FeedAnswer {
+    /// The feed's name.
+    name: String,
+}
+
+/// Import a supplier's feed, once told its name and its owner's.
+#[tool(ability = "catalogue.view", read_only, task)]
+async fn import_feed(ask: Ask) -> Result<String, ToolError> {
+    let feed = ask.elicit::<FeedAnswer>("feed", "Which feed?");
+    let owner = ask.elicit::<FeedAnswer>("owner", "Whose feed is it?");
+    ask.ready()?;
+    match (feed?, owner?) {
+        (Elicited::Accepted(feed), Elicited::Accepted(owner)) => {
+            Ok(format!("imported {} of {}", feed.name, owner.name))
+        }
+        _ => Ok("nothing imported".into()),
+    }
 }
 
 /// Export the catalogue. Heavy, so at most two runs per conversation.

@@ -180,6 +180,21 @@ impl Call {
         self.meta.support = Some(support);
         self
     }
+
+    /// The tool it calls.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its arguments.
+    pub(crate) fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// Whether it brings something back to an earlier round: a decision on a previewed write, or answers.
+    pub(crate) fn replies(&self) -> bool {
+        self.meta.is_reply()
+    }
 }
 
 /// What a call attaches for the tool besides its arguments (progress and log sinks, extensions,

@@ -284,10 +284,7 @@ where
                     .map(|s| (*s).to_owned())
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic without a message".to_owned());
-                Poll::Ready(Err(ToolError::with_kind(
-                    ErrorKind::Internal,
-                    format!("the tool panicked: {message}"),
-                )))
+                Poll::Ready(Err(ToolError::panicked(&message)))
             }
         }
     }

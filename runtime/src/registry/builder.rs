@@ -16,7 +16,7 @@ use crate::policy::CeilingStore;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::Hook;
 use crate::policy::{AuditSink, Authorizer};
-use crate::store::{RecordError, RecordStore};
+use crate::store::{RecordError, RecordStore, TaskStore, Tasks};
 use crate::tool::{Defer, DynamicTool, Source, Tool, ToolEntry, is_replaceable};
 
 use super::builtin::{self, BuiltIn, Finder};
@@ -91,6 +91,8 @@ pub struct RegistryBuilder {
     pub(super) store: Option<Box<dyn ConfirmationStore>>,
     pub(super) records: Option<Arc<dyn RecordStore>>,
     pub(super) ceilings: Option<Arc<dyn CeilingStore>>,
+    pub(super) tasks: Option<Arc<dyn TaskStore>>,
+    pub(super) task_ttl: Duration,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
     pub(super) defer_above: Option<usize>,
@@ -130,6 +132,8 @@ impl Default for RegistryBuilder {
             store: None,
             records: None,
             ceilings: None,
+            tasks: None,
+            task_ttl: Tasks::DEFAULT_TTL,
             skip_confirmation: None,
             configured: Vec::new(),
             defer_above: None,
@@ -328,6 +332,22 @@ impl RegistryBuilder {
         self
     }
 
+    /// Where tasks are kept ([`#[tool(task)]`](crate::TaskSupport)); default: this process's memory
+    /// ([`MemoryTasks`](crate::store::MemoryTasks)). With a database, a task survives a restart and any
+    /// replica answers for it.
+    #[must_use]
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a task and its result are kept after it was created (default: an hour).
+    #[must_use]
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
     /// The operator's records of the tools (see [`toolgate::store`](crate::store)): switched on or off,
     /// settings, abilities required on top of the code's, changed while the server runs. Build with
     /// [`load`](Self::load), which reads them before anything is served; a registry whose records are
@@ -338,10 +358,10 @@ impl RegistryBuilder {
         self
     }
 
-    /// One database for the operator's records, used confirmations, call ceilings and the audit trail
-    /// (see [`Database`](crate::store::Database)): [`records`](Self::records),
-    /// [`confirmation_store`](Self::confirmation_store), [`ceiling_store`](Self::ceiling_store) and
-    /// [`audit`](Self::audit) in one call. Unless [`keys`](Self::keys) are given, the database's keys
+    /// One database for the operator's records, used confirmations, call ceilings, tasks and the audit
+    /// trail (see [`Database`](crate::store::Database)): [`records`](Self::records),
+    /// [`confirmation_store`](Self::confirmation_store), [`ceiling_store`](Self::ceiling_store),
+    /// [`task_store`](Self::task_store) and [`audit`](Self::audit) in one call. Unless [`keys`](Self::keys) are given, the database's keys
     /// seal too.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[must_use]
@@ -349,6 +369,7 @@ impl RegistryBuilder {
         self.audit(database.audit())
             .confirmation_store(database.clone())
             .ceiling_store(database.clone())
+            .task_store(database.clone())
             .records(database.clone())
     }
 
@@ -554,6 +575,7 @@ impl RegistryBuilder {
                     skip: self.skip_confirmation,
                 },
                 defer_above: self.defer_above,
+                tasks: Tasks::new(self.tasks, self.task_ttl),
             }),
         };
         // Set only here, so a search never runs on a registry that is still being built.

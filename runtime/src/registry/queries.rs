@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) confirmations: Confirmations,
     /// Defer the tools marked `auto` for a caller who may run more tools than this.
     pub(crate) defer_above: Option<usize>,
+    /// Where tasks are kept, and the cancellations of those this process runs.
+    pub(crate) tasks: crate::store::Tasks,
 }
 
 /// What one caller may run, split into the tools they get up front and those left to `tool_search`.
@@ -148,6 +150,14 @@ impl Registry {
         let snapshot = self.snapshot();
         let index = *snapshot.by_name.get(name)?;
         Some(Arc::clone(&snapshot.tools[index].tool))
+    }
+
+    /// The tool `name` resolves to, when `caller` may see it and run it now.
+    pub(crate) fn runnable(&self, caller: &Caller, name: &str) -> Option<Arc<Tool>> {
+        let snapshot = self.snapshot();
+        let registered = &snapshot.tools[self.resolve(&snapshot, name)?];
+        self.may_see(registered, caller, None)
+            .then(|| Arc::clone(&registered.tool))
     }
 
     /// The settings a tool runs with now, the operator's merged over the code's and the configuration

@@ -14,7 +14,7 @@ use crate::store::sqlite::{SqliteAudit, SqliteStore, record_error};
 
 use super::{
     AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records,
-    ToolCalls, Write,
+    TaskRecord, TaskStore, ToolCalls, Write,
 };
 
 /// The records, confirmations, keys and audit trail in one database: SQLite in a file (or `:memory:`),
@@ -177,6 +177,33 @@ impl CeilingStore for Database {
 
     fn end_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         each!(self, store => store.end_session(session))
+    }
+}
+
+impl TaskStore for Database {
+    fn create<'a>(&'a self, task: &'a TaskRecord) -> StoreFuture<'a, ()> {
+        each!(self, store => TaskStore::create(store, task))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        each!(self, store => TaskStore::get(store, id))
+    }
+
+    fn update<'a>(&'a self, task: &'a TaskRecord) -> StoreFuture<'a, bool> {
+        each!(self, store => TaskStore::update(store, task))
+    }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        each!(self, store => TaskStore::cancel(store, id))
+    }
+
+    fn beat<'a>(
+        &'a self,
+        id: &'a str,
+        until_ms: u64,
+        message: Option<&'a str>,
+    ) -> StoreFuture<'a, bool> {
+        each!(self, store => store.beat(id, until_ms, message))
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles` and `toolgate_servers` (one
 //! JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
-//! `toolgate_confirmations` and `toolgate_keys`.
+//! `toolgate_confirmations`, `toolgate_keys` and `toolgate_tasks`.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
 //! call never reads the database. SQLite ([`sqlite`]) is the embedded default; PostgreSQL (`postgres`,
@@ -31,6 +31,7 @@ pub mod sqlite;
 mod sync;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod tables;
+mod task;
 mod write;
 
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
@@ -52,6 +53,8 @@ pub(crate) use record::{from_json, to_json};
 pub use records::Records;
 pub use server::{ServerChange, ServerEdit, ServerRecord};
 pub use sync::{Drift, SyncPlan};
+pub(crate) use task::Tasks;
+pub use task::{MemoryTasks, TaskFailure, TaskRecord, TaskStatus, TaskStore};
 pub use write::{Effects, Logged, Reads, Write};
 
 use std::future::Future;

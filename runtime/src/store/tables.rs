@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 9] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -93,6 +93,20 @@ ALTER TABLE toolgate_audit ADD COLUMN preview TEXT;
 CREATE INDEX toolgate_audit_previews ON toolgate_audit (tool, digest, seq);
 CREATE INDEX toolgate_audit_at ON toolgate_audit (at_ms);
 ",
+    // 9: tasks (SEP-2663): what a store filters on in columns, the rest as one JSON record.
+    "
+CREATE TABLE toolgate_tasks (
+    id TEXT PRIMARY KEY,
+    version {int} NOT NULL,
+    status TEXT NOT NULL,
+    message TEXT,
+    lease_until {int} NOT NULL,
+    cancel_requested {int} NOT NULL DEFAULT 0,
+    expires {int} NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX toolgate_tasks_expires ON toolgate_tasks (expires);
+",
 ];
 
 /// The columns of an audit row, in the order stores write and read them (after `seq` when reading): a
@@ -134,6 +148,31 @@ pub(crate) const CEILING_GIVE_BACK: &str = "UPDATE toolgate_ceilings SET runs = 
 
 /// Forgets the counts of a session.
 pub(crate) const CEILING_END_SESSION: &str = "DELETE FROM toolgate_ceilings WHERE session = $1";
+
+/// Forgets the tasks that expired before `$1`, then writes a new one.
+pub(crate) const TASK_PURGE: &str = "DELETE FROM toolgate_tasks WHERE expires < $1";
+
+/// A new task.
+pub(crate) const TASK_CREATE: &str = "INSERT INTO toolgate_tasks \
+     (id, version, status, message, lease_until, cancel_requested, expires, record) \
+     VALUES ($1, 0, $2, $3, $4, 0, $5, $6)";
+
+/// A task not expired at `$2`: its columns, then its record.
+pub(crate) const TASK_GET: &str = "SELECT version, status, message, lease_until, cancel_requested, record \
+     FROM toolgate_tasks WHERE id = $1 AND expires > $2";
+
+/// A task's new state, made from version `$6`, unless it moved since (or has ended).
+pub(crate) const TASK_UPDATE: &str = "UPDATE toolgate_tasks SET version = version + 1, status = $2, \
+     message = $3, lease_until = $4, record = $5 \
+     WHERE id = $1 AND version = $6 AND status NOT IN ('completed', 'failed', 'cancelled')";
+
+/// Asks a task to stop; one that waits for answers is cancelled at once.
+pub(crate) const TASK_CANCEL: &str = "UPDATE toolgate_tasks SET version = version + 1, cancel_requested = 1, \
+     status = CASE WHEN status = 'input_required' THEN 'cancelled' ELSE status END \
+     WHERE id = $1 AND status NOT IN ('completed', 'failed', 'cancelled')";
+
+/// A running task's lease and progress; answers whether it was asked to stop.
+pub(crate) const TASK_BEAT: &str = "UPDATE toolgate_tasks SET lease_until = $2, message = $3 WHERE id = $1 RETURNING cancel_requested";
 
 /// The types a backend writes for the placeholders.
 #[derive(Debug, Clone, Copy)]

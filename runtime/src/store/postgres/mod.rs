@@ -29,6 +29,7 @@ mod keys;
 mod listen;
 mod records;
 mod revision;
+mod tasks;
 
 use std::time::{Duration, SystemTime};
 

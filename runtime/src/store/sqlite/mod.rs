@@ -40,6 +40,7 @@ mod ceilings;
 mod keys;
 mod records;
 mod revision;
+mod tasks;
 
 /// SQLite's types for the tables.
 const DIALECT: Dialect = Dialect {

@@ -1,0 +1,421 @@
+//! Long calls as tasks ([SEP-2663]): a call of a tool that may run as a task
+//! ([`#[tool(task)]`](crate::TaskSupport)) is written to the registry's task store, then runs in the
+//! background; its caller asks for it by id. The result is kept in the store, so it outlives the future
+//! that started the task, the connection, and a restart; any process on the same database answers for it.
+//!
+//! The process running a task renews a lease on it every few seconds. A task whose lease ran out while it
+//! was working lost its process: it is reported as failed, never left working forever. A tool that asks
+//! questions parks its task as `input_required` until every question is answered
+//! ([`Registry::answer_task`]), and then runs again with the answers, once.
+//!
+//! [SEP-2663]: https://modelcontextprotocol.io/seps/2663-tasks-extension
+//!
+//! ```rust,standalone_crate
+//! use serde_json::json;
+//! use toolgate::prelude::*;
+//! use toolgate::store::TaskStatus;
+//! use toolgate::Call;
+//!
+//! /// Rebuild the search index.
+//! #[tool(public, task)]
+//! async fn reindex(shards: u32) -> String {
+//!     format!("{shards} shards reindexed")
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::builder().build().unwrap();
+//! let ada = Caller::new("ada");
+//! let task = registry.start_task(&ada, Call::new("reindex", json!({ "shards": 3 }))).await?;
+//! let done = task.finished().await?;
+//! assert_eq!(done.status, TaskStatus::Completed);
+//! assert_eq!(done.result.unwrap().text_for_model(), "3 shards reindexed");
+//! assert!(registry.task(&Caller::new("eve"), task.id()).await.is_err(), "only its owner sees it");
+//! # Ok::<(), toolgate::TaskError>(())
+//! # }).unwrap();
+//! ```
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::call::Call;
+use crate::caller::Caller;
+use crate::error::{ErrorKind, ToolError};
+use crate::output::Outcome;
+use crate::registry::Registry;
+use crate::store::{TaskFailure, TaskRecord, TaskStatus, unix_ms};
+use crate::sync::Locked;
+use crate::tool::TaskSupport;
+
+/// How long the process running a task is trusted without news of it; it renews every third of it.
+const LEASE: Duration = Duration::from_secs(15);
+
+/// How often a caller should ask for a task's state.
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The JSON-RPC code of a task that failed inside: a panic, or a lost process.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// Why a task request was refused.
+///
+/// ```
+/// let error = toolgate::TaskError::Unknown("tgt_0".into());
+/// assert_eq!(error.to_string(), "no task `tgt_0`");
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// No such task, or not the caller's: the same answer for both.
+    Unknown(String),
+    /// The call cannot start as a task: the tool is unknown to the caller, takes no tasks, or is a write
+    /// whose preview has not been approved yet.
+    NotStarted(ToolError),
+    /// The task store cannot be reached.
+    Unavailable(ToolError),
+}
+
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskError::Unknown(id) => write!(f, "no task `{id}`"),
+            TaskError::NotStarted(error) | TaskError::Unavailable(error) => {
+                f.write_str(error.message())
+            }
+        }
+    }
+}
+
+impl std::error::Error for TaskError {}
+
+/// A task started in-process ([`Registry::start_task`]): its id, and its state whenever asked, for as long
+/// as the store keeps it, whatever became of the future that started it.
+#[derive(Clone)]
+pub struct TaskHandle {
+    registry: Registry,
+    caller: Caller,
+    id: String,
+}
+
+impl std::fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskHandle {
+    /// The task's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The task as it is now.
+    ///
+    /// # Errors
+    /// When the store cannot be reached, or the task expired.
+    pub async fn state(&self) -> Result<TaskRecord, TaskError> {
+        self.registry.task(&self.caller, &self.id).await
+    }
+
+    /// Waits until the task has ended or asks for input, and returns it then.
+    ///
+    /// # Errors
+    /// As [`state`](Self::state).
+    pub async fn finished(&self) -> Result<TaskRecord, TaskError> {
+        let mut wait = Duration::from_millis(5);
+        loop {
+            let task = self.state().await?;
+            if task.status != TaskStatus::Working {
+                return Ok(task);
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(POLL_INTERVAL);
+        }
+    }
+
+    /// Asks the task to stop.
+    ///
+    /// # Errors
+    /// As [`state`](Self::state).
+    pub async fn cancel(&self) -> Result<(), TaskError> {
+        self.registry.cancel_task(&self.caller, &self.id).await
+    }
+}
+
+impl Registry {
+    /// Starts `call` as a task of `caller`'s: it is in the task store when this returns, then runs in the
+    /// background under the same pipeline as any call (admission, previews, hooks, audit, timeouts).
+    /// A write with a preview starts as a task once a person approved it: with its confirmation
+    /// ([`Call::confirmation`]) or its approval's answer ([`Call::resume`]).
+    ///
+    /// # Errors
+    /// [`TaskError::NotStarted`] when `caller` may not run the tool, it takes no tasks, or it is a write
+    /// not approved yet; [`TaskError::Unavailable`] when the store cannot be reached. Nothing ran then.
+    pub async fn start_task(&self, caller: &Caller, call: Call) -> Result<TaskHandle, TaskError> {
+        let name = call.name();
+        let Some(tool) = self.runnable(caller, name) else {
+            let message =
+                format!("Unknown tool `{name}`. List the tools to see which ones you can use.");
+            return Err(TaskError::NotStarted(ToolError::with_kind(
+                ErrorKind::UnknownTool,
+                message,
+            )));
+        };
+        if tool.task_support() == TaskSupport::Forbidden {
+            let message = format!("`{name}` does not run as a task; call it instead.");
+            return Err(TaskError::NotStarted(ToolError::new(message)));
+        }
+        if tool.has_preview() && !call.replies() {
+            let message = format!(
+                "`{name}` changes data: call it for its preview, and start the task with the person's \
+                 approval."
+            );
+            return Err(TaskError::NotStarted(ToolError::with_kind(
+                ErrorKind::Denied,
+                message,
+            )));
+        }
+        let tasks = &self.inner.tasks;
+        let ttl = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
+        let task = TaskRecord::new(
+            caller.key(),
+            name,
+            call.arguments().clone(),
+            ttl,
+            lease_ms(),
+        );
+        tasks
+            .store
+            .create(&task)
+            .await
+            .map_err(TaskError::Unavailable)?;
+        let id = task.id.clone();
+        self.run_task(caller.clone(), call, task);
+        Ok(TaskHandle {
+            registry: self.clone(),
+            caller: caller.clone(),
+            id,
+        })
+    }
+
+    /// Task `id` as `caller` may see it: another caller's task is as unknown as one that never was. A task
+    /// whose process stopped while it was working is reported, and kept, as failed.
+    ///
+    /// # Errors
+    /// [`TaskError::Unknown`], or [`TaskError::Unavailable`] when the store cannot be reached.
+    pub async fn task(&self, caller: &Caller, id: &str) -> Result<TaskRecord, TaskError> {
+        let store = &self.inner.tasks.store;
+        loop {
+            let mut task = store
+                .get(id)
+                .await
+                .map_err(TaskError::Unavailable)?
+                .filter(|t| t.owner == caller.key())
+                .ok_or_else(|| TaskError::Unknown(id.to_owned()))?;
+            if task.status != TaskStatus::Working || task.lease_until_ms >= unix_ms() {
+                return Ok(task);
+            }
+            task.status = TaskStatus::Failed;
+            task.error = Some(TaskFailure::new(
+                INTERNAL_ERROR,
+                "the server running this task stopped before it finished; start it again",
+            ));
+            task.updated_ms = unix_ms();
+            if store.update(&task).await.map_err(TaskError::Unavailable)? {
+                task.version += 1;
+                return Ok(task);
+            }
+        }
+    }
+
+    /// Answers some of the questions task `id` waits on (keys it did not ask are ignored). Once every one
+    /// is answered, the tool runs again with the answers, once, here.
+    ///
+    /// # Errors
+    /// As [`task`](Self::task).
+    pub async fn answer_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        answers: Map<String, Value>,
+    ) -> Result<(), TaskError> {
+        let store = &self.inner.tasks.store;
+        loop {
+            let mut task = self.task(caller, id).await?;
+            let Some(mut pending) = task.input_requests.take() else {
+                return Ok(());
+            };
+            for (key, answer) in &answers {
+                if pending.remove(key).is_some() {
+                    task.answers.insert(key.clone(), answer.clone());
+                }
+            }
+            task.updated_ms = unix_ms();
+            let resume = pending.is_empty();
+            if resume {
+                task.status = TaskStatus::Working;
+                task.lease_until_ms = unix_ms() + lease_ms();
+            } else {
+                task.input_requests = Some(pending);
+            }
+            if !store.update(&task).await.map_err(TaskError::Unavailable)? {
+                // It moved meanwhile (another answer, a cancel): read it again.
+                continue;
+            }
+            task.version += 1;
+            if resume {
+                let answers = std::mem::take(&mut task.answers);
+                let call = Call::new(task.tool.clone(), task.arguments.clone())
+                    .resume(task.resume_state.take(), answers);
+                self.run_task(caller.clone(), call, task);
+            }
+            return Ok(());
+        }
+    }
+
+    /// Asks task `id` to stop: its tool's [`Cancellation`](crate::param::Cancellation) fires, here at once
+    /// or within seconds on the process running it; a task waiting for answers is cancelled at once. An
+    /// ended task stays as it is.
+    ///
+    /// # Errors
+    /// As [`task`](Self::task).
+    pub async fn cancel_task(&self, caller: &Caller, id: &str) -> Result<(), TaskError> {
+        let task = self.task(caller, id).await?;
+        if task.status.is_terminal() {
+            return Ok(());
+        }
+        if let Some(token) = self.inner.tasks.running.locked().get(id) {
+            token.cancel();
+        }
+        self.inner
+            .tasks
+            .store
+            .cancel(id)
+            .await
+            .map_err(TaskError::Unavailable)
+    }
+
+    /// Runs `task`'s call in the background, renewing its lease and keeping its progress, and writes how
+    /// it ended.
+    fn run_task(&self, caller: Caller, call: Call, task: TaskRecord) {
+        let token = CancellationToken::new();
+        self.inner
+            .tasks
+            .running
+            .locked()
+            .insert(task.id.clone(), token.clone());
+        let progress = Arc::new(Mutex::new(None::<String>));
+        let noted = Arc::clone(&progress);
+        let call = call.cancellation(token.clone()).on_progress(move |update| {
+            let done = match update.total {
+                Some(total) => format!("{}/{total}", update.progress),
+                None => update.progress.to_string(),
+            };
+            let line = match update.message {
+                Some(message) => format!("{done}: {message}"),
+                None => done,
+            };
+            *noted.locked() = Some(line);
+        });
+        let registry = self.clone();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                outcome = registry.run(&caller, call) => outcome,
+                () = registry.keep_alive(&task.id, &token, &progress) => unreachable!("renews until dropped"),
+            };
+            registry.inner.tasks.running.locked().remove(&task.id);
+            let message = progress.locked().take();
+            registry
+                .settle(task, outcome, token.is_cancelled(), message)
+                .await;
+        });
+    }
+
+    /// Renews the lease of task `id` while it runs, with its latest progress, and cancels `token` when
+    /// someone asked the task to stop; never returns.
+    async fn keep_alive(
+        &self,
+        id: &str,
+        token: &CancellationToken,
+        progress: &Mutex<Option<String>>,
+    ) {
+        let store = &self.inner.tasks.store;
+        let mut every = tokio::time::interval(LEASE / 3);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let message = progress.locked().clone();
+            match store
+                .beat(id, unix_ms() + lease_ms(), message.as_deref())
+                .await
+            {
+                Ok(true) => token.cancel(),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(target: "toolgate::task", task = id, error = error.message(), "cannot renew the task's lease");
+                }
+            }
+        }
+    }
+
+    /// Writes how `task` ended (or that it asks for input), retrying while the store is away, and over a
+    /// change made meanwhile (a cancel) unless the task has ended already.
+    async fn settle(
+        &self,
+        mut task: TaskRecord,
+        outcome: Outcome,
+        cancelled: bool,
+        message: Option<String>,
+    ) {
+        let store = &self.inner.tasks.store;
+        match outcome {
+            _ if cancelled => task.status = TaskStatus::Cancelled,
+            Outcome::InputRequired(input) => {
+                task.status = TaskStatus::InputRequired;
+                task.input_requests = Some(input.requests().clone());
+                task.resume_state = Some(input.state().to_owned());
+            }
+            Outcome::Failed(error) if error.is_panic() => {
+                task.status = TaskStatus::Failed;
+                task.error = Some(TaskFailure::new(INTERNAL_ERROR, error.message()));
+            }
+            outcome => {
+                task.status = TaskStatus::Completed;
+                task.result = Some(outcome.into_result());
+            }
+        }
+        task.message = message.or(task.message.take());
+        let mut wait = Duration::from_millis(100);
+        for _ in 0..10 {
+            task.updated_ms = unix_ms();
+            match store.update(&task).await {
+                Ok(true) => return,
+                Ok(false) => match store.get(&task.id).await {
+                    Ok(Some(current)) if !current.status.is_terminal() => {
+                        // A cancel came meanwhile: a task that would wait for answers ends instead.
+                        task.version = current.version;
+                        if current.cancel_requested && task.status == TaskStatus::InputRequired {
+                            task.status = TaskStatus::Cancelled;
+                            task.input_requests = None;
+                        }
+                    }
+                    Ok(_) => return,
+                    Err(_) => {}
+                },
+                Err(error) => {
+                    tracing::warn!(target: "toolgate::task", task = task.id, error = error.message(), "cannot write the task's end; retrying");
+                }
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(5));
+        }
+        tracing::error!(target: "toolgate::task", task = task.id, "gave up writing the task's end: it reads as failed once its lease runs out");
+    }
+}
+
+fn lease_ms() -> u64 {
+    u64::try_from(LEASE.as_millis()).unwrap_or(u64::MAX)
+}
