@@ -19,6 +19,7 @@ on_both_backends![
     a_task_that_asks_waits_for_every_answer_then_runs_once,
     an_approved_write_runs_as_a_task_once,
     another_process_answers_for_a_task_and_cancels_it,
+    over_mcp_any_replica_answers_for_a_task_and_a_write_runs_once_after_approval,
 ];
 
 /// Waits until `task` is no longer working, reading it through `registry` as `caller`.
@@ -245,4 +246,185 @@ async fn another_process_answers_for_a_task_and_cancels_it(backend: Backend) {
         a.task(&clerk(), task.id()).await.unwrap().status,
         TaskStatus::Cancelled
     );
+}
+
+/// An MCP client that declares the tasks extension (and forms, for a write's approval), or not.
+#[derive(Clone)]
+struct Poller {
+    tasks: bool,
+}
+
+impl rmcp::ClientHandler for Poller {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = if self.tasks {
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .enable_elicitation()
+                .build()
+        } else {
+            rmcp::model::ClientCapabilities::default()
+        };
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("toolgate-tests", "0"),
+        )
+    }
+}
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, Poller>;
+
+/// A server on `registry` over Streamable HTTP on loopback, with a token for the clerk and one for
+/// another caller, and its URL.
+async fn serve(registry: &Registry) -> String {
+    use toolgate::mcp::{BearerTokens, McpServer};
+    let tokens = BearerTokens::new().token("clerk-token", clerk()).token(
+        "eve-token",
+        Caller::new("eve").with_abilities(["catalogue.view"]),
+    );
+    let server = McpServer::new(registry.clone()).authenticator(tokens);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(server.serve_listener(listener, std::future::pending()));
+    url
+}
+
+/// A client of `url` as the caller of `token`, on the 2026-07-28 protocol: a write's approval comes back
+/// in the result, to be answered in the next round.
+async fn connect(url: &str, token: &str, tasks: bool) -> Client {
+    use rmcp::ClientServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let lifecycle = rmcp::ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    Poller { tasks }
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            lifecycle,
+        )
+        .await
+        .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> rmcp::model::CallToolRequestParams {
+    let mut params = rmcp::model::CallToolRequestParams::new(name.to_owned());
+    params.arguments = arguments.as_object().cloned();
+    params
+}
+
+/// The id of the task a `tools/call` answered with.
+async fn task_of(client: &Client, params: rmcp::model::CallToolRequestParams) -> String {
+    match client.peer().call_tool_once(params).await.unwrap() {
+        rmcp::model::CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// Polls task `id` through `client` until it is no longer working, and returns it as JSON.
+async fn polled(client: &Client, id: &str) -> Value {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let params = rmcp::model::GetTaskParams::new(id.to_owned());
+            let task = serde_json::to_value(client.peer().get_task(params).await.unwrap()).unwrap();
+            if task["status"] != "working" {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the task ends")
+}
+
+async fn over_mcp_any_replica_answers_for_a_task_and_a_write_runs_once_after_approval(
+    backend: Backend,
+) {
+    let Some(db) = Db::fresh(backend, "task_mcp").await else {
+        return;
+    };
+    let a = registry(&db).await;
+    a.sync("deploy").await.unwrap();
+    let b = registry(&db.reopen().await).await;
+    let (url_a, url_b) = (serve(&a).await, serve(&b).await);
+    let clerk_a = connect(&url_a, "clerk-token", true).await;
+    let clerk_b = connect(&url_b, "clerk-token", true).await;
+    let eve_b = connect(&url_b, "eve-token", true).await;
+
+    let id = task_of(&clerk_a, call("rebuild_index", json!({ "seconds": 60 }))).await;
+    let seen = serde_json::to_value(
+        clerk_b
+            .peer()
+            .get_task(rmcp::model::GetTaskParams::new(id.clone()))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(seen["status"], "working", "{seen}");
+    assert_eq!(seen["resultType"], "complete");
+    let stranger = eve_b
+        .peer()
+        .get_task(rmcp::model::GetTaskParams::new(id.clone()))
+        .await
+        .unwrap_err();
+    assert!(
+        stranger.to_string().contains("-32602") || stranger.to_string().contains("no task"),
+        "{stranger}"
+    );
+    clerk_b
+        .peer()
+        .cancel_task(rmcp::model::CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(polled(&clerk_a, &id).await["status"], "cancelled");
+
+    // A client that cannot poll gets the result while it waits.
+    let plain = connect(&url_a, "clerk-token", false).await;
+    let result = plain
+        .peer()
+        .call_tool_once(call("rebuild_index", json!({ "seconds": 0 })))
+        .await
+        .unwrap();
+    assert!(
+        matches!(result, rmcp::model::CallToolResponse::Complete(_)),
+        "{result:?}"
+    );
+
+    // A write: its preview and approval come first, then it runs as a task, once.
+    let order = match backend {
+        Backend::Sqlite => 9201,
+        Backend::Postgres => 9202,
+    };
+    let asked = clerk_a
+        .peer()
+        .call_tool_once(call("refund", json!({ "order": order })))
+        .await
+        .unwrap();
+    let rmcp::model::CallToolResponse::InputRequired(question) = asked else {
+        panic!("the write asks for approval first: {asked:?}");
+    };
+    let mut approve = call("refund", json!({ "order": order }));
+    approve.request_state = question.request_state.clone();
+    approve.input_responses = Some(
+        [(
+            toolgate::output::APPROVAL_KEY.to_owned(),
+            json!({ "action": "accept", "content": { "approve": true } }),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let id = task_of(&clerk_a, approve.clone()).await;
+    let done = polled(&clerk_b, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        format!("Refunded order {order}.")
+    );
+    let again = task_of(&clerk_a, approve).await;
+    polled(&clerk_a, &again).await;
+    assert_eq!(refunds(order), 1, "the approved write ran once");
 }

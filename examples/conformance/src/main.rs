@@ -7,6 +7,7 @@
 
 mod extras;
 mod questions;
+mod tasks;
 mod tools;
 
 use toolgate::Registry;

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Cursor,
-    ErrorCode, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, Cursor, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    Tool as McpTool, UpdateTaskParams,
 };
 use rmcp::model::{ProgressToken, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
@@ -26,10 +27,12 @@ use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
 use crate::registry::{Registry, Snapshot, tools_found};
 use crate::sync::Locked;
+use crate::task::TaskError;
+use crate::tool::{TaskSupport, Tool};
 
 use super::input::{self, META_CONFIRMATION, Questions};
 use super::sessions::BoundSession;
-use super::{convert, logging, view};
+use super::{convert, logging, tasks, view};
 
 /// MCP's `MissingRequiredClientCapabilityError`.
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
@@ -215,6 +218,58 @@ impl<H: Clone> McpHandler<H> {
     /// A call of tool `name` with what the request carries: its id, cancellation, session, trace context
     /// (from `_meta`, or the HTTP headers), and the client's peer, the notifier and the HTTP request's
     /// parts as extensions.
+    /// A call of `tool`, which may run as a task, started as one when the client declared the tasks
+    /// extension on this request or its session. A write's preview and approval come first, as for any
+    /// call; `None` then, and when the call runs while the request waits. A tool that runs only as a task
+    /// refuses a client that cannot poll.
+    async fn as_task(
+        &self,
+        tool: &Tool,
+        request: CallToolRequestParams,
+        context: &mut RequestContext<RoleServer>,
+        caller: &Caller,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if !declared {
+            return (tool.task_support() == TaskSupport::Required).then(|| Err(tasks::required()));
+        }
+        let confirmation = context
+            .meta
+            .get(META_CONFIRMATION)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned);
+        let replies = request.request_state.is_some()
+            || request.input_responses.is_some()
+            || confirmation.is_some();
+        if tool.has_preview() && !replies {
+            return None;
+        }
+        let arguments = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let parts = context.extensions.remove::<http::request::Parts>();
+        let mut call = self.call_for(&request.name, arguments, context, parts);
+        if let Some(token) = confirmation {
+            call = call.confirmation(token);
+        }
+        if request.request_state.is_some() || request.input_responses.is_some() {
+            let answers = request.input_responses.unwrap_or_default();
+            call = call.resume(request.request_state, answers.into_iter().collect());
+        }
+        Some(match self.shared.registry.start_task(caller, call).await {
+            Ok(task) => match task.state().await {
+                Ok(state) => Ok(tasks::created(&state).into()),
+                Err(error) => Err(tasks::error(error)),
+            },
+            Err(TaskError::NotStarted(refused)) => {
+                convert::call_result(Outcome::Failed(refused), false).map(Into::into)
+            }
+            Err(error) => Err(tasks::error(error)),
+        })
+    }
+
     fn call_for(
         &self,
         name: &str,
@@ -507,6 +562,19 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         // result.
         let snapshot = self.shared.registry.snapshot();
         let resolved = self.shared.registry.resolve(&snapshot, &request.name);
+        if let Some(index) = resolved
+            && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
+            && let Some(started) = self
+                .as_task(
+                    &snapshot.tools[index].tool,
+                    request.clone(),
+                    &mut context,
+                    &caller,
+                )
+                .await
+        {
+            return started;
+        }
         // Only a tool that may ask needs to know how the client answers.
         let (questions, support) = if snapshot.may_ask(resolved) {
             Questions::of(&context)
@@ -593,6 +661,53 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 convert::call_result(outcome, structured).map(Into::into)
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.caller(&context);
+        let task = self
+            .shared
+            .registry
+            .task(&caller, &request.task_id)
+            .await
+            .map_err(tasks::error)?;
+        let structured = self
+            .shared
+            .registry
+            .get(&task.tool)
+            .is_some_and(|tool| tool.output_schema.is_some());
+        tasks::detailed(task, structured)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context);
+        let answers = request.input_responses.into_iter().collect();
+        self.shared
+            .registry
+            .answer_task(&caller, &request.task_id, answers)
+            .await
+            .map_err(tasks::error)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context);
+        self.shared
+            .registry
+            .cancel_task(&caller, &request.task_id)
+            .await
+            .map_err(tasks::error)
     }
 
     #[allow(deprecated)] // logging/setLevel: deprecated by SEP-2577, still part of the versions served

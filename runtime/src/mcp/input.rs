@@ -144,7 +144,7 @@ pub(crate) fn approval_question(pending: &Pending) -> Map<String, Value> {
     questions
 }
 
-fn requests(questions: &Map<String, Value>) -> Result<InputRequests, ErrorData> {
+pub(super) fn requests(questions: &Map<String, Value>) -> Result<InputRequests, ErrorData> {
     questions
         .iter()
         .map(|(key, request)| {

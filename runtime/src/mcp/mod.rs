@@ -43,6 +43,7 @@ mod http_server;
 mod input;
 mod logging;
 mod sessions;
+mod tasks;
 mod view;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -312,6 +313,17 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         info.capabilities
             .logging
             .get_or_insert_with(Default::default);
+        if self
+            .registry
+            .tools()
+            .iter()
+            .any(|t| t.task_support() != crate::TaskSupport::Forbidden)
+        {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+        }
         if handler::serves_view(&self.registry.snapshot()) {
             info.capabilities
                 .resources
