@@ -64,11 +64,11 @@ mod search;
 pub use store::sqlite;
 pub mod store;
 mod sync;
-mod task;
 mod tool;
 
 // What a tool author and an app write every day; the rest is in its concept's module.
 pub use call::Call;
+pub use call::{TaskError, TaskHandle};
 pub use caller::{Caller, Delegation};
 pub use error::{ErrorKind, ToolError};
 pub use output::{
@@ -78,7 +78,6 @@ pub use param::{
     Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };
 pub use registry::{BuildError, Registry, RegistryBuilder};
-pub use task::{TaskError, TaskHandle};
 pub use tool::{Defer, DynamicTool, Source, TaskSupport, Tool};
 
 #[doc = include_str!("../docs/tool.md")]

@@ -91,8 +91,15 @@ pub struct CustomerTotal {
 }
 
 /// Each customer's order count and total spend, biggest spenders first: for account reviews. Rarely
-/// needed, so it is not loaded up front; `tool_search` finds it.
-#[tool(ability = "orders.view", read_only, category = "customers", defer)]
+/// needed, so it is not loaded up front; `tool_search` finds it. It reads every order, so a client that
+/// can poll gets a task.
+#[tool(
+    ability = "orders.view",
+    read_only,
+    category = "customers",
+    defer,
+    task
+)]
 pub async fn customer_totals(db: State<Db>) -> Result<Vec<CustomerTotal>, ToolError> {
     let (_, orders) = db.search(None, None, usize::MAX)?;
     let mut totals: Vec<CustomerTotal> = Vec::new();

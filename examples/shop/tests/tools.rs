@@ -297,3 +297,39 @@ async fn the_support_bot_sees_only_what_the_operator_assigns_to_its_profile() {
         .await;
     assert!(!found.into_result().is_error);
 }
+
+// ANCHOR: task_test
+#[tokio::test]
+async fn customer_totals_run_as_a_task_whose_result_outlives_the_caller() {
+    let (_, registry) = shop().await;
+    let call = toolgate::Call::new("customer_totals", json!({}));
+    let task = registry
+        .start_task(&manager(), call)
+        .await
+        .expect("stored, then started");
+    let id = task.id().to_owned();
+    drop(task);
+    // Later, anywhere with the same database: the task by its id.
+    let done = loop {
+        let task = registry
+            .task(&manager(), &id)
+            .await
+            .expect("the manager's task");
+        if task.status != toolgate::store::TaskStatus::Working {
+            break task;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert_eq!(done.status, toolgate::store::TaskStatus::Completed);
+    let totals = done.result.expect("a result").structured.expect("data");
+    assert_eq!(
+        totals[0]["customer"], "Grace Hopper",
+        "the biggest spender first: {totals}"
+    );
+    assert_eq!(totals.as_array().map(Vec::len), Some(6), "six customers");
+    assert!(
+        registry.task(&viewer(), &id).await.is_err(),
+        "the viewer does not see it"
+    );
+}
+// ANCHOR_END: task_test

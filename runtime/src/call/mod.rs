@@ -7,6 +7,7 @@
 //! | the common path: hooks before, run with timeout, cancellation and panic capture | `run` |
 //! | writes and questions: preview, approve, decline, replay, ask | `rounds` |
 //! | hooks after, masking, audit | `finish` |
+//! | a call as a task: stored, run in the background, asked for by id | `task` |
 
 mod admit;
 mod finish;
@@ -14,6 +15,9 @@ mod pipeline;
 mod request;
 mod rounds;
 mod run;
+mod task;
 mod trace;
 
 pub use request::Call;
+pub(crate) use task::POLL_INTERVAL;
+pub use task::{TaskError, TaskHandle};

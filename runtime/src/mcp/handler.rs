@@ -21,13 +21,13 @@ use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::call::Call;
+use crate::call::TaskError;
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
 use crate::registry::{Registry, Snapshot, tools_found};
 use crate::sync::Locked;
-use crate::task::TaskError;
 use crate::tool::{TaskSupport, Tool};
 
 use super::input::{self, META_CONFIRMATION, Questions};

@@ -317,7 +317,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             .registry
             .tools()
             .iter()
-            .any(|t| t.task_support() != crate::TaskSupport::Forbidden)
+            .any(|t| t.task_support() != crate::tool::TaskSupport::Forbidden)
         {
             info.capabilities
                 .extensions

@@ -11,9 +11,9 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
+use crate::call::{POLL_INTERVAL, TaskError};
 use crate::output::Outcome;
 use crate::store::{TaskRecord, TaskStatus};
-use crate::task::{POLL_INTERVAL, TaskError};
 
 use super::{convert, input};
 

@@ -168,7 +168,7 @@ async fn calls(
             let top = &counts[..counts.len().min(20)];
             let title = format!("Calls per tool, last {hours} h");
             #[allow(clippy::cast_precision_loss)] // counts far below 2^52
-            let chart = crate::Chart::new(crate::ChartKind::Bar, title)
+            let chart = crate::output::Chart::new(crate::output::ChartKind::Bar, title)
                 .labels(top.iter().map(|c| c.tool.clone()))
                 .dataset("calls", top.iter().map(|c| c.calls as f64));
             Ok(json!({ "since_ms": since_ms, "tools": counts, "chart": chart }))
@@ -250,7 +250,7 @@ async fn list(State(registry): State<Registry>) -> Response {
                     let server = registry
                         .get(&record.name)
                         .and_then(|tool| match tool.source() {
-                            crate::Source::Remote { server, .. } => Some(server.to_string()),
+                            crate::tool::Source::Remote { server, .. } => Some(server.to_string()),
                             _ => None,
                         });
                     let effective = registry.settings_of(&record.name);

@@ -22,7 +22,7 @@ impl PostgresStore {
         &self,
         sql: &str,
         values: &[&(dyn ToSql + Sync)],
-    ) -> Result<u64, crate::ToolError> {
+    ) -> Result<u64, crate::error::ToolError> {
         let client = self.client().await.map_err(store_error)?;
         let statement = client
             .prepare_cached(sql)

@@ -17,7 +17,7 @@ fn int(ms: u64) -> i64 {
 }
 
 impl SqliteStore {
-    fn write_task(&self, sql: &str, task: &TaskRecord) -> Result<usize, crate::ToolError> {
+    fn write_task(&self, sql: &str, task: &TaskRecord) -> Result<usize, crate::error::ToolError> {
         let record = to_json(task).map_err(|e| crate::confirm::store_failed(e.message()))?;
         let status = task.status.as_str();
         let connection = self.lock();
