@@ -6,15 +6,10 @@ use crate::confirm::StoreFuture;
 use crate::store::tables::{
     TASK_BEAT, TASK_CANCEL, TASK_CREATE, TASK_GET, TASK_PURGE, TASK_UPDATE,
 };
-use crate::store::task::{TaskRecord, TaskStore, from_row};
+use crate::store::task::{TaskRecord, TaskStore, from_row, int};
 use crate::store::{to_json, unix_ms};
 
 use super::{PostgresStore, database, store_error};
-
-/// A number of milliseconds as PostgreSQL keeps it.
-fn int(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
 
 impl PostgresStore {
     /// Runs `sql` with `values`, and counts the rows changed.

@@ -6,61 +6,37 @@ use crate::confirm::StoreFuture;
 use crate::store::tables::{
     TASK_BEAT, TASK_CANCEL, TASK_CREATE, TASK_GET, TASK_PURGE, TASK_UPDATE,
 };
-use crate::store::task::{TaskRecord, TaskStore, from_row};
+use crate::store::task::{TaskRecord, TaskStore, from_row, int};
 use crate::store::{to_json, unix_ms};
 
 use super::{SqliteStore, store_error};
-
-/// A number of milliseconds as SQLite keeps it.
-fn int(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
+use crate::error::ToolError;
 
 impl SqliteStore {
-    fn write_task(&self, sql: &str, task: &TaskRecord) -> Result<usize, crate::error::ToolError> {
-        let record = to_json(task).map_err(|e| crate::confirm::store_failed(e.message()))?;
-        let status = task.status.as_str();
-        let connection = self.lock();
-        let changed = if sql == TASK_CREATE {
-            connection
-                .prepare_cached(&TASK_PURGE.replace('$', "?"))
-                .and_then(|mut s| s.execute(params![int(unix_ms())]))
-                .map_err(store_error)?;
-            connection
-                .prepare_cached(&sql.replace('$', "?"))
-                .and_then(|mut s| {
-                    s.execute(params![
-                        task.id,
-                        status,
-                        task.message,
-                        int(task.lease_until_ms),
-                        int(task.expires_ms()),
-                        record
-                    ])
-                })
-        } else {
-            connection
-                .prepare_cached(&sql.replace('$', "?"))
-                .and_then(|mut s| {
-                    s.execute(params![
-                        task.id,
-                        status,
-                        task.message,
-                        int(task.lease_until_ms),
-                        record,
-                        int(task.version)
-                    ])
-                })
-        };
-        changed.map_err(store_error)
+    /// Runs one of the tasks' statements, written with `$n` placeholders, and counts the rows changed.
+    fn change(&self, sql: &str, values: &[&dyn rusqlite::ToSql]) -> Result<usize, ToolError> {
+        self.lock()
+            .prepare_cached(&sql.replace('$', "?"))
+            .and_then(|mut s| s.execute(values))
+            .map_err(store_error)
     }
+}
+
+/// `task` as its record column keeps it.
+fn record(task: &TaskRecord) -> Result<String, ToolError> {
+    to_json(task).map_err(|e| crate::confirm::store_failed(e.message()))
 }
 
 impl TaskStore for SqliteStore {
     fn create<'a>(&'a self, task: &'a TaskRecord) -> StoreFuture<'a, ()> {
-        Box::pin(std::future::ready(
-            self.write_task(TASK_CREATE, task).map(drop),
-        ))
+        let created = record(task).and_then(|record| {
+            self.change(TASK_PURGE, params![int(unix_ms())])?;
+            let (lease, expires) = (int(task.lease_until_ms), int(task.expires_ms()));
+            let status = task.status.as_str();
+            let values = params![task.id, status, task.message, lease, expires, record];
+            self.change(TASK_CREATE, values).map(drop)
+        });
+        Box::pin(std::future::ready(created))
     }
 
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
@@ -92,20 +68,19 @@ impl TaskStore for SqliteStore {
     }
 
     fn update<'a>(&'a self, task: &'a TaskRecord) -> StoreFuture<'a, bool> {
-        Box::pin(std::future::ready(
-            self.write_task(TASK_UPDATE, task)
-                .map(|changed| changed == 1),
-        ))
+        let written = record(task).and_then(|record| {
+            let (lease, version) = (int(task.lease_until_ms), int(task.version));
+            let status = task.status.as_str();
+            let values = params![task.id, status, task.message, lease, record, version];
+            self.change(TASK_UPDATE, values).map(|changed| changed == 1)
+        });
+        Box::pin(std::future::ready(written))
     }
 
     fn cancel<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        let done = self
-            .lock()
-            .prepare_cached(&TASK_CANCEL.replace('$', "?"))
-            .and_then(|mut s| s.execute(params![id]))
-            .map(drop)
-            .map_err(store_error);
-        Box::pin(std::future::ready(done))
+        Box::pin(std::future::ready(
+            self.change(TASK_CANCEL, params![id]).map(drop),
+        ))
     }
 
     fn beat<'a>(
