@@ -33,7 +33,7 @@ pub(crate) const KEYS: &[&str] = &[
 pub(crate) const DEFER_MODES: &[&str] = &["auto", "always", "never"];
 
 /// The modes `task = "..."` takes, as `toolgate::TaskSupport` names them in lower case.
-pub(crate) const TASK_MODES: &[&str] = &["optional", "required"];
+pub(crate) const TASK_MODES: &[&str] = &["optional", "required", "after_questions"];
 
 /// A key that was written, with its value; the key's span is kept for errors about the key itself.
 pub(crate) struct KeyValue<T> {
@@ -62,7 +62,7 @@ pub(crate) struct ToolAttr {
     pub(crate) max_runs: Option<KeyValue<LitInt>>,
     /// `defer` alone, or `defer = "auto" | "never" | "always"`.
     pub(crate) defer: Option<KeyValue<Option<LitStr>>>,
-    /// `task` alone (it may run as a task), or `task = "optional" | "required"`.
+    /// `task` alone (it may run as a task), or `task = "optional" | "required" | "after_questions"`.
     pub(crate) task: Option<KeyValue<Option<LitStr>>>,
     pub(crate) idempotent: Option<Path>,
     pub(crate) open_world: Option<Path>,
@@ -160,7 +160,8 @@ impl ToolAttr {
                 put(&mut self.defer, &path, v.mode(DEFER_MODES, example), errors);
             }
             "task" => {
-                let example = "task` (it may run as a task) or `task = \"required\"";
+                let example = "task` (it may run as a task), `task = \"required\"` or \
+                               `task = \"after_questions\"";
                 put(&mut self.task, &path, v.mode(TASK_MODES, example), errors);
             }
             "idempotent" => put(&mut self.idempotent, &path, v.flag(), errors),

@@ -197,7 +197,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
 }
 
 /// The variant of `toolgate::{kind}` a mode key asks for: `unset` without the key, `alone` for the key
-/// without a value, else the mode written (`"never"` is `Never`).
+/// without a value, else the mode written (`"never"` is `Never`, `"after_questions"` `AfterQuestions`).
 fn mode(
     tg: &TokenStream,
     kind: &str,
@@ -208,7 +208,7 @@ fn mode(
     let variant = match key.as_ref().map(|k| k.value.as_ref().map(LitStr::value)) {
         None => unset.to_owned(),
         Some(None) => alone.to_owned(),
-        Some(Some(mode)) => humanize(&mode),
+        Some(Some(mode)) => mode.split('_').map(humanize).collect::<String>(),
     };
     let (kind, variant) = (
         syn::Ident::new(kind, Span::call_site()),

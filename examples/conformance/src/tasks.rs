@@ -74,8 +74,8 @@ struct UserName {
     name: String,
 }
 
-/// Asks the user's name, then greets them; only ever a task.
-#[tool(public, read_only, task = "required")]
+/// Asks the user's name while the request waits, then greets them as a task.
+#[tool(public, read_only, task = "after_questions")]
 async fn test_tool_with_task(ask: Ask) -> Result<String, ToolError> {
     match ask.elicit::<UserName>("user_name", "What is your name?")? {
         Elicited::Accepted(UserName { name }) => Ok(format!("Hello, {name}!")),

@@ -220,8 +220,9 @@ impl<H: Clone> McpHandler<H> {
     /// parts as extensions.
     /// A call of `tool`, which may run as a task, started as one when the client declared the tasks
     /// extension on this request or its session. A write's preview and approval come first, as for any
-    /// call; `None` then, and when the call runs while the request waits. A tool that runs only as a task
-    /// refuses a client that cannot poll.
+    /// call, and so do the questions of a tool that asks them first (`after_questions`); `None` then, and
+    /// when the call runs while the request waits. A tool that runs only as a task refuses a client that
+    /// cannot poll.
     async fn as_task(
         &self,
         tool: &Tool,
@@ -232,8 +233,9 @@ impl<H: Clone> McpHandler<H> {
         let declared = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
+        let support = tool.task_support();
         if !declared {
-            return (tool.task_support() == TaskSupport::Required).then(|| Err(tasks::required()));
+            return (support != TaskSupport::Optional).then(|| Err(tasks::required()));
         }
         let confirmation = context
             .meta
@@ -243,7 +245,7 @@ impl<H: Clone> McpHandler<H> {
         let replies = request.request_state.is_some()
             || request.input_responses.is_some()
             || confirmation.is_some();
-        if tool.has_preview() && !replies {
+        if (tool.has_preview() || support == TaskSupport::AfterQuestions) && !replies {
             return None;
         }
         let arguments = request

@@ -313,6 +313,10 @@ pub enum TaskSupport {
     Optional,
     /// A call runs only as a task; a client without the extension is refused: `#[tool(task = "required")]`.
     Required,
+    /// As `Required`, but the tool's questions come first, while the request waits, and the call that
+    /// brings their answers becomes the task: `#[tool(task = "after_questions")]`. For a tool that gathers
+    /// what it needs, then works for long.
+    AfterQuestions,
 }
 
 impl Defer {

@@ -52,6 +52,13 @@ async fn preview_cancel(number: String) -> Preview {
 
 fn main() {}
 
+/// Ask which report, then build it as a task.
+#[tool(public, read_only, task = "after_questions")]
+async fn build_report(ask: Ask) -> Result<String, ToolError> {
+    let _ = ask;
+    Ok("report".into())
+}
+
 /// Say hello; always loaded.
 #[tool(public, read_only, defer = "never")]
 async fn hello() -> &'static str {
