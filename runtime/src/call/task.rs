@@ -91,6 +91,27 @@ impl std::error::Error for TaskError {}
 
 /// A task started in-process ([`Registry::start_task`]): its id, and its state whenever asked, for as long
 /// as the store keeps it, whatever became of the future that started it.
+///
+/// ```rust,standalone_crate
+/// use serde_json::json;
+/// use toolgate::prelude::*;
+/// use toolgate::store::TaskStatus;
+///
+/// /// Wait for a long time.
+/// #[tool(public, read_only, task)]
+/// async fn wait(seconds: u64) -> &'static str {
+///     tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+///     "waited"
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::builder().build().unwrap();
+/// let task = registry.start_task(&Caller::new("ada"), Call::new("wait", json!({ "seconds": 600 }))).await?;
+/// task.cancel().await?;
+/// assert_eq!(task.finished().await?.status, TaskStatus::Cancelled);
+/// # Ok::<(), toolgate::TaskError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Clone)]
 pub struct TaskHandle {
     registry: Registry,

@@ -197,6 +197,22 @@ impl Tasks {
 /// PostgreSQL stores keep them in `toolgate_tasks`; [`MemoryTasks`] keeps them in this process only.
 ///
 /// Every method answers for tasks not yet expired only.
+///
+/// ```
+/// use toolgate::sqlite::SqliteStore;
+/// use toolgate::store::{TaskRecord, TaskStatus, TaskStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let db = SqliteStore::in_memory().unwrap();
+/// let mut task = TaskRecord::example();
+/// db.create(&task).await?;
+/// task.status = TaskStatus::Completed;
+/// assert!(db.update(&task).await?, "written from the version it read");
+/// assert!(!db.update(&task).await?, "a second write from the same version is refused");
+/// assert_eq!(db.get(&task.id).await?.unwrap().status, TaskStatus::Completed);
+/// # Ok::<(), toolgate::ToolError>(())
+/// # }).unwrap();
+/// ```
 pub trait TaskStore: Send + Sync + 'static {
     /// Writes a new task; it is readable once this returns.
     fn create<'a>(&'a self, task: &'a TaskRecord) -> StoreFuture<'a, ()>;
