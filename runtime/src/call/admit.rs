@@ -111,10 +111,15 @@ pub(super) fn limit_error(tool: &str, max: u32, refused: &Refused) -> ToolError 
 
 /// The answer for a name no tool has, and, unless denials are explained, for a tool the caller may not run.
 pub(super) fn unknown_tool(name: &str) -> Refusal {
-    refuse(Outcome::Failed(ToolError::with_kind(
+    refuse(Outcome::Failed(unknown_tool_error(name)))
+}
+
+/// The error of [`unknown_tool`].
+pub(super) fn unknown_tool_error(name: &str) -> ToolError {
+    ToolError::with_kind(
         ErrorKind::UnknownTool,
         format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
-    )))
+    )
 }
 
 /// A call refused before anything ran; boxed, so the common path moves small values.

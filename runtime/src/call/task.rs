@@ -41,6 +41,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::Call;
+use super::admit::unknown_tool_error;
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
@@ -176,14 +177,23 @@ impl Registry {
     /// [`TaskError::NotStarted`] when `caller` may not run the tool, it takes no tasks, or it is a write
     /// not approved yet; [`TaskError::Unavailable`] when the store cannot be reached. Nothing ran then.
     pub async fn start_task(&self, caller: &Caller, call: Call) -> Result<TaskHandle, TaskError> {
+        let task = self.start_task_record(caller, call).await?;
+        Ok(TaskHandle {
+            registry: self.clone(),
+            caller: caller.clone(),
+            id: task.id,
+        })
+    }
+
+    /// [`start_task`](Self::start_task), answering the task as it was stored.
+    pub(crate) async fn start_task_record(
+        &self,
+        caller: &Caller,
+        call: Call,
+    ) -> Result<TaskRecord, TaskError> {
         let name = call.name();
         let Some(tool) = self.runnable(caller, name) else {
-            let message =
-                format!("Unknown tool `{name}`. List the tools to see which ones you can use.");
-            return Err(TaskError::NotStarted(ToolError::with_kind(
-                ErrorKind::UnknownTool,
-                message,
-            )));
+            return Err(TaskError::NotStarted(unknown_tool_error(name)));
         };
         if tool.task_support() == TaskSupport::Forbidden {
             let message = format!("`{name}` does not run as a task; call it instead.");
@@ -213,13 +223,8 @@ impl Registry {
             .create(&task)
             .await
             .map_err(TaskError::Unavailable)?;
-        let id = task.id.clone();
-        self.run_task(caller.clone(), call, task);
-        Ok(TaskHandle {
-            registry: self.clone(),
-            caller: caller.clone(),
-            id,
-        })
+        self.run_task(caller.clone(), call, task.clone());
+        Ok(task)
     }
 
     /// Task `id` as `caller` may see it: another caller's task is as unknown as one that never was. A task

@@ -226,7 +226,7 @@ impl<H: Clone> McpHandler<H> {
     async fn as_task(
         &self,
         tool: &Tool,
-        request: CallToolRequestParams,
+        request: &CallToolRequestParams,
         context: &mut RequestContext<RoleServer>,
         caller: &Caller,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
@@ -237,39 +237,33 @@ impl<H: Clone> McpHandler<H> {
         if !declared {
             return (support != TaskSupport::Optional).then(|| Err(tasks::required()));
         }
-        let confirmation = context
-            .meta
-            .get(META_CONFIRMATION)
-            .and_then(|v| v.as_str())
-            .map(str::to_owned);
         let replies = request.request_state.is_some()
             || request.input_responses.is_some()
-            || confirmation.is_some();
+            || context.meta.get(META_CONFIRMATION).is_some();
         if (tool.has_preview() || support == TaskSupport::AfterQuestions) && !replies {
             return None;
         }
         let arguments = request
             .arguments
+            .clone()
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
         let parts = context.extensions.remove::<http::request::Parts>();
-        let mut call = self.call_for(&request.name, arguments, context, parts);
-        if let Some(token) = confirmation {
-            call = call.confirmation(token);
-        }
-        if request.request_state.is_some() || request.input_responses.is_some() {
-            let answers = request.input_responses.unwrap_or_default();
-            call = call.resume(request.request_state, answers.into_iter().collect());
-        }
-        Some(match self.shared.registry.start_task(caller, call).await {
-            Ok(task) => match task.state().await {
-                Ok(state) => Ok(tasks::created(&state).into()),
+        let call = self.call_for(&request.name, arguments, context, parts);
+        let call = replied(
+            call,
+            context,
+            request.request_state.clone(),
+            request.input_responses.clone(),
+        );
+        Some(
+            match self.shared.registry.start_task_record(caller, call).await {
+                Ok(task) => Ok(tasks::created(&task).into()),
+                Err(TaskError::NotStarted(refused)) => {
+                    convert::call_result(Outcome::Failed(refused), false).map(Into::into)
+                }
                 Err(error) => Err(tasks::error(error)),
             },
-            Err(TaskError::NotStarted(refused)) => {
-                convert::call_result(Outcome::Failed(refused), false).map(Into::into)
-            }
-            Err(error) => Err(tasks::error(error)),
-        })
+        )
     }
 
     fn call_for(
@@ -567,12 +561,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         if let Some(index) = resolved
             && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
             && let Some(started) = self
-                .as_task(
-                    &snapshot.tools[index].tool,
-                    request.clone(),
-                    &mut context,
-                    &caller,
-                )
+                .as_task(&snapshot.tools[index].tool, &request, &mut context, &caller)
                 .await
         {
             return started;
@@ -590,17 +579,16 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let parts = context.extensions.remove::<http::request::Parts>();
         let spare = matches!(questions, Questions::AsRequests(_))
             .then(|| (arguments.clone(), parts.clone()));
-        let mut call = self
+        let call = self
             .call_for(&request.name, arguments, &context, parts)
             .client_support(support);
-        if let Some(token) = context.meta.get(META_CONFIRMATION).and_then(|v| v.as_str()) {
-            call = call.confirmation(token);
-        }
         let resumed = request.request_state.is_some();
-        if resumed || request.input_responses.is_some() {
-            let answers = request.input_responses.unwrap_or_default();
-            call = call.resume(request.request_state, answers.into_iter().collect());
-        }
+        let call = replied(
+            call,
+            &context,
+            request.request_state,
+            request.input_responses,
+        );
         let mut outcome = self
             .round(&snapshot, &caller, call, resolved, &context)
             .await;
@@ -830,4 +818,22 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
         self.extras.supported_protocol_versions()
     }
+}
+
+/// `call` with what its request brings back to an earlier round: a write's confirmation in `_meta`, or
+/// answers with the sealed state of the round that asked.
+fn replied(
+    mut call: Call,
+    context: &RequestContext<RoleServer>,
+    state: Option<String>,
+    answers: Option<rmcp::model::InputResponses>,
+) -> Call {
+    if let Some(token) = context.meta.get(META_CONFIRMATION).and_then(|v| v.as_str()) {
+        call = call.confirmation(token);
+    }
+    if state.is_some() || answers.is_some() {
+        let answers = answers.unwrap_or_default();
+        call = call.resume(state, answers.into_iter().collect());
+    }
+    call
 }
