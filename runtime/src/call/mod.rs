@@ -19,5 +19,6 @@ mod task;
 mod trace;
 
 pub use request::Call;
+#[cfg(feature = "mcp")]
 pub(crate) use task::POLL_INTERVAL;
 pub use task::{TaskError, TaskHandle};

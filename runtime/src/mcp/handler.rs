@@ -26,7 +26,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
-use crate::registry::{Registry, Snapshot, tools_found};
+use crate::registry::{Current, Registry, Snapshot, tools_found};
 use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
 
@@ -80,11 +80,59 @@ pub(crate) struct Shared {
     pub(crate) next_listener: AtomicU64,
 }
 
-/// The MCP definition of each tool of `snapshot`, in its order, made once per snapshot.
+/// The MCP definitions of a snapshot's tools, in its order, made once per snapshot: as rmcp's type, and
+/// each as its JSON text, which a listing copies instead of serializing every schema again.
+struct Definitions {
+    tools: Vec<McpTool>,
+    json: Vec<Box<str>>,
+}
+
+fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
+    snapshot.derived(|s: &Snapshot| {
+        let tools: Vec<McpTool> = s.tools.iter().map(|r| convert::tool(&r.tool)).collect();
+        let json = tools
+            .iter()
+            .map(|t| {
+                serde_json::to_string(t)
+                    .expect("a tool definition serializes")
+                    .into()
+            })
+            .collect();
+        Definitions { tools, json }
+    })
+}
+
+/// The MCP definition of each tool of `snapshot`, in its order.
 fn definitions(snapshot: &Snapshot) -> &[McpTool] {
-    let derive =
-        |s: &Snapshot| -> Vec<McpTool> { s.tools.iter().map(|r| convert::tool(&r.tool)).collect() };
-    snapshot.derived(derive).map_or(&[], Vec::as_slice)
+    all_definitions(snapshot).map_or(&[], |d| d.tools.as_slice())
+}
+
+/// One page of a `tools/list`: the indices of the tools listed, and the cursor of the next page.
+pub(crate) struct Page<'a> {
+    pub(crate) snapshot: Current<'a>,
+    pub(crate) tools: Vec<usize>,
+    pub(crate) next: Option<Cursor>,
+}
+
+impl Page<'_> {
+    /// The `result` of the listing as JSON text, from each tool's text made once per snapshot: the same
+    /// value rmcp's `ListToolsResult` serializes to.
+    pub(crate) fn result_json(&self, out: &mut Vec<u8>) {
+        let json = all_definitions(&self.snapshot).map_or(&[][..], |d| d.json.as_slice());
+        out.extend_from_slice(br#"{"tools":["#);
+        for (n, &i) in self.tools.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(json[i].as_bytes());
+        }
+        out.push(b']');
+        if let Some(next) = &self.next {
+            out.extend_from_slice(br#","nextCursor":"#);
+            serde_json::to_writer(&mut *out, next).expect("a cursor serializes");
+        }
+        out.push(b'}');
+    }
 }
 
 /// Whether some tool of `snapshot` links the App, which is then served as a resource.
@@ -360,6 +408,38 @@ impl<H: Clone> McpHandler<H> {
             .map_err(|_| shutting_down())
     }
 
+    /// The page of `tools/list` that `request` asks for, of the tools its caller may see.
+    pub(crate) fn page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Page<'_>, ErrorData> {
+        let caller = self.caller(context);
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
+            })?,
+            None => 0,
+        };
+        let page_size = self.shared.page_size;
+        let snapshot = self.shared.registry.snapshot();
+        let listing = self.shared.registry.listing(&snapshot, &caller);
+        let visible = {
+            let found = self.found.locked();
+            listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
+        };
+        let mut visible = visible.into_iter().skip(start);
+        let tools: Vec<usize> = visible.by_ref().take(page_size).collect();
+        let next = visible
+            .next()
+            .map(|_| Cursor::from((start + page_size).to_string()));
+        Ok(Page {
+            snapshot,
+            tools,
+            next,
+        })
+    }
+
     /// Whether the registry's current tools need the App.
     fn serves_view(&self) -> bool {
         serves_view(&self.shared.registry.snapshot())
@@ -513,31 +593,11 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = self.caller(&context);
-        let start = match request.and_then(|r| r.cursor) {
-            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
-                ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
-            })?,
-            None => 0,
-        };
-        let page_size = self.shared.page_size;
-        let snapshot = self.shared.registry.snapshot();
-        let definitions = definitions(&snapshot);
-        let listing = self.shared.registry.listing(&snapshot, &caller);
-        let visible = {
-            let found = self.found.locked();
-            listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
-        };
-        let mut visible = visible.into_iter().skip(start);
-        let tools: Vec<McpTool> = visible
-            .by_ref()
-            .take(page_size)
-            .map(|i| definitions[i].clone())
-            .collect();
+        let page = self.page(request, &context)?;
+        let definitions = definitions(&page.snapshot);
+        let tools = page.tools.iter().map(|&i| definitions[i].clone()).collect();
         let mut result = ListToolsResult::with_all_items(tools);
-        if visible.next().is_some() {
-            result.next_cursor = Some(Cursor::from((start + page_size).to_string()));
-        }
+        result.next_cursor = page.next;
         Ok(result)
     }
 

@@ -30,6 +30,7 @@ use super::admin::{self, Admins};
 use super::auth::{Credentials, Hosts, unauthorized};
 use super::connections::{self, Limits};
 use super::delegations;
+use super::direct::http::{Declined, Direct};
 use super::sessions::{BoundSession, BoundSessions, Unbound};
 use super::{McpHandler, McpServer};
 
@@ -348,17 +349,29 @@ fn unknown_session() -> Response {
 /// anything runs), lets a request into a session only from the caller who opened it, binds a new session
 /// to its caller, then tracks a POST's response until it is sent. A plain tower service, so a request
 /// costs one boxed future here and no per-request clone of a boxed inner service.
-#[derive(Clone)]
-struct Gated<S> {
+struct Gated<S, H: ServerHandler + Clone> {
     inner: S,
     gate: Arc<Gate>,
+    /// The hot requests of a stateless JSON server, answered without rmcp's per-request service.
+    direct: Option<Arc<Direct<H>>>,
 }
 
-impl<S> tower_service::Service<Request> for Gated<S>
+impl<S: Clone, H: ServerHandler + Clone> Clone for Gated<S, H> {
+    fn clone(&self) -> Self {
+        Gated {
+            inner: self.inner.clone(),
+            gate: Arc::clone(&self.gate),
+            direct: self.direct.clone(),
+        }
+    }
+}
+
+impl<S, H> tower_service::Service<Request> for Gated<S, H>
 where
     S: tower_service::Service<Request, Error = Infallible> + Clone + Send + 'static,
     S::Response: IntoResponse,
     S::Future: Send,
+    H: ServerHandler + Clone + Send + Sync + 'static,
 {
     type Response = Response;
     type Error = Infallible;
@@ -371,6 +384,7 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         let mut inner = self.inner.clone();
         let gate = Arc::clone(&self.gate);
+        let direct = self.direct.clone();
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
             let caller = match gate.credentials.caller(&parts).await {
@@ -391,17 +405,39 @@ where
             }
             parts.extensions.insert(caller);
             let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
-            let (body, stalled) = Paced::wrap(body, gate.idle);
+            let (mut body, stalled) = Paced::wrap(body, gate.idle);
+            let stalled_answer = || {
+                let message = format!(
+                    "the request body paused for longer than {} ms; send it without pauses",
+                    gate.idle.as_millis()
+                );
+                (StatusCode::REQUEST_TIMEOUT, message).into_response()
+            };
+            if let Some(direct) = &direct
+                && let Some(pool) = direct.takes(&parts)
+            {
+                let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+                    Ok(bytes) => bytes,
+                    Err(_) if stalled.load(Ordering::Relaxed) => return Ok(stalled_answer()),
+                    Err(error) => {
+                        let message = format!("Failed to read request body: {error}");
+                        return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
+                    }
+                };
+                match direct.answer(pool, parts, bytes).await {
+                    Ok(response) => return Ok(tracked(response, open)),
+                    Err(Declined(given_back, bytes)) => {
+                        parts = given_back;
+                        body = Body::from(bytes);
+                    }
+                }
+            }
             let response = inner
                 .call(Request::from_parts(parts, body))
                 .await?
                 .into_response();
             if stalled.load(Ordering::Relaxed) {
-                let message = format!(
-                    "the request body paused for longer than {} ms; send it without pauses",
-                    gate.idle.as_millis()
-                );
-                return Ok((StatusCode::REQUEST_TIMEOUT, message).into_response());
+                return Ok(stalled_answer());
             }
             if let (Some(caller), Some(sessions)) = (opener, &gate.sessions)
                 && let Some(id) = response.headers().get(SESSION_HEADER)
@@ -413,11 +449,16 @@ where
                                until one idles out";
                 return Ok((StatusCode::TOO_MANY_REQUESTS, message).into_response());
             }
-            Ok(match open {
-                Some(open) => response.map(|body| Body::new(Tracked { body, _open: open })),
-                None => response,
-            })
+            Ok(tracked(response, open))
         })
+    }
+}
+
+/// `response`, holding the request's [`Open`] (a POST's) until its body has been sent.
+fn tracked(response: Response, open: Option<Open>) -> Response {
+    match open {
+        Some(open) => response.map(|body| Body::new(Tracked { body, _open: open })),
+        None => response,
     }
 }
 
@@ -428,13 +469,21 @@ fn route<H, M>(
     factory: impl Fn() -> Result<McpHandler<H>, std::io::Error> + Send + Sync + 'static,
     manager: Arc<M>,
     config: StreamableHttpServerConfig,
+    direct: Option<Arc<Direct<H>>>,
 ) -> Router
 where
     H: ServerHandler + Clone + Send + Sync + 'static,
     M: SessionManager,
 {
     let inner = StreamableHttpService::new(factory, manager, config);
-    Router::new().route_service(path, Gated { inner, gate })
+    Router::new().route_service(
+        path,
+        Gated {
+            inner,
+            gate,
+            direct,
+        },
+    )
 }
 
 impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
@@ -451,6 +500,14 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         responses: &Arc<Responses>,
     ) -> Router {
         let config = self.http.rmcp_config(cancellation.clone());
+        let direct = (self.http.stateless && self.http.json_response).then(|| {
+            let hosts = self.http.allowed_hosts.as_deref();
+            Arc::new(Direct::new(
+                handler.for_session(),
+                self.http.max_body_bytes,
+                hosts,
+            ))
+        });
         let factory = move || Ok(handler.for_session());
         let path = self.http.path.as_str();
         let sessions = (!self.http.stateless).then(|| {
@@ -475,8 +532,9 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
                 factory,
                 NeverSessionManager::default().into(),
                 config,
+                direct,
             ),
-            Some(manager) => route(path, gate, factory, manager, config),
+            Some(manager) => route(path, gate, factory, manager, config, None),
         };
         let hosts = Hosts(self.http.allowed_hosts.clone());
         let mut router = mcp;

@@ -38,6 +38,7 @@ mod auth;
 mod connections;
 mod convert;
 mod delegations;
+mod direct;
 mod handler;
 mod http_server;
 mod input;
@@ -49,8 +50,8 @@ mod view;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
+use rmcp::ServerHandler;
 use rmcp::model::{Implementation, ToolsCapability};
-use rmcp::{ServerHandler, ServiceExt};
 use tokio::sync::Semaphore;
 
 pub use crate::tool::META_CAPABILITY;
@@ -371,15 +372,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
     /// # Errors
     /// When the transport fails before the client initializes.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        let running = self
-            .handler()
-            .serve(rmcp::transport::stdio_pipes())
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        Ok(())
+        let (input, output) = rmcp::transport::stdio_pipes();
+        direct::stdio::serve(self.handler(), input, output).await
     }
 }

@@ -21,4 +21,6 @@ pub use delegation::{DELEGATION_PREFIX, MAX_DELEGATION_TTL};
 pub use error::BuildError;
 pub use queries::Registry;
 pub(crate) use registered::{Handler, RegisteredTool};
+#[cfg(feature = "mcp")]
+pub(crate) use snapshot::Current;
 pub(crate) use snapshot::Snapshot;

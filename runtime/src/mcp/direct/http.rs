@@ -1,0 +1,281 @@
+//! The direct path of a stateless HTTP server that answers with JSON. A request is taken only when rmcp
+//! would take it the same way: a POST of JSON to an allowed host from a non-browser client (no `Origin`
+//! for rmcp to weigh), accepting both answers, with a known length within the limit, on a protocol version
+//! that does not negotiate per request. Anything else, and any body this path does not serve, is given
+//! back for rmcp.
+//!
+//! Each request runs with a peer of its own, taken from a pool, whose outgoing messages are kept: when a
+//! call sent log messages or a `tools/list_changed`, the answer is an SSE stream of them and the result,
+//! as rmcp's would be; otherwise it is one JSON body.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderMap, Method, StatusCode, header};
+use rmcp::model::{
+    ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion,
+    ServerJsonRpcMessage,
+};
+use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{Peer, RoleServer, ServerHandler};
+
+use crate::sync::Locked;
+
+use super::super::McpHandler;
+use super::{Hot, encode, negotiated_once};
+
+/// How many idle peers each protocol version keeps for the next requests.
+const POOLED_PEERS: usize = 64;
+
+/// The direct path of one stateless JSON server.
+pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
+    handler: McpHandler<H>,
+    max_body_bytes: usize,
+    /// The `Host` values rmcp accepts, normalized; empty accepts any.
+    hosts: Vec<Authority>,
+    /// Idle peers, one pool per protocol version served without per-request negotiation.
+    pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
+}
+
+/// A host and port, as rmcp compares them.
+#[derive(Debug, PartialEq, Eq)]
+struct Authority {
+    host: String,
+    port: Option<u16>,
+}
+
+impl Authority {
+    fn new(host: &str, port: Option<u16>) -> Self {
+        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        Authority { host, port }
+    }
+
+    /// An allowed host as rmcp reads it: an authority with or without a port.
+    fn allowed(allowed: &str) -> Option<Self> {
+        let allowed = allowed.trim();
+        if allowed.is_empty() {
+            return None;
+        }
+        Some(match http::uri::Authority::try_from(allowed) {
+            Ok(authority) => Authority::new(authority.host(), authority.port_u16()),
+            Err(_) => Authority::new(allowed, None),
+        })
+    }
+
+    fn admits(&self, host: &Authority) -> bool {
+        self.host == host.host && self.port.is_none_or(|port| host.port == Some(port))
+    }
+}
+
+/// A peer whose outgoing messages land in its outbox, with the idle service that drives it.
+struct Pooled<H: ServerHandler + Clone> {
+    peer: Peer<RoleServer>,
+    outbox: Arc<Mutex<Vec<ServerJsonRpcMessage>>>,
+    _service: RunningService<RoleServer, McpHandler<H>>,
+}
+
+/// The transport of a pooled peer: what it sends is kept for the request that holds it; it receives
+/// nothing.
+struct Outbox(Arc<Mutex<Vec<ServerJsonRpcMessage>>>);
+
+impl Transport<RoleServer> for Outbox {
+    type Error = Infallible;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Infallible>> + Send + 'static {
+        self.0.locked().push(item);
+        std::future::ready(Ok(()))
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        std::future::pending()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Infallible>> + Send {
+        std::future::ready(Ok(()))
+    }
+}
+
+/// A request this path does not take, given back whole for rmcp.
+pub(in crate::mcp) struct Declined(pub(in crate::mcp) Parts, pub(in crate::mcp) Bytes);
+
+impl<H: ServerHandler + Clone> Direct<H> {
+    /// The fast path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults).
+    pub(in crate::mcp) fn new(
+        handler: McpHandler<H>,
+        max_body_bytes: usize,
+        hosts: Option<&[String]>,
+    ) -> Self {
+        let hosts = match hosts {
+            Some(hosts) => hosts.iter().filter_map(|h| Authority::allowed(h)).collect(),
+            None => ["localhost", "127.0.0.1", "::1"]
+                .iter()
+                .filter_map(|h| Authority::allowed(h))
+                .collect(),
+        };
+        let pools = ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .filter(|v| negotiated_once(v))
+            .map(|v| (v.clone(), Mutex::new(Vec::new())))
+            .collect();
+        Direct {
+            handler,
+            max_body_bytes,
+            hosts,
+            pools,
+        }
+    }
+
+    /// Whether the request's headers let this path take it: a POST of JSON from a non-browser client to
+    /// an allowed host, accepting both answers, with a known length within the limit, on a protocol
+    /// version that does not negotiate per request. The version's pool, if so.
+    pub(in crate::mcp) fn takes(&self, parts: &Parts) -> Option<usize> {
+        let headers = &parts.headers;
+        if parts.method != Method::POST
+            || headers.contains_key(header::ORIGIN)
+            || !self.host_allowed(headers)
+            || !is_json(headers)
+            || !accepts_both(headers)
+        {
+            return None;
+        }
+        let length: usize = headers
+            .get(header::CONTENT_LENGTH)?
+            .to_str()
+            .ok()?
+            .parse()
+            .ok()?;
+        if length > self.max_body_bytes {
+            return None;
+        }
+        let version = match headers.get("mcp-protocol-version") {
+            None => ProtocolVersion::V_2025_03_26.as_str(),
+            Some(value) => value.to_str().ok()?,
+        };
+        self.pools.iter().position(|(v, _)| v.as_str() == version)
+    }
+
+    fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+            return false;
+        };
+        let Ok(host) = http::uri::Authority::try_from(host) else {
+            return false;
+        };
+        let host = Authority::new(host.host(), host.port_u16());
+        self.hosts.is_empty() || self.hosts.iter().any(|allowed| allowed.admits(&host))
+    }
+
+    /// Answers the request whose headers [`takes`](Self::takes) admitted with pool `pool`, or gives it
+    /// back.
+    pub(in crate::mcp) async fn answer(
+        &self,
+        pool: usize,
+        parts: Parts,
+        body: Bytes,
+    ) -> Result<Response, Declined> {
+        let registry = &self.handler.shared.registry;
+        let Some(hot) = Hot::parse(&body, registry, false) else {
+            return Err(Declined(parts, body));
+        };
+        let pooled = self.peer(pool);
+        let peer = pooled.peer.clone();
+        let answer = hot
+            .dispatch(&self.handler, peer, |context| {
+                context.extensions.insert(parts);
+            })
+            .await;
+        let sent = std::mem::take(&mut *pooled.outbox.locked());
+        self.put_back(pool, pooled);
+        Ok(respond(sent, answer))
+    }
+
+    fn peer(&self, pool: usize) -> Pooled<H> {
+        let (version, idle) = &self.pools[pool];
+        if let Some(pooled) = idle.locked().pop() {
+            return pooled;
+        }
+        let outbox = Arc::new(Mutex::new(Vec::new()));
+        // The client as rmcp's stateless path describes it: no capabilities, the header's version.
+        let info =
+            InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())
+                .with_protocol_version(version.clone());
+        let service = rmcp::service::serve_directly(
+            self.handler.for_session(),
+            Outbox(Arc::clone(&outbox)),
+            Some(info),
+        );
+        Pooled {
+            peer: service.peer().clone(),
+            outbox,
+            _service: service,
+        }
+    }
+
+    fn put_back(&self, pool: usize, pooled: Pooled<H>) {
+        let mut idle = self.pools[pool].1.locked();
+        if idle.len() < POOLED_PEERS {
+            idle.push(pooled);
+        }
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
+fn accepts_both(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        if value.contains([';', '"']) {
+            return false;
+        }
+        for entry in value.split(',').map(str::trim) {
+            json |= entry.eq_ignore_ascii_case("application/json");
+            sse |= entry.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+/// The answer: one JSON body, or, after messages the call sent, an SSE stream of them and the result.
+fn respond(sent: Vec<ServerJsonRpcMessage>, answer: Vec<u8>) -> Response {
+    if sent.is_empty() {
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(answer))
+            .expect("a valid response");
+    }
+    let mut stream = Vec::new();
+    for message in sent.iter().map(encode).chain([answer]) {
+        stream.extend_from_slice(b"data: ");
+        stream.extend_from_slice(&message);
+        stream.extend_from_slice(b"\n\n");
+    }
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .header("X-Accel-Buffering", "no")
+        .body(Body::from(stream))
+        .expect("a valid response")
+}

@@ -1,0 +1,222 @@
+//! stdio: one loop reads the client's lines and writes every answer. The hot requests of an initialized
+//! session run on this loop, through the session's own peer; every other line goes to rmcp's service as
+//! it came, byte for byte (the handshake, notifications, the client's answers to questions, malformed
+//! input), and what rmcp writes is copied out a whole line at a time. Answers are written to a buffer
+//! that is flushed when no further request is already waiting to be read, so a burst of requests gets
+//! its answers in few writes.
+//!
+//! A call sends its progress and log messages through rmcp's loop before it ends, so those lines are
+//! copied out before its answer is written. A `notifications/cancelled` for a request running here
+//! cancels it; when the client closes its end, the calls running here are dropped, as rmcp cancels its
+//! own, and the loop ends once rmcp has.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use rmcp::model::RequestId;
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{BufWriter, DuplexStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::super::McpHandler;
+use super::{Hot, negotiated_once};
+
+/// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
+const PIPE_BYTES: usize = 1 << 20;
+
+type Running<'a> = Pin<Box<dyn Future<Output = (RequestId, Vec<u8>)> + Send + 'a>>;
+
+/// The `requestId` of a `notifications/cancelled`.
+#[derive(serde::Deserialize)]
+struct Cancelled {
+    params: CancelledParams,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelledParams {
+    request_id: RequestId,
+}
+
+/// Serves one client on `input` and `output` with `handler`, until the client closes `input` and rmcp's
+/// service has ended.
+pub(in crate::mcp) async fn serve<H, R, W>(
+    handler: McpHandler<H>,
+    input: R,
+    output: W,
+) -> io::Result<()>
+where
+    H: ServerHandler + Clone + Send + Sync + 'static,
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let (to_rmcp, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
+    let (rmcp_output, mut from_rmcp) = tokio::io::duplex(PIPE_BYTES);
+    let (peer_sender, mut peer_receiver) = oneshot::channel();
+    let session = tokio::spawn(session(
+        handler.for_session(),
+        rmcp_input,
+        rmcp_output,
+        peer_sender,
+    ));
+    // Lines for rmcp go through a task of their own, so that this loop never waits on rmcp's reading.
+    let (forward, lines_for_rmcp) = mpsc::unbounded_channel();
+    tokio::spawn(pass_on(lines_for_rmcp, to_rmcp));
+    let mut forward = Some(forward);
+
+    let registry = &handler.shared.registry;
+    let mut input = BufReader::new(input);
+    let mut out = BufWriter::new(output);
+    let mut line = Vec::new();
+    let mut from_rmcp_bytes = Vec::new();
+    let mut peer: Option<Peer<RoleServer>> = None;
+    let mut running: FuturesUnordered<Running<'_>> = FuturesUnordered::new();
+    let mut cancels: HashMap<RequestId, CancellationToken> = HashMap::new();
+    loop {
+        tokio::select! {
+            read = from_rmcp.read_buf(&mut from_rmcp_bytes) => {
+                if read? == 0 {
+                    break;
+                }
+                copy_lines(&mut from_rmcp_bytes, &mut out).await?;
+            }
+            Some((id, answer)) = running.next(), if !running.is_empty() => {
+                cancels.remove(&id);
+                write_answer(&answer, &mut from_rmcp, &mut from_rmcp_bytes, &mut out).await?;
+            }
+            read = input.read_until(b'\n', &mut line), if forward.is_some() => {
+                if read? == 0 {
+                    // The client is gone: what runs here is dropped, and rmcp is told by the end of its input.
+                    if !line.is_empty() && let Some(forward) = &forward {
+                        let _ = forward.send(std::mem::take(&mut line));
+                    }
+                    forward = None;
+                    running.clear();
+                    cancels.drain().for_each(|(_, ct)| ct.cancel());
+                    continue;
+                }
+                if peer.is_none() {
+                    peer = peer_receiver.try_recv().ok();
+                }
+                let hot = peer
+                    .as_ref()
+                    .filter(|p| p.peer_info().is_some_and(|i| negotiated_once(&i.protocol_version)))
+                    .and_then(|_| Hot::parse(&line, registry, true));
+                match (hot, &peer) {
+                    (Some(hot), Some(peer)) => {
+                        line.clear();
+                        let id = hot.id().clone();
+                        let answer_id = id.clone();
+                        let ct = CancellationToken::new();
+                        let (handler, peer, context_ct) = (&handler, peer.clone(), ct.clone());
+                        let mut call: Running<'_> = Box::pin(async move {
+                            let answer = hot
+                                .dispatch(handler, peer, |context| context.ct = context_ct)
+                                .await;
+                            (answer_id, answer)
+                        });
+                        match (&mut call).now_or_never() {
+                            Some((_, answer)) => {
+                                write_answer(&answer, &mut from_rmcp, &mut from_rmcp_bytes, &mut out)
+                                    .await?;
+                            }
+                            None => {
+                                cancels.insert(id, ct);
+                                running.push(call);
+                            }
+                        }
+                    }
+                    _ => {
+                        cancel_here(&line, &mut cancels);
+                        if let Some(forward) = &forward {
+                            let _ = forward.send(std::mem::take(&mut line));
+                        }
+                    }
+                }
+            }
+        }
+        if input.buffer().is_empty() {
+            out.flush().await?;
+        }
+    }
+    out.flush().await?;
+    session.await.map_err(io::Error::other)?
+}
+
+/// Runs rmcp's service for the session on its side of the pipes, handing over its peer once the client
+/// has initialized.
+async fn session<H: ServerHandler + Clone + Send + Sync + 'static>(
+    handler: McpHandler<H>,
+    input: DuplexStream,
+    output: DuplexStream,
+    peer: oneshot::Sender<Peer<RoleServer>>,
+) -> io::Result<()> {
+    let running = handler
+        .serve((input, output))
+        .await
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let _ = peer.send(running.peer().clone());
+    running
+        .waiting()
+        .await
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(())
+}
+
+/// Writes the lines meant for rmcp into its input, and closes it when the loop lets go.
+async fn pass_on(mut lines: mpsc::UnboundedReceiver<Vec<u8>>, mut to_rmcp: DuplexStream) {
+    while let Some(line) = lines.recv().await {
+        if to_rmcp.write_all(&line).await.is_err() {
+            return;
+        }
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// Copies the complete lines among `bytes` to `out`, keeping a partial last line for later.
+async fn copy_lines<W: AsyncWrite + Unpin>(
+    bytes: &mut Vec<u8>,
+    out: &mut BufWriter<W>,
+) -> io::Result<()> {
+    if let Some(end) = bytes.iter().rposition(|b| *b == b'\n') {
+        out.write_all(&bytes[..=end]).await?;
+        bytes.drain(..=end);
+    }
+    Ok(())
+}
+
+/// Writes the answer of a call that ran here, after whatever rmcp has already written: the call's
+/// progress and log messages, which it sent before it ended.
+async fn write_answer<W: AsyncWrite + Unpin>(
+    answer: &[u8],
+    from_rmcp: &mut DuplexStream,
+    from_rmcp_bytes: &mut Vec<u8>,
+    out: &mut BufWriter<W>,
+) -> io::Result<()> {
+    while let Some(read) = from_rmcp.read_buf(from_rmcp_bytes).now_or_never() {
+        if read? == 0 {
+            break;
+        }
+    }
+    copy_lines(from_rmcp_bytes, out).await?;
+    out.write_all(answer).await?;
+    out.write_all(b"\n").await
+}
+
+/// Cancels the call running here that a `notifications/cancelled` line names, if any.
+fn cancel_here(line: &[u8], cancels: &mut HashMap<RequestId, CancellationToken>) {
+    if cancels.is_empty() || !line.windows(23).any(|w| w == b"notifications/cancelled") {
+        return;
+    }
+    if let Ok(cancelled) = serde_json::from_slice::<Cancelled>(line)
+        && let Some(ct) = cancels.remove(&cancelled.params.request_id)
+    {
+        ct.cancel();
+    }
+}
