@@ -147,11 +147,8 @@ impl ClientHandler for Notes {
 /// A client talking to `server` over an in-memory pipe, as over stdio.
 async fn in_memory(server: McpServer) -> (RunningService<RoleClient, Notes>, Notes) {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let handler = server.handler();
-    tokio::spawn(async move {
-        let running = handler.serve(server_io).await.unwrap();
-        let _ = running.waiting().await;
-    });
+    let (input, output) = tokio::io::split(server_io);
+    tokio::spawn(server.serve_io(input, output));
     let notes = Notes::default();
     (notes.clone().serve(client_io).await.unwrap(), notes)
 }

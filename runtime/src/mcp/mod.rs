@@ -373,6 +373,45 @@ impl<H: ServerHandler + Clone> McpServer<H> {
     /// When the transport fails before the client initializes.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let (input, output) = rmcp::transport::stdio_pipes();
+        self.serve_io(input, output).await
+    }
+
+    /// Serves one client over any pair of byte streams, as [`serve_stdio`](Self::serve_stdio) does over
+    /// stdin and stdout: newline-delimited JSON-RPC read from `input`, answers written to `output`, until
+    /// the client closes `input`. For a Unix socket, a child's pipes, or an in-memory pipe in a test:
+    ///
+    /// ```
+    /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    /// use toolgate::mcp::McpServer;
+    /// use toolgate::Registry;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let (client, server) = tokio::io::duplex(1 << 16);
+    /// let (input, output) = tokio::io::split(server);
+    /// let serving = tokio::spawn(McpServer::new(Registry::builder().build()?).serve_io(input, output));
+    /// let (reader, mut writer) = tokio::io::split(client);
+    /// writer.write_all(concat!(
+    ///     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    ///     r#""capabilities":{},"clientInfo":{"name":"doc","version":"0"}}}"#, "\n",
+    ///     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "\n",
+    ///     r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "\n",
+    /// ).as_bytes()).await?;
+    /// let mut lines = BufReader::new(reader).lines();
+    /// assert!(lines.next_line().await?.unwrap().contains("serverInfo"));
+    /// assert_eq!(lines.next_line().await?.unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    /// writer.shutdown().await?;
+    /// serving.await??;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// When the streams fail before the client initializes, or writing an answer fails.
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin,
+    {
         direct::stdio::serve(self.handler(), input, output).await
     }
 }

@@ -1,0 +1,302 @@
+//! The hot requests that toolgate's own loops serve (on a stateless JSON server, and over stdio) are
+//! answered exactly as rmcp's own path answers them, run on the task that read them, and leave
+//! everything else to rmcp.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolgate::mcp::{HttpOptions, McpServer};
+use toolgate::param::CancellationToken;
+use toolgate::prelude::*;
+use tower_service::Service;
+
+/// Add two integers.
+#[tool(public, read_only)]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Logs twice, then answers.
+#[tool(public, read_only)]
+async fn chatty(log: Log) -> &'static str {
+    log.info("one");
+    log.warning("two");
+    "said"
+}
+
+/// The task the call runs on.
+#[tool(public, read_only)]
+async fn whereabouts() -> String {
+    tokio::task::try_id().map_or_else(String::new, |id| id.to_string())
+}
+
+/// Forgets something: a write, which rmcp's path serves.
+#[tool(public)]
+async fn forget(what: String) -> String {
+    format!("forgot {what}")
+}
+
+/// Waits until cancelled.
+#[tool(public, read_only)]
+async fn wait(cancellation: Cancellation) -> &'static str {
+    cancellation.cancelled().await;
+    "cancelled"
+}
+
+fn server() -> McpServer {
+    let registry = Registry::builder().build().unwrap();
+    McpServer::new(registry)
+        .name("direct")
+        .http_options(HttpOptions::default().stateless(true).json_response(true))
+}
+
+/// A POST of `body`: with its length, which the direct path takes, or without (chunked, as a streaming
+/// client sends it), which it leaves to rmcp.
+fn post(body: &str, with_length: bool, extra: &[(&str, &str)]) -> http::Request<Body> {
+    let host = extra
+        .iter()
+        .find(|(name, _)| *name == "host")
+        .map_or("127.0.0.1:8080", |(_, host)| *host);
+    let mut request = http::Request::post("/mcp")
+        .header("host", host)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if with_length {
+        request = request.header("content-length", body.len());
+    }
+    for (name, value) in extra.iter().filter(|(name, _)| *name != "host") {
+        request = request.header(*name, *value);
+    }
+    request.body(Body::from(body.to_owned())).unwrap()
+}
+
+/// Status, content type, and the messages of the body (one JSON body, or the data of each SSE event).
+async fn answer(response: http::Response<Body>) -> (u16, String, Vec<Value>) {
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let messages = if kind.starts_with("text/event-stream") {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    } else {
+        serde_json::from_str(&text).map_or_else(|_| vec![Value::String(text)], |v| vec![v])
+    };
+    (status, kind, messages)
+}
+
+#[tokio::test]
+async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
+    let mut router = server().router(CancellationToken::new());
+    let call = |name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+            .to_string()
+    };
+    let bodies = [
+        call("add", json!({"a": 2, "b": 40})),
+        call("add", json!({"a": "two", "b": 40})),
+        call("no_such_tool", json!({})),
+        call("chatty", json!({})),
+        call("forget", json!({"what": "keys"})),
+        json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "zz"}})
+            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string(),
+        json!({"jsonrpc": "1.0", "id": 9, "method": "ping"}).to_string(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#.to_owned(),
+    ];
+    let headers: [&[(&str, &str)]; 4] = [
+        &[],
+        &[("mcp-protocol-version", "2025-06-18")],
+        &[("host", "attacker.example")],
+        &[("origin", "https://attacker.example")],
+    ];
+    for body in &bodies {
+        for extra in headers {
+            let direct = answer(router.call(post(body, true, extra)).await.unwrap()).await;
+            let rmcp = answer(router.call(post(body, false, extra)).await.unwrap()).await;
+            assert_eq!(direct, rmcp, "{body} with {extra:?}");
+        }
+    }
+    // The answers are the ones a client expects, not merely equal.
+    let (status, kind, messages) =
+        answer(router.call(post(&bodies[0], true, &[])).await.unwrap()).await;
+    assert_eq!((status, kind.as_str()), (200, "application/json"));
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "42");
+    // A call that logs is answered with its log messages first, as an SSE stream.
+    let (_, kind, messages) = answer(router.call(post(&bodies[3], true, &[])).await.unwrap()).await;
+    assert_eq!(kind, "text/event-stream");
+    let methods: Vec<&str> = messages
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or("answer"))
+        .collect();
+    assert_eq!(
+        methods,
+        ["notifications/message", "notifications/message", "answer"]
+    );
+    assert_eq!(messages[2]["result"]["content"][0]["text"], "said");
+    let (status, _, _) = answer(
+        router
+            .call(post(&bodies[0], true, headers[2]))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        status, 403,
+        "a foreign host is refused on the direct path too"
+    );
+}
+
+#[tokio::test]
+async fn over_http_a_read_runs_on_the_task_that_read_its_request() {
+    let mut router = server().router(CancellationToken::new());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whereabouts"}})
+        .to_string();
+    let ran_on = |messages: &[Value]| messages[0]["result"]["content"][0]["text"].clone();
+    // The request is served inside a task of the test's, as hyper serves it inside a connection's.
+    let served = tokio::spawn(async move {
+        let here = tokio::task::id().to_string();
+        let (_, _, direct) = answer(router.call(post(&body, true, &[])).await.unwrap()).await;
+        let (_, _, rmcp) = answer(router.call(post(&body, false, &[])).await.unwrap()).await;
+        (here, ran_on(&direct), ran_on(&rmcp))
+    });
+    let (here, direct, rmcp) = served.await.unwrap();
+    assert_eq!(direct, here.as_str());
+    assert_ne!(rmcp, here.as_str(), "rmcp runs it on a task of its own");
+}
+
+/// A client of `server` over an in-memory pipe: its lines, and where to write its own.
+struct Pipe {
+    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Pipe {
+    async fn open(server: McpServer) -> Pipe {
+        let (client, server_io) = tokio::io::duplex(1 << 20);
+        let (input, output) = tokio::io::split(server_io);
+        let serving = tokio::spawn(server.serve_io(input, output));
+        let (reader, writer) = tokio::io::split(client);
+        let mut pipe = Pipe {
+            lines: BufReader::new(reader).lines(),
+            writer,
+            serving,
+        };
+        pipe.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+            .await;
+        assert!(pipe.next().await["result"]["serverInfo"].is_object());
+        pipe.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        pipe
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).await.unwrap();
+        self.writer.write_all(b"\n").await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .expect("the server still writes");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+}
+
+#[tokio::test]
+async fn over_stdio_a_burst_of_calls_gets_every_answer_once() {
+    let mut pipe = Pipe::open(server()).await;
+    let mut burst = String::new();
+    for id in 1..=200 {
+        burst.push_str(&call(id, "add", json!({"a": id, "b": 1})).to_string());
+        burst.push('\n');
+    }
+    pipe.writer.write_all(burst.as_bytes()).await.unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 1..=200 {
+        let answer = pipe.next().await;
+        let id = answer["id"].as_u64().unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], (id + 1).to_string());
+        assert!(seen.insert(id), "answered twice: {id}");
+    }
+}
+
+#[tokio::test]
+async fn over_stdio_notes_come_before_their_answer_and_other_requests_reach_rmcp() {
+    let mut pipe = Pipe::open(server()).await;
+    pipe.send(&call(1, "chatty", json!({}))).await;
+    let notes = [pipe.next().await, pipe.next().await];
+    assert_eq!(
+        notes.map(|n| n["params"]["data"].clone()),
+        [json!("one"), json!("two")]
+    );
+    assert_eq!(pipe.next().await["result"]["content"][0]["text"], "said");
+    // A write, a method the direct loop does not serve, and malformed lines: all rmcp's.
+    pipe.send(&call(2, "forget", json!({"what": "keys"}))).await;
+    assert_eq!(
+        pipe.next().await["result"]["content"][0]["text"],
+        "forgot keys"
+    );
+    pipe.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}))
+        .await;
+    assert_eq!(pipe.next().await["id"], 3);
+    pipe.send_raw(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"#)
+        .await;
+    pipe.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+        .await;
+    assert_eq!(
+        pipe.next().await,
+        json!({"jsonrpc": "2.0", "id": 5, "result": {}})
+    );
+}
+
+#[tokio::test]
+async fn over_stdio_a_call_is_cancelled_and_the_loop_ends_with_its_client() {
+    let mut pipe = Pipe::open(server()).await;
+    pipe.send(&call(1, "wait", json!({}))).await;
+    pipe.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    )
+    .await;
+    let cancelled = pipe.next().await;
+    assert_eq!(cancelled["id"], 1);
+    assert_eq!(
+        cancelled["result"]["_meta"]["io.toolgate/error"]["kind"],
+        "cancelled"
+    );
+    // A call still running when the client closes its end does not keep the server alive.
+    pipe.send(&call(2, "wait", json!({}))).await;
+    pipe.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        .await;
+    assert_eq!(pipe.next().await["id"], 3);
+    pipe.writer.shutdown().await.unwrap();
+    let serving = pipe.serving;
+    let ended = tokio::time::timeout(Duration::from_secs(10), serving).await;
+    ended.expect("the server ends").unwrap().unwrap();
+}
