@@ -1,6 +1,7 @@
 //! Streamable HTTP: rmcp's service behind authentication, with sessions bound to their callers,
 //! DNS-rebinding checks, a body limit, connection limits and timeouts, and a graceful shutdown that lets
-//! in-flight calls finish.
+//! in-flight calls finish. On a stateless server that answers with JSON, the hot requests are answered
+//! behind the same gate without rmcp's per-request service (`direct::http`).
 
 use std::convert::Infallible;
 use std::future::Future;

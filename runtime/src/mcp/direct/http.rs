@@ -27,7 +27,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 
 use crate::sync::Locked;
 
-use super::super::McpHandler;
+use super::super::handler::McpHandler;
 use super::{Hot, encode, negotiated_once};
 
 /// How many idle peers each protocol version keeps for the next requests.

@@ -24,7 +24,7 @@ use rmcp::{Peer, RoleServer, ServerHandler, Service};
 use crate::registry::Registry;
 use crate::tool::TaskSupport;
 
-use super::McpHandler;
+use super::handler::McpHandler;
 
 /// A JSON-RPC request's envelope: its version (which must be 2.0), id and method.
 #[derive(serde::Deserialize)]

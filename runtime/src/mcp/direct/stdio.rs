@@ -24,7 +24,7 @@ use tokio::io::{BufWriter, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::super::McpHandler;
+use super::super::handler::McpHandler;
 use super::{Hot, negotiated_once};
 
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
