@@ -1,6 +1,7 @@
 //! The hot requests that toolgate's own loops serve (on a stateless JSON server, and over stdio) are
 //! answered exactly as rmcp's own path answers them, run on the task that read them, and leave
 //! everything else to rmcp.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
 
