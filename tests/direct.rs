@@ -258,6 +258,13 @@ async fn over_stdio_notes_come_before_their_answer_and_other_requests_reach_rmcp
         [json!("one"), json!("two")]
     );
     assert_eq!(pipe.next().await["result"]["content"][0]["text"], "said");
+    // The session's log level, set through rmcp, holds for the calls served here too.
+    pipe.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "logging/setLevel", "params": {"level": "warning"}}))
+        .await;
+    assert_eq!(pipe.next().await["id"], 10);
+    pipe.send(&call(11, "chatty", json!({}))).await;
+    assert_eq!(pipe.next().await["params"]["data"], "two");
+    assert_eq!(pipe.next().await["id"], 11);
     // A write, a method the direct loop does not serve, and malformed lines: all rmcp's.
     pipe.send(&call(2, "forget", json!({"what": "keys"}))).await;
     assert_eq!(

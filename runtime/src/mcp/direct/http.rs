@@ -188,8 +188,11 @@ impl<H: ServerHandler + Clone> Direct<H> {
         };
         let pooled = self.peer(pool);
         let peer = pooled.peer.clone();
+        // A handler of its own, as rmcp's stateless path makes for each request: no log level set, no
+        // tools found by an earlier search.
+        let handler = self.handler.for_session();
         let answer = hot
-            .dispatch(&self.handler, peer, |context| {
+            .dispatch(&handler, peer, |context| {
                 context.extensions.insert(parts);
             })
             .await;

@@ -59,8 +59,10 @@ where
     let (to_rmcp, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_output, mut from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (peer_sender, mut peer_receiver) = oneshot::channel();
+    // rmcp's service and this loop serve one session with one handler: its log level and the tools its
+    // searches found are the session's, whichever of the two serves a request.
     let session = tokio::spawn(session(
-        handler.for_session(),
+        handler.clone(),
         rmcp_input,
         rmcp_output,
         peer_sender,
