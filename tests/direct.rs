@@ -308,3 +308,30 @@ async fn over_stdio_a_call_is_cancelled_and_the_loop_ends_with_its_client() {
     let ended = tokio::time::timeout(Duration::from_secs(10), serving).await;
     ended.expect("the server ends").unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn over_http_the_direct_path_admits_exactly_the_hosts_rmcp_admits() {
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let lists: [&[&str]; 3] = [&["tools.example.com:8443", "[::1]"], &[" "], &[]];
+    for allowed in lists {
+        let options = HttpOptions::default()
+            .stateless(true)
+            .json_response(true)
+            .allowed_hosts(allowed.iter().copied());
+        let mut router = server()
+            .http_options(options)
+            .router(CancellationToken::new());
+        for host in [
+            "tools.example.com:8443",
+            "tools.example.com:9",
+            "TOOLS.example.com",
+            "[::1]:80",
+            "x",
+        ] {
+            let extra = [("host", host)];
+            let direct = answer(router.call(post(&ping, true, &extra)).await.unwrap()).await;
+            let rmcp = answer(router.call(post(&ping, false, &extra)).await.unwrap()).await;
+            assert_eq!(direct, rmcp, "{host} with {allowed:?} allowed");
+        }
+    }
+}

@@ -37,8 +37,10 @@ const POOLED_PEERS: usize = 64;
 pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     handler: McpHandler<H>,
     max_body_bytes: usize,
-    /// The `Host` values rmcp accepts, normalized; empty accepts any.
+    /// The `Host` values rmcp accepts, normalized.
     hosts: Vec<Authority>,
+    /// Whether any host is accepted: rmcp's rule for an empty list (not for a list of unreadable ones).
+    any_host: bool,
     /// Idle peers, one pool per protocol version served without per-request negotiation.
     pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
 }
@@ -108,12 +110,13 @@ impl Transport<RoleServer> for Outbox {
 pub(in crate::mcp) struct Declined(pub(in crate::mcp) Parts, pub(in crate::mcp) Bytes);
 
 impl<H: ServerHandler + Clone> Direct<H> {
-    /// The fast path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults).
+    /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults).
     pub(in crate::mcp) fn new(
         handler: McpHandler<H>,
         max_body_bytes: usize,
         hosts: Option<&[String]>,
     ) -> Self {
+        let any_host = hosts.is_some_and(<[String]>::is_empty);
         let hosts = match hosts {
             Some(hosts) => hosts.iter().filter_map(|h| Authority::allowed(h)).collect(),
             None => ["localhost", "127.0.0.1", "::1"]
@@ -130,6 +133,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             handler,
             max_body_bytes,
             hosts,
+            any_host,
             pools,
         }
     }
@@ -171,7 +175,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             return false;
         };
         let host = Authority::new(host.host(), host.port_u16());
-        self.hosts.is_empty() || self.hosts.iter().any(|allowed| allowed.admits(&host))
+        self.any_host || self.hosts.iter().any(|allowed| allowed.admits(&host))
     }
 
     /// Answers the request whose headers [`takes`](Self::takes) admitted with pool `pool`, or gives it
