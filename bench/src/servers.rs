@@ -1,13 +1,16 @@
-//! The servers compared, each serving `add(a, b)` (and, for the listing rows, 1,000 more tools) over
-//! Streamable HTTP (stateless with JSON responses, or stateful with sessions and SSE) or stdio: toolgate,
-//! rmcp's own macros, the official TypeScript SDK (`bench/servers/typescript.mjs`), and a bare responder
-//! that answers every request with a canned result (the ceiling: no MCP work at all).
+//! The servers compared, each serving `add(a, b)`, the shop's `search_orders` (a query of the shop's
+//! SQLite database) and, for some rows, 1,000 more tools, over Streamable HTTP (stateless with JSON
+//! responses, or stateful with sessions and SSE) or stdio: toolgate (this tree's, and optionally another
+//! build's), rmcp's own macros, the official TypeScript SDK (`bench/servers/typescript.mjs`), and a bare
+//! responder that answers every request with a canned result (the ceiling: no MCP work at all).
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use example_shop::Db;
+use example_shop::db::Status;
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -15,7 +18,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -25,6 +28,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpListener;
 use toolgate::mcp::{HttpOptions, McpServer};
 use toolgate::{Defer, DynamicTool, Registry};
+
+use crate::load;
 
 /// Add two integers.
 #[toolgate::tool(public, read_only)]
@@ -39,20 +44,51 @@ pub(crate) struct AddParams {
     b: i64,
 }
 
-/// The same tool with rmcp's macros, its router stored once (rmcp's recommended, faster form).
+/// The arguments of rmcp's `search_orders`, as the shop's tool takes them.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub(crate) struct SearchParams {
+    /// Part of an order number or a customer's name.
+    #[schemars(length(max = 100))]
+    query: Option<String>,
+    /// Only orders in this status.
+    status: Option<Status>,
+    /// Rows to return.
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<u32>,
+}
+
+/// One row of rmcp's `search_orders`, as the shop's tool shows it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub(crate) struct OrderRow {
+    url: String,
+    number: String,
+    customer: String,
+    status: Status,
+    total_eur: f64,
+}
+
+/// rmcp's `search_orders` result, as the shop's tool shapes it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub(crate) struct OrderPage {
+    total: u64,
+    rows: Vec<OrderRow>,
+}
+
+/// The same tools with rmcp's macros, the router built once and shared by every session's handler
+/// (rmcp's recommended form stores it in the handler; behind an `Arc`, a new session does not copy it).
 #[derive(Clone)]
 pub(crate) struct Calculator {
-    tool_router: ToolRouter<Self>,
+    tool_router: Arc<ToolRouter<Self>>,
+    db: Db,
 }
 
 #[tool_router]
 impl Calculator {
-    /// `add`, and `tools` more for the listing rows.
-    pub(crate) fn new(tools: usize) -> Self {
+    /// `add`, `search_orders` on `db`, and `tools` more.
+    pub(crate) fn new(tools: usize, db: Db) -> Self {
         let mut tool_router = Self::tool_router();
         for i in 0..tools {
-            let schema = listed_schema();
-            let Value::Object(schema) = schema else {
+            let Value::Object(schema) = listed_schema() else {
                 unreachable!("an object")
             };
             let attr = rmcp::model::Tool::new(listed_name(i), listed_description(i), schema);
@@ -60,7 +96,10 @@ impl Calculator {
                 Box::pin(async { Err(ErrorData::internal_error("not benchmarked", None)) })
             }));
         }
-        Calculator { tool_router }
+        Calculator {
+            tool_router: Arc::new(tool_router),
+            db,
+        }
     }
 
     /// Add two integers.
@@ -68,12 +107,36 @@ impl Calculator {
     async fn add(&self, Parameters(AddParams { a, b }): Parameters<AddParams>) -> String {
         (a + b).to_string()
     }
+
+    /// Find orders by number or customer. Returns compact rows, each with a url, newest first.
+    #[tool(annotations(read_only_hint = true))]
+    async fn search_orders(
+        &self,
+        Parameters(params): Parameters<SearchParams>,
+    ) -> std::result::Result<Json<OrderPage>, ErrorData> {
+        let limit = params.limit.unwrap_or(20).clamp(1, 50) as usize;
+        let (total, orders) = self
+            .db
+            .search(params.query.as_deref(), params.status, limit)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let rows = orders
+            .into_iter()
+            .map(|o| OrderRow {
+                url: format!("https://shop.example/admin/orders/{}", o.number),
+                number: o.number,
+                customer: o.customer,
+                status: o.status,
+                total_eur: o.total_eur,
+            })
+            .collect();
+        Ok(Json(OrderPage { total, rows }))
+    }
 }
 
 #[tool_handler(router = self.tool_router, name = "bench", version = "0")]
 impl ServerHandler for Calculator {}
 
-/// The name of the `i`th extra tool of the listing rows.
+/// The name of the `i`th extra tool.
 pub(crate) fn listed_name(i: usize) -> String {
     format!("tool_{i}")
 }
@@ -92,28 +155,31 @@ fn listed_schema() -> Value {
 }
 
 /// Which server to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Kind {
     Bare,
     Rmcp,
     Typescript,
     Toolgate,
+    /// toolgate as another build of this benchmark serves it (`--beside PATH`): the previous head, say.
+    Beside(PathBuf),
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 4] = [Kind::Bare, Kind::Rmcp, Kind::Typescript, Kind::Toolgate];
+    /// The servers this binary serves itself with `--serve`.
+    const OWN: [Kind; 3] = [Kind::Bare, Kind::Rmcp, Kind::Toolgate];
 
-    pub(crate) fn name(self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Kind::Bare => "bare",
             Kind::Rmcp => "rmcp",
             Kind::Typescript => "typescript",
-            Kind::Toolgate => "toolgate",
+            Kind::Toolgate | Kind::Beside(_) => "toolgate",
         }
     }
 
     pub(crate) fn parse(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == name)
+        Kind::OWN.into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -144,6 +210,35 @@ impl Transport {
     }
 }
 
+/// The program, arguments and working directory that serve `kind` over `transport` with `tools` extra
+/// tools.
+pub(crate) fn command(
+    kind: &Kind,
+    transport: Transport,
+    tools: usize,
+) -> load::Result<(PathBuf, Vec<String>, Option<PathBuf>)> {
+    let tools = tools.to_string();
+    Ok(match kind {
+        Kind::Typescript => {
+            let (node, dir) = typescript_sdk().ok_or("the TypeScript SDK is not installed")?;
+            let mode = match transport {
+                Transport::Stdio => ["stdio", "-"],
+                _ => ["http", transport.name()],
+            };
+            let args = ["typescript.mjs", mode[0], mode[1], &tools];
+            (node, args.map(String::from).to_vec(), Some(dir))
+        }
+        _ => {
+            let program = match kind {
+                Kind::Beside(path) => path.clone(),
+                _ => std::env::current_exe()?,
+            };
+            let args = ["--serve", transport.name(), kind.name(), &tools];
+            (program, args.map(String::from).to_vec(), None)
+        }
+    })
+}
+
 /// Node and the TypeScript SDK that `.ci/run` installs (`$TOOLGATE_CI_TOOLS`, else
 /// `~/.cache/toolgate-ci`): the Node binary, and the directory to run the script in, whose
 /// `node_modules` is the SDK's. `None` when they are not installed.
@@ -170,8 +265,16 @@ pub(crate) fn typescript_sdk() -> Option<(PathBuf, PathBuf)> {
     Some((node, dir))
 }
 
-fn toolgate_server(transport: Transport, tools: usize) -> McpServer {
-    let mut registry = Registry::builder();
+/// toolgate as a user serves it: `add` and the shop's `search_orders` (compiled in, as `#[tool]`s; the
+/// shop's other tools are switched off), the shop's database as state, the shop's viewer as the caller,
+/// and `tools` extra tools.
+fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer> {
+    let served = ["add".to_owned(), "search_orders".to_owned()]
+        .into_iter()
+        .chain((0..tools).map(listed_name));
+    let mut registry = Registry::builder()
+        .state(Db::open(":memory:")?)
+        .allow_only(served);
     for i in 0..tools {
         let tool = DynamicTool::new(
             listed_name(i),
@@ -184,57 +287,82 @@ fn toolgate_server(transport: Transport, tools: usize) -> McpServer {
         .defer_as(Defer::Never);
         registry = registry.tool(tool);
     }
-    let registry = registry.build().expect("the bench tools are consistent");
+    let registry = registry.build()?;
     let options = match transport {
         Transport::Stateless => HttpOptions::default().stateless(true).json_response(true),
         _ => HttpOptions::default(),
     };
-    McpServer::new(registry)
+    Ok(McpServer::new(registry)
         .name("bench")
-        .page_size(tools + 1)
-        .http_options(options)
+        .default_caller(example_shop::viewer())
+        .page_size(tools + 100)
+        .http_options(options))
 }
 
-/// A canned answer to any request: the same id, and a result with the text `42`, or the listing.
-fn canned(message: &Value, listing: &str) -> String {
-    let id = &message["id"];
-    if message["method"] == "tools/list" {
-        return format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{listing}}}"#);
-    }
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"42"}}],"isError":false}}}}"#
-    )
+/// The bare responder's answers, made once: to `tools/list`, to `search_orders` (the shop's rows as
+/// rmcp's server gives them) and to anything else (`42`).
+struct Canned {
+    listing: String,
+    search: String,
 }
 
-/// The bare responder's `tools/list` result, serialized once.
-fn canned_listing(tools: usize) -> Arc<str> {
-    let tools: Vec<Value> = (0..tools)
-        .map(|i| {
-            json!({"name": listed_name(i), "description": listed_description(i), "inputSchema": listed_schema()})
+impl Canned {
+    fn new(tools: usize) -> load::Result<Canned> {
+        let tools: Vec<Value> = (0..tools)
+            .map(|i| {
+                json!({"name": listed_name(i), "description": listed_description(i), "inputSchema": listed_schema()})
+            })
+            .collect();
+        let (total, orders) = Db::open(":memory:")?.search(Some("Lovelace"), None, 3)?;
+        let rows: Vec<Value> = orders.into_iter().map(|o| json!(o)).collect();
+        let page = json!({ "total": total, "rows": rows });
+        let search = json!({
+            "content": [{ "type": "text", "text": page.to_string() }],
+            "structuredContent": page,
+            "isError": false
+        });
+        Ok(Canned {
+            listing: json!({ "tools": tools }).to_string(),
+            search: search.to_string(),
         })
-        .collect();
-    json!({ "tools": tools }).to_string().into()
+    }
+
+    /// The answer to `message`, with its id.
+    fn answer(&self, message: &Value) -> String {
+        let id = &message["id"];
+        let result = match (
+            message["method"].as_str(),
+            message["params"]["name"].as_str(),
+        ) {
+            (Some("tools/list"), _) => &self.listing,
+            (_, Some("search_orders")) => &self.search,
+            _ => r#"{"content":[{"type":"text","text":"42"}],"isError":false}"#,
+        };
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+    }
 }
 
 /// Serves `kind` over `transport` with `tools` extra tools; over HTTP on a free loopback port, printing
 /// `PORT <n>` first.
-pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> std::io::Result<()> {
+pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> load::Result<()> {
     if transport == Transport::Stdio {
         return serve_stdio(kind, tools).await;
     }
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     println!("PORT {}", listener.local_addr()?.port());
     if kind == Kind::Toolgate {
-        return toolgate_server(transport, tools)
+        let server = toolgate_server(transport, tools)?;
+        return Ok(server
             .serve_listener(listener, std::future::pending())
-            .await;
+            .await?);
     }
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(transport == Transport::Stateful)
         .with_json_response(transport == Transport::Stateless);
-    let factory = move || Ok(Calculator::new(tools));
+    let calculator = Calculator::new(tools, Db::open(":memory:")?);
+    let factory = move || Ok(calculator.clone());
     let rmcp_stateless = TowerToHyperService::new(StreamableHttpService::new(
-        factory,
+        factory.clone(),
         Arc::new(NeverSessionManager::default()),
         config.clone(),
     ));
@@ -243,18 +371,19 @@ pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> std
         Arc::new(LocalSessionManager::default()),
         config,
     ));
-    let listing = canned_listing(tools);
+    let canned = Arc::new(Canned::new(tools)?);
+    let is_bare = kind == Kind::Bare;
     loop {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
         let io = TokioIo::new(stream);
         let (rmcp_stateless, rmcp_stateful) = (rmcp_stateless.clone(), rmcp_stateful.clone());
-        let listing = Arc::clone(&listing);
+        let canned = Arc::clone(&canned);
         tokio::spawn(async move {
             let connection = http1::Builder::new();
-            let served = match (kind, transport) {
-                (Kind::Bare, _) => {
-                    let bare = move |request| bare(request, Arc::clone(&listing));
+            let served = match (is_bare, transport) {
+                (true, _) => {
+                    let bare = move |request| bare(request, Arc::clone(&canned));
                     connection.serve_connection(io, service_fn(bare)).await
                 }
                 (_, Transport::Stateless) => connection.serve_connection(io, rmcp_stateless).await,
@@ -267,8 +396,8 @@ pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> std
 
 async fn bare(
     request: Request<hyper::body::Incoming>,
-    listing: Arc<str>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+    canned: Arc<Canned>,
+) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
     use http_body_util::BodyExt;
     let body = request
         .into_body()
@@ -279,45 +408,51 @@ async fn bare(
     let message = serde_json::from_slice::<Value>(&body).unwrap_or_default();
     let response = Response::builder()
         .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(canned(&message, &listing))))
+        .body(Full::new(Bytes::from(canned.answer(&message))))
         .unwrap_or_default();
     Ok(response)
 }
 
 /// Serves one client over stdin and stdout.
-async fn serve_stdio(kind: Kind, tools: usize) -> std::io::Result<()> {
+async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
     match kind {
-        Kind::Toolgate => toolgate_server(Transport::Stdio, tools).serve_stdio().await,
+        Kind::Toolgate => Ok(toolgate_server(Transport::Stdio, tools)?
+            .serve_stdio()
+            .await?),
         Kind::Rmcp => {
-            let running = Calculator::new(tools)
+            let running = Calculator::new(tools, Db::open(":memory:")?)
                 .serve(rmcp::transport::stdio())
-                .await
-                .map_err(std::io::Error::other)?;
-            running.waiting().await.map_err(std::io::Error::other)?;
+                .await?;
+            running.waiting().await?;
             Ok(())
         }
         _ => {
-            // The ceiling: reads and writes on the reactor (non-blocking pipes, no blocking-pool hop), and
-            // answers flushed only when no further request is already buffered.
-            let listing = canned_listing(tools);
-            let (stdin, stdout) = rmcp::transport::stdio_pipes();
-            let mut lines = BufReader::new(stdin);
-            let mut out = BufWriter::new(stdout);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if lines.read_line(&mut line).await? == 0 {
-                    return out.flush().await;
-                }
-                let message: Value = serde_json::from_str(&line).unwrap_or_default();
-                if message.get("id").is_some() {
-                    out.write_all(canned(&message, &listing).as_bytes()).await?;
-                    out.write_all(b"\n").await?;
-                }
-                if lines.buffer().is_empty() {
-                    out.flush().await?;
-                }
-            }
+            // The ceiling: reads and writes on the reactor (non-blocking pipes, no blocking-pool hop), on
+            // a worker rather than `main`'s thread (which each read would wake through the worker that
+            // polls the reactor), and answers flushed only when no further request is already buffered.
+            let canned = Canned::new(tools)?;
+            Ok(tokio::spawn(bare_stdio(canned)).await??)
+        }
+    }
+}
+
+async fn bare_stdio(canned: Canned) -> std::io::Result<()> {
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let mut lines = BufReader::new(stdin);
+    let mut out = BufWriter::new(stdout);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return out.flush().await;
+        }
+        let message: Value = serde_json::from_str(&line).unwrap_or_default();
+        if message.get("id").is_some() {
+            out.write_all(canned.answer(&message).as_bytes()).await?;
+            out.write_all(b"\n").await?;
+        }
+        if lines.buffer().is_empty() {
+            out.flush().await?;
         }
     }
 }
