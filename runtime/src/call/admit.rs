@@ -49,7 +49,7 @@ impl Registry {
                 arguments.insert(key.clone(), value.clone());
             }
         }
-        let arguments = schema::validate(&registered.validator, name, arguments)
+        let arguments = schema::validate(&registered.check, name, arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
         Ok((index, arguments))
     }

@@ -19,7 +19,7 @@ use super::snapshot::{Current, Live, Snapshot, Tools};
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
-/// Built at start-up: schemas are computed and validators compiled then, never per call. What the
+/// Built at start-up: schemas are computed and argument checks made then, never per call. What the
 /// operator changes (switched on or off, settings, abilities) is swapped in as a new snapshot while it
 /// serves: a call finishes on the snapshot it started with. Cloning a `Registry` is cheap and clones share
 /// everything (state, call ceilings, pending confirmations, the snapshot).

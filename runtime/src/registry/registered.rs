@@ -15,7 +15,7 @@ use crate::tool::{
 };
 
 use super::error::BuildError;
-use crate::schema;
+use crate::schema::{self, ArgumentCheck};
 
 /// A tool with everything needed to run it. Cloning is cheap: a snapshot is made of clones of the tools as
 /// the code and the configuration file declare them, with the operator's records over them.
@@ -23,7 +23,7 @@ use crate::schema;
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Arc<Tool>,
     pub(crate) handler: Handler,
-    pub(crate) validator: Arc<Validator>,
+    pub(crate) check: Arc<ArgumentCheck>,
     pub(crate) defaults: Arc<[(String, Value)]>,
     pub(crate) settings: Option<Arc<Value>>,
     /// Checks settings against the tool's settings schema, when it takes `Settings<T>`.
@@ -129,19 +129,13 @@ pub(super) fn compiled_tool(
         }
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
-    let validator = schema::validator(&input.schema).map_err(invalid)?;
-    if !input.defaults.is_empty() {
-        // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
-        let mut lenient = input.schema.clone();
-        lenient.as_object_mut().map(|o| o.remove("required"));
-        let lenient = schema::validator(&lenient).map_err(invalid)?;
-        for (name, value) in &input.defaults {
-            let probe = Value::Object([((*name).to_owned(), value.clone())].into_iter().collect());
-            if !lenient.is_valid(&probe) {
-                return Err(invalid(format!(
-                    "the default of `{name}` ({value}) does not satisfy its own schema"
-                )));
-            }
+    let check = ArgumentCheck::new(&input.schema).map_err(invalid)?;
+    // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
+    for (name, value) in &input.defaults {
+        if !check.admits_alone(name, value).map_err(invalid)? {
+            return Err(invalid(format!(
+                "the default of `{name}` ({value}) does not satisfy its own schema"
+            )));
         }
     }
     let (public, abilities) = match entry.access {
@@ -185,7 +179,7 @@ pub(super) fn compiled_tool(
             call: entry.call,
             preview: entry.preview,
         },
-        validator: Arc::new(validator),
+        check: Arc::new(check),
         defaults: input
             .defaults
             .into_iter()
@@ -212,7 +206,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
     Ok(registered)
 }
 
-/// A tool defined at run time, from `source`: its name and schema checked, its validator compiled.
+/// A tool defined at run time, from `source`: its name and schema checked, its argument check made.
 pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
     let name = tool.name;
     if !is_tool_name(&name) {
@@ -223,8 +217,8 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
             "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
         return Err(BuildError::InvalidSchema { tool: name, reason });
     }
-    let validator =
-        schema::validator(&tool.input_schema).map_err(|reason| BuildError::InvalidSchema {
+    let check =
+        ArgumentCheck::new(&tool.input_schema).map_err(|reason| BuildError::InvalidSchema {
             tool: name.clone(),
             reason,
         })?;
@@ -259,7 +253,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
             call: tool.handler,
             preview: tool.preview,
         },
-        validator: Arc::new(validator),
+        check: Arc::new(check),
         defaults: Arc::default(),
         settings: None,
         settings_validator: None,

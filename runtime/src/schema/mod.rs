@@ -1,5 +1,9 @@
 //! Input and output schemas built once per tool, and argument validation with messages a model can act on.
 
+mod plain;
+
+use std::sync::OnceLock;
+
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use schemars::generate::SchemaSettings;
@@ -223,14 +227,71 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| e.to_string())
 }
 
+/// How a tool's arguments are checked: a plain schema by the plain check first (see [`plain`]); the
+/// general validator for any other schema, for arguments the plain check cannot accept, and for every
+/// message about wrong arguments. A plain schema's validator is compiled only when first needed, so
+/// that a tool whose calls are all right never compiles one.
+pub(crate) struct ArgumentCheck {
+    plain: Option<plain::Plain>,
+    schema: Value,
+    validator: OnceLock<Result<Validator, String>>,
+}
+
+impl ArgumentCheck {
+    /// The check of `schema`; an error when it is no valid schema. A plain schema is valid by its form.
+    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+        let plain = plain::Plain::of(schema);
+        let validator = OnceLock::new();
+        if plain.is_none() {
+            let _ = validator.set(Ok(self::validator(schema)?));
+        }
+        Ok(ArgumentCheck {
+            plain,
+            schema: schema.clone(),
+            validator,
+        })
+    }
+
+    /// Whether `value` alone satisfies property `name`'s schema, with the schema's other properties
+    /// not required (how a default is checked).
+    pub(crate) fn admits_alone(&self, name: &str, value: &Value) -> Result<bool, String> {
+        if self
+            .plain
+            .as_ref()
+            .is_some_and(|p| p.admits_alone(name, value))
+        {
+            return Ok(true);
+        }
+        let mut lenient = self.schema.clone();
+        lenient.as_object_mut().map(|o| o.remove("required"));
+        let probe = Value::Object([(name.to_owned(), value.clone())].into_iter().collect());
+        Ok(validator(&lenient)?.is_valid(&probe))
+    }
+
+    /// The general validator, compiled on first use.
+    fn validator(&self) -> Result<&Validator, &str> {
+        self.validator
+            .get_or_init(|| validator(&self.schema))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 /// Checks `arguments` against a tool's input schema and hands them back. The validator reads a `Value`,
 /// so the map moves into one and out again: no copy, and nothing to drop.
 #[inline]
 pub(crate) fn validate(
-    validator: &Validator,
+    check: &ArgumentCheck,
     tool: &str,
     arguments: Map<String, Value>,
 ) -> Result<Map<String, Value>, ToolError> {
+    if check.plain.as_ref().is_some_and(|p| p.accepts(&arguments)) {
+        return Ok(arguments);
+    }
+    let validator = check.validator().map_err(|reason| {
+        let message = format!("the input schema of `{tool}` does not compile: {reason}");
+        ToolError::with_kind(ErrorKind::Internal, message)
+    })?;
     let object = Value::Object(arguments);
     if !validator.is_valid(&object) {
         return Err(invalid_arguments(validator, tool, &object));
@@ -430,6 +491,23 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
-        assert!(validate(&v, "t", json!({ "q": "ok" }).as_object().cloned().unwrap()).is_ok());
+        let check = ArgumentCheck::new(&schema).unwrap();
+        assert!(
+            validate(
+                &check,
+                "t",
+                json!({ "q": "ok" }).as_object().cloned().unwrap()
+            )
+            .is_ok()
+        );
+        let wrong = validate(
+            &check,
+            "t",
+            json!({ "n": "x" }).as_object().cloned().unwrap(),
+        );
+        assert_eq!(
+            wrong.unwrap_err().message(),
+            err.message().replace("; unknown argument `zz`", "")
+        );
     }
 }

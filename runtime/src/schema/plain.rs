@@ -1,0 +1,387 @@
+//! The plain input schemas most tools have, checked without the general validator: an object of named
+//! properties, each a string, integer, number, boolean or null (or such a type or null), with bounds,
+//! lengths or a list of allowed values, some required, and no other properties. A plain schema is read
+//! once when the tool is registered; anything else in a schema makes it not plain, and the general
+//! validator (`jsonschema`) checks it.
+//!
+//! The check is sound, not complete: when it says arguments are valid, they are valid under the general
+//! validator too; when it cannot say (a wrong argument, or a value it does not judge exactly, such as
+//! `2.0` for an integer), the general validator decides and explains. So the common call skips the
+//! general validator, and every message about wrong arguments still comes from it.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Number, Value};
+
+/// A plain object schema: its properties by name, and whether others are refused.
+#[derive(Debug)]
+pub(crate) struct Plain {
+    /// Sorted by name, to be found by a binary search.
+    properties: Vec<(String, Property)>,
+    additional: bool,
+}
+
+/// One property: its type, whether `null` is also allowed, its constraints, and whether it is required.
+#[derive(Debug)]
+struct Property {
+    kind: Kind,
+    nullable: bool,
+    required: bool,
+    minimum: Option<Number>,
+    maximum: Option<Number>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    allowed: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Null,
+}
+
+/// Keys that annotate and never restrict.
+const ANNOTATIONS: [&str; 7] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+impl Plain {
+    /// `schema` as a plain schema, or `None` when it has anything a plain schema does not.
+    pub(crate) fn of(schema: &Value) -> Option<Plain> {
+        let root = schema.as_object()?;
+        let mut properties = Vec::new();
+        let mut additional = true;
+        let mut required = Vec::new();
+        for (key, value) in root {
+            match key.as_str() {
+                "type" if value == "object" => {}
+                "properties" => {
+                    for (name, property) in value.as_object()? {
+                        properties.push((name.clone(), Property::of(property)?));
+                    }
+                }
+                "required" => {
+                    for name in value.as_array()? {
+                        required.push(name.as_str()?);
+                    }
+                }
+                "additionalProperties" => additional = value.as_bool()?,
+                "$schema" => {}
+                key if ANNOTATIONS.contains(&key) => {}
+                _ => return None,
+            }
+        }
+        if root.get("type")? != "object" {
+            return None;
+        }
+        properties.sort_by(|(a, _), (b, _)| a.cmp(b));
+        for name in &required {
+            let at = properties
+                .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                .ok()?;
+            properties[at].1.required = true;
+        }
+        Some(Plain {
+            properties,
+            additional,
+        })
+    }
+
+    /// Whether `arguments` certainly satisfy the schema. `false` means the general validator decides.
+    pub(crate) fn accepts(&self, arguments: &Map<String, Value>) -> bool {
+        let mut found = 0;
+        for (name, property) in &self.properties {
+            match arguments.get(name) {
+                Some(value) if property.accepts(value) => found += 1,
+                Some(_) => return false,
+                None if property.required => return false,
+                None => {}
+            }
+        }
+        self.additional || found == arguments.len()
+    }
+
+    /// Whether `value` certainly satisfies property `name`'s schema.
+    pub(crate) fn admits_alone(&self, name: &str, value: &Value) -> bool {
+        self.property(name).is_some_and(|p| p.accepts(value))
+    }
+
+    fn property(&self, name: &str) -> Option<&Property> {
+        let at = self
+            .properties
+            .binary_search_by(|(n, _)| n.as_str().cmp(name));
+        at.ok().map(|at| &self.properties[at].1)
+    }
+}
+
+impl Property {
+    fn of(schema: &Value) -> Option<Property> {
+        let object = schema.as_object()?;
+        // `{"anyOf": [<type>, {"type": "null"}]}`, as nullable arguments are published.
+        if let Some(branches) = object.get("anyOf") {
+            let [branch, null] = branches.as_array()?.as_slice() else {
+                return None;
+            };
+            let only_annotations = object
+                .keys()
+                .all(|k| k == "anyOf" || ANNOTATIONS.contains(&k.as_str()));
+            if !only_annotations || null != &serde_json::json!({ "type": "null" }) {
+                return None;
+            }
+            let mut property = Property::of(branch)?;
+            property.nullable = true;
+            return Some(property);
+        }
+        let mut property = Property {
+            kind: Kind::Null,
+            nullable: false,
+            required: false,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            allowed: None,
+        };
+        let mut typed = false;
+        for (key, value) in object {
+            match key.as_str() {
+                "type" => {
+                    property.kind = match value.as_str()? {
+                        "string" => Kind::String,
+                        "integer" => Kind::Integer,
+                        "number" => Kind::Number,
+                        "boolean" => Kind::Boolean,
+                        "null" => Kind::Null,
+                        _ => return None,
+                    };
+                    typed = true;
+                }
+                "minimum" => property.minimum = Some(value.as_number()?.clone()),
+                "maximum" => property.maximum = Some(value.as_number()?.clone()),
+                "minLength" => property.min_length = Some(value.as_u64()?),
+                "maxLength" => property.max_length = Some(value.as_u64()?),
+                "enum" => {
+                    let allowed = value.as_array()?;
+                    if allowed.iter().any(|v| v.is_array() || v.is_object()) {
+                        return None;
+                    }
+                    property.allowed = Some(allowed.clone());
+                }
+                key if ANNOTATIONS.contains(&key) => {}
+                _ => return None,
+            }
+        }
+        typed.then_some(property)
+    }
+
+    fn accepts(&self, value: &Value) -> bool {
+        if value.is_null() && self.nullable {
+            return true;
+        }
+        let typed = match (self.kind, value) {
+            (Kind::String, Value::String(_))
+            | (Kind::Number, Value::Number(_))
+            | (Kind::Boolean, Value::Bool(_))
+            | (Kind::Null, Value::Null) => true,
+            (Kind::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            _ => false,
+        };
+        typed
+            && self.within_bounds(value)
+            && self.within_lengths(value)
+            && self
+                .allowed
+                .as_ref()
+                .is_none_or(|allowed| allowed.contains(value))
+    }
+
+    fn within_bounds(&self, value: &Value) -> bool {
+        let Value::Number(n) = value else {
+            return true;
+        };
+        let at_least = self
+            .minimum
+            .as_ref()
+            .is_none_or(|min| compare(n, min).is_some_and(Ordering::is_ge));
+        let at_most = self
+            .maximum
+            .as_ref()
+            .is_none_or(|max| compare(n, max).is_some_and(Ordering::is_le));
+        at_least && at_most
+    }
+
+    fn within_lengths(&self, value: &Value) -> bool {
+        let Value::String(s) = value else {
+            return true;
+        };
+        if self.min_length.is_none() && self.max_length.is_none() {
+            return true;
+        }
+        let length = s.chars().count() as u64;
+        self.min_length.is_none_or(|min| length >= min)
+            && self.max_length.is_none_or(|max| length <= max)
+    }
+}
+
+/// How `a` compares with `b`, when that is certain: both integers, or both read exactly as `f64`.
+fn compare(a: &Number, b: &Number) -> Option<Ordering> {
+    if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
+        return Some(a.cmp(&b));
+    }
+    if let (Some(a), Some(b)) = (a.as_u64(), b.as_u64()) {
+        return Some(a.cmp(&b));
+    }
+    let exact = |n: &Number| {
+        let f = n.as_f64()?;
+        let lossless = n.is_f64() || n.as_i64().is_some_and(|i| i.unsigned_abs() <= 1 << 53);
+        lossless.then_some(f)
+    };
+    exact(a)?.partial_cmp(&exact(b)?)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn reads_the_schemas_tools_publish_and_nothing_more() {
+        let add = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "integer", "description": "First." },
+                "b": { "type": "integer" }
+            },
+            "required": ["a", "b"],
+            "additionalProperties": false
+        });
+        let plain = Plain::of(&add).unwrap();
+        assert!(plain.accepts(&args(json!({ "a": 2, "b": 40 }))));
+        assert!(
+            !plain.accepts(&args(json!({ "a": 2 }))),
+            "a missing argument"
+        );
+        assert!(
+            !plain.accepts(&args(json!({ "a": 2, "b": 40, "c": 1 }))),
+            "an unknown one"
+        );
+        assert!(
+            !plain.accepts(&args(json!({ "a": "2", "b": 40 }))),
+            "a string"
+        );
+        assert!(
+            !plain.accepts(&args(json!({ "a": 2.0, "b": 40 }))),
+            "left to the validator"
+        );
+
+        for not_plain in [
+            json!({ "type": "object", "properties": { "a": { "$ref": "#/$defs/A" } } }),
+            json!({ "type": "object", "properties": { "a": { "type": "string", "pattern": "x" } } }),
+            json!({ "type": "object", "properties": { "a": { "type": "string", "format": "date" } } }),
+            json!({ "type": "object", "properties": { "a": { "type": ["string", "null"] } } }),
+            json!({ "type": "object", "properties": {}, "required": ["a"] }),
+            json!({ "type": "array" }),
+        ] {
+            assert!(Plain::of(&not_plain).is_none(), "{not_plain}");
+        }
+    }
+
+    #[test]
+    fn bounds_lengths_choices_and_null() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "limit": { "type": "integer", "minimum": 1, "maximum": 50, "default": 20 },
+                "query": { "anyOf": [{ "type": "string", "maxLength": 3 }, { "type": "null" }] },
+                "status": { "type": "string", "enum": ["pending", "shipped"] }
+            }
+        });
+        let plain = Plain::of(&schema).unwrap();
+        assert!(plain.accepts(&args(
+            json!({ "limit": 50, "query": "héé", "status": "pending" })
+        )));
+        assert!(plain.accepts(&args(json!({ "query": null, "extra": true }))));
+        assert!(!plain.accepts(&args(json!({ "limit": 0 }))));
+        assert!(!plain.accepts(&args(json!({ "limit": 51 }))));
+        assert!(!plain.accepts(&args(json!({ "query": "four" }))));
+        assert!(!plain.accepts(&args(json!({ "status": "lost" }))));
+        assert!(!plain.accepts(&args(json!({ "limit": null }))));
+    }
+
+    /// Whatever the plain check accepts, the general validator accepts too, over many values and
+    /// schemas of the plain kind.
+    #[test]
+    fn never_accepts_what_the_validator_refuses() {
+        let kinds = [
+            json!({ "type": "integer", "minimum": -3, "maximum": 9_007_199_254_740_993_u64 }),
+            json!({ "type": "number", "minimum": 0.5, "maximum": 2 }),
+            json!({ "type": "string", "minLength": 2, "maxLength": 4 }),
+            json!({ "type": "string", "enum": ["a", "bb", 1] }),
+            json!({ "type": "boolean" }),
+            json!({ "anyOf": [{ "type": "integer", "maximum": 5 }, { "type": "null" }] }),
+            json!({ "type": "null" }),
+        ];
+        let values = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-3),
+            json!(-4),
+            json!(5),
+            json!(1.0),
+            json!(0.5),
+            json!(2.000_000_1),
+            json!(9_007_199_254_740_993_u64),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("a"),
+            json!("bb"),
+            json!("🦀🦀🦀🦀"),
+            json!("🦀🦀🦀🦀🦀"),
+            json!([1]),
+            json!({ "x": 1 }),
+        ];
+        for kind in &kinds {
+            for additional in [true, false] {
+                let schema = json!({
+                    "type": "object",
+                    "properties": { "p": kind },
+                    "required": ["p"],
+                    "additionalProperties": additional
+                });
+                let plain = Plain::of(&schema).unwrap();
+                let validator = super::super::validator(&schema).unwrap();
+                for value in &values {
+                    for extra in [false, true] {
+                        let mut arguments = args(json!({ "p": value }));
+                        if extra {
+                            arguments.insert("q".into(), json!(1));
+                        }
+                        if plain.accepts(&arguments) {
+                            assert!(
+                                validator.is_valid(&Value::Object(arguments.clone())),
+                                "{schema} accepted {arguments:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
