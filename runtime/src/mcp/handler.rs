@@ -408,6 +408,48 @@ impl<H: Clone> McpHandler<H> {
             .map_err(|_| shutting_down())
     }
 
+    /// Asks the client the questions of each round during the call, and runs the next round with its
+    /// answers, until the call needs none (at most [`input::MAX_ROUNDS`]); the last round's outcome,
+    /// and the slot it ran in.
+    async fn ask_rounds<'s>(
+        &'s self,
+        asked: Asked<'_>,
+        mut outcome: Outcome,
+        mut slot: SemaphorePermit<'s>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(Outcome, SemaphorePermit<'s>), ErrorData> {
+        for _ in 0..input::MAX_ROUNDS {
+            let (state, questions) = match &outcome {
+                Outcome::InputRequired(input) => {
+                    (input.state().to_owned(), input.requests().clone())
+                }
+                Outcome::NeedsConfirmation(pending) if asked.support.elicitation => (
+                    pending.confirmation().to_owned(),
+                    input::approval_question(pending),
+                ),
+                _ => break,
+            };
+            // Waiting for the client takes no slot from other calls.
+            drop(slot);
+            let answers =
+                input::ask_during(asked.peer, &questions, self.shared.question_timeout).await?;
+            slot = self.call_slot().await?;
+            let call = self
+                .call_for(
+                    asked.name,
+                    asked.arguments.clone(),
+                    context,
+                    asked.parts.clone(),
+                )
+                .client_support(asked.support)
+                .resume(Some(state), answers);
+            outcome = self
+                .round(asked.snapshot, asked.caller, call, asked.resolved, context)
+                .await;
+        }
+        Ok((outcome, slot))
+    }
+
     /// The page of `tools/list` that `request` asks for, of the tools its caller may see.
     pub(crate) fn page(
         &self,
@@ -454,6 +496,18 @@ impl<H: Clone> McpHandler<H> {
             .cloned()
             .unwrap_or_else(|| self.shared.default_caller.clone())
     }
+}
+
+/// A call whose client answers its questions as they are asked: what each further round needs.
+struct Asked<'a> {
+    peer: &'a Peer<RoleServer>,
+    name: &'a str,
+    arguments: serde_json::Value,
+    parts: Option<http::request::Parts>,
+    support: ClientSupport,
+    snapshot: &'a Snapshot,
+    caller: &'a Caller,
+    resolved: Option<usize>,
 }
 
 /// Forwards a call's progress and log messages to the client, in order. The forwarding task starts with the
@@ -620,9 +674,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let resolved = self.shared.registry.resolve(&snapshot, &request.name);
         if let Some(index) = resolved
             && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
-            && let Some(started) = self
-                .as_task(&snapshot.tools[index].tool, &request, &mut context, &caller)
-                .await
+            && let Some(started) =
+                Box::pin(self.as_task(&snapshot.tools[index].tool, &request, &mut context, &caller))
+                    .await
         {
             return started;
         }
@@ -653,30 +707,21 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
             .round(&snapshot, &caller, call, resolved, &context)
             .await;
         if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
-            for _ in 0..input::MAX_ROUNDS {
-                let (state, questions) = match &outcome {
-                    Outcome::InputRequired(input) => {
-                        (input.state().to_owned(), input.requests().clone())
-                    }
-                    Outcome::NeedsConfirmation(pending) if support.elicitation => (
-                        pending.confirmation().to_owned(),
-                        input::approval_question(pending),
-                    ),
-                    _ => break,
-                };
-                // Waiting for the client takes no slot from other calls.
-                drop(slot);
-                let answers =
-                    input::ask_during(peer, &questions, self.shared.question_timeout).await?;
-                slot = self.call_slot().await?;
-                let call = self
-                    .call_for(&request.name, arguments.clone(), &context, parts.clone())
-                    .client_support(support)
-                    .resume(Some(state), answers);
-                outcome = self
-                    .round(&snapshot, &caller, call, resolved, &context)
-                    .await;
-            }
+            // Boxed: only a client that answers questions during the call waits here.
+            let asked = Asked {
+                peer,
+                name: &request.name,
+                arguments,
+                parts,
+                support,
+                snapshot: &snapshot,
+                caller: &caller,
+                resolved,
+            };
+            let (answered, kept) =
+                Box::pin(self.ask_rounds(asked, outcome, slot, &context)).await?;
+            outcome = answered;
+            slot = kept;
         }
         drop(slot);
         if resolved.is_some() && resolved == snapshot.tool_search {

@@ -373,7 +373,10 @@ impl<H: ServerHandler + Clone> McpServer<H> {
     /// When the transport fails before the client initializes.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let (input, output) = rmcp::transport::stdio_pipes();
-        self.serve_io(input, output).await
+        // On a worker of its own, not on the task that awaits it: that is often `main`'s `block_on`,
+        // where every read would first wake the worker that polls the reactor, and then this thread.
+        let serving = tokio::spawn(direct::stdio::serve(self.handler(), input, output));
+        serving.await.map_err(std::io::Error::other)?
     }
 
     /// Serves one client over any pair of byte streams, as [`serve_stdio`](Self::serve_stdio) does over

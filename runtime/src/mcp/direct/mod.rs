@@ -3,73 +3,61 @@
 //!
 //! rmcp's loops spawn a task for every request (over HTTP a whole service too) and hand the answer back
 //! over channels; on a small machine those hops between threads cost more than the call. Here the request
-//! is parsed into rmcp's own types and dispatched through the same `Service::handle_request` that rmcp's
-//! loop calls, so there is one dispatcher, on the task that read the request. A request is taken only
+//! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
+//! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
+//! session's protocol version: one dispatcher, on the task that read the request. A request is taken
+//! only
 //! when rmcp would take it the same way; anything else (another method, a protocol version that
 //! negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
 //! byte, and so does every error rmcp would answer itself.
 
 pub(super) mod http;
+mod read;
 pub(super) mod stdio;
 
-use std::borrow::Cow;
-
 use rmcp::model::{
-    CallToolRequest, ClientRequest, GetExtensions, GetMeta, JsonRpcVersion2_0, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage,
+    CallToolRequestParams, PaginatedRequestParams, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer, ServerHandler, Service};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::registry::Registry;
 use crate::tool::TaskSupport;
 
 use super::handler::McpHandler;
 
-/// A JSON-RPC request's envelope: its version (which must be 2.0), id and method.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(rename = "jsonrpc")]
-    _version: JsonRpcVersion2_0,
-    id: RequestId,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-}
-
 /// A request a direct loop serves.
 pub(super) struct Hot {
     id: RequestId,
-    request: ClientRequest,
+    meta: RequestMetaObject,
+    method: Method,
+}
+
+/// What a hot request asks for.
+enum Method {
+    Call(CallToolRequestParams),
+    List(Option<PaginatedRequestParams>),
+    Ping,
 }
 
 impl Hot {
     /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool that only reads (or of
     /// no tool at all, which is refused), `tools/list` or `ping`, without a protocol version of its own,
-    /// and without a progress token unless `progress` may be relayed. The envelope is read first and
-    /// then the one request type its method names, which is what rmcp's untagged `ClientRequest` ends up
-    /// choosing, without trying every other type first.
+    /// and without a progress token unless `progress` may be relayed.
     pub(super) fn parse(body: &[u8], registry: &Registry, progress: bool) -> Option<Hot> {
-        let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
-        let request = match &*envelope.method {
-            "tools/call" => {
-                let call: CallToolRequest = serde_json::from_slice(body).ok()?;
-                if !only_reads(registry, &call.params.name) {
-                    return None;
-                }
-                ClientRequest::CallToolRequest(call)
-            }
-            "tools/list" => ClientRequest::ListToolsRequest(serde_json::from_slice(body).ok()?),
-            "ping" => ClientRequest::PingRequest(serde_json::from_slice(body).ok()?),
-            _ => return None,
-        };
-        let meta = request.get_meta();
-        if (!progress && meta.get_progress_token().is_some()) || meta.protocol_version().is_some() {
+        let hot = Hot::read(body)?;
+        if let Method::Call(call) = &hot.method
+            && !only_reads(registry, &call.name)
+        {
             return None;
         }
-        Some(Hot {
-            id: envelope.id,
-            request,
-        })
+        if (!progress && hot.meta.get_progress_token().is_some())
+            || hot.meta.protocol_version().is_some()
+        {
+            return None;
+        }
+        Some(hot)
     }
 
     /// The request's id.
@@ -77,39 +65,59 @@ impl Hot {
         &self.id
     }
 
-    /// Runs the request through `handler`, as rmcp's loop would, with `peer` for what the call sends the
-    /// client and `fill` to complete its context (its cancellation, its HTTP request); the answer as JSON
-    /// text. A listing is written from the tools' JSON made once per snapshot, after the same paging and
-    /// visibility as the handler's `list_tools`, rather than serializing every schema again.
+    /// Runs the request through `handler`'s own methods, as rmcp's dispatch does for a session that
+    /// negotiated a version before 2026-07-28 (the only ones served here): `call_tool` or `ping`, and
+    /// the result in that version's shape. `peer` carries what the call sends the client, and `fill`
+    /// completes its context (its cancellation, its HTTP request); the answer as JSON text. A listing is
+    /// written from the tools' JSON made once per snapshot, after the same paging and visibility as the
+    /// handler's `list_tools`, rather than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         peer: Peer<RoleServer>,
         fill: impl FnOnce(&mut RequestContext<RoleServer>),
     ) -> Vec<u8> {
-        let Hot { id, mut request } = self;
+        let Hot { id, meta, method } = self;
         let mut context = RequestContext::new(id.clone(), peer);
-        std::mem::swap(&mut context.meta, request.get_meta_mut());
-        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        context.meta = meta;
         fill(&mut context);
-        if let ClientRequest::ListToolsRequest(list) = request {
-            return match handler.page(list.params, &context) {
-                Ok(page) => {
-                    let mut out = br#"{"jsonrpc":"2.0","id":"#.to_vec();
-                    serde_json::to_writer(&mut out, &id).expect("an id serializes");
-                    out.extend_from_slice(br#","result":"#);
-                    page.result_json(&mut out);
-                    out.push(b'}');
-                    out
-                }
-                Err(error) => encode(&ServerJsonRpcMessage::error(error, Some(id))),
-            };
+        let mut out = Vec::with_capacity(512);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut out, &id).expect("an id serializes");
+        out.extend_from_slice(br#","result":"#);
+        let answered = match method {
+            Method::List(page) => handler
+                .page(page, &context)
+                .map(|page| page.result_json(&mut out)),
+            Method::Call(params) => handler.call_tool(params, context).await.map(|response| {
+                let mut result = ServerResult::from(response);
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                write(&mut out, &result);
+            }),
+            Method::Ping => handler
+                .ping(context)
+                .await
+                .map(|()| write(&mut out, &ServerResult::empty(()))),
+        };
+        match answered {
+            Ok(()) => {
+                out.push(b'}');
+                out
+            }
+            Err(error) => error_answer(error, id),
         }
-        encode(&match handler.handle_request(request, context).await {
-            Ok(result) => ServerJsonRpcMessage::response(result, id),
-            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-        })
     }
+}
+
+/// `result` as JSON after the envelope in `out`.
+fn write(out: &mut Vec<u8>, result: &ServerResult) {
+    serde_json::to_writer(out, result).expect("rmcp's results serialize");
+}
+
+/// The JSON-RPC error answer to request `id`.
+fn error_answer(error: ErrorData, id: RequestId) -> Vec<u8> {
+    encode(&ServerJsonRpcMessage::error(error, Some(id)))
 }
 
 /// Whether a call of `name` only reads: no preview, no questions, no task. Such a call, cut short when
