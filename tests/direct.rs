@@ -335,3 +335,125 @@ async fn over_http_the_direct_path_admits_exactly_the_hosts_rmcp_admits() {
         }
     }
 }
+
+/// A stateful server's session opened by a client that declares `capabilities`: the router and the
+/// session id.
+async fn session(capabilities: Value, options: HttpOptions) -> (axum::Router, String) {
+    let mut router = server()
+        .http_options(options)
+        .router(CancellationToken::new());
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "t", "version": "0"}}})
+    .to_string();
+    let response = router.call(post(&initialize, true, &[])).await.unwrap();
+    let id = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let extra = [("mcp-session-id", id.as_str())];
+    let (status, _, _) = answer(router.call(post(&initialized, true, &extra)).await.unwrap()).await;
+    assert_eq!(status, 202);
+    (router, id)
+}
+
+#[tokio::test]
+async fn in_a_session_every_request_is_answered_as_rmcp_answers_it() {
+    let (mut router, id) = session(json!({}), HttpOptions::default()).await;
+    let extra = [("mcp-session-id", id.as_str())];
+    let call = |name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+            .to_string()
+    };
+    let bodies = [
+        call("add", json!({"a": 2, "b": 40})),
+        call("add", json!({"a": "two", "b": 40})),
+        call("no_such_tool", json!({})),
+        call("forget", json!({"what": "keys"})),
+        json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "zz"}})
+            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string(),
+    ];
+    for body in &bodies {
+        let (status, kind, direct) =
+            answer(router.call(post(body, true, &extra)).await.unwrap()).await;
+        let (_, _, rmcp) = answer(router.call(post(body, false, &extra)).await.unwrap()).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(direct, rmcp, "{body}");
+        if !body.contains("forget") {
+            assert_eq!(kind, "application/json", "{body} is answered directly");
+        }
+    }
+    // The session's own handler answers: what its search found, its log level, its caller.
+    let (_, _, messages) = answer(router.call(post(&bodies[0], true, &extra)).await.unwrap()).await;
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "42");
+    // Anyone else's request for the session is refused before anything runs.
+    let (status, _, _) = answer(
+        router
+            .call(post(
+                &bodies[0],
+                true,
+                &[("mcp-session-id", "not-a-session")],
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_session_whose_client_answers_requests_is_served_by_rmcp() {
+    let (mut router, id) = session(json!({"sampling": {}}), HttpOptions::default()).await;
+    let extra = [("mcp-session-id", id.as_str())];
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whereabouts"}})
+        .to_string();
+    let (status, kind, _) = answer(router.call(post(&body, true, &extra)).await.unwrap()).await;
+    assert_eq!((status, kind.as_str()), (200, "text/event-stream"));
+}
+
+#[tokio::test]
+async fn in_a_session_a_read_runs_on_the_task_that_read_its_request() {
+    let (mut router, id) = session(json!({}), HttpOptions::default()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whereabouts"}})
+        .to_string();
+    let served = tokio::spawn(async move {
+        let extra = [("mcp-session-id", id.as_str())];
+        let here = tokio::task::id().to_string();
+        let (_, _, direct) = answer(router.call(post(&body, true, &extra)).await.unwrap()).await;
+        (here, direct[0]["result"]["content"][0]["text"].clone())
+    });
+    let (here, ran_on) = served.await.unwrap();
+    assert_eq!(ran_on, here.as_str());
+}
+
+#[tokio::test]
+async fn a_session_answered_only_directly_stays_open_and_an_unused_one_idles_out() {
+    let idle = Duration::from_millis(600);
+    let options = HttpOptions::default().session_idle_timeout(idle);
+    let (mut router, busy) = session(json!({}), options.clone()).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let busy_extra = [("mcp-session-id", busy.as_str())];
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    .to_string();
+    let response = router.call(post(&initialize, true, &[])).await.unwrap();
+    let quiet = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let until = tokio::time::Instant::now() + idle * 3;
+    while tokio::time::Instant::now() < until {
+        let (status, kind, _) =
+            answer(router.call(post(&ping, true, &busy_extra)).await.unwrap()).await;
+        assert_eq!((status, kind.as_str()), (200, "application/json"));
+        tokio::time::sleep(idle / 6).await;
+    }
+    let quiet_extra = [("mcp-session-id", quiet.as_str())];
+    let (status, _, _) = answer(router.call(post(&ping, true, &quiet_extra)).await.unwrap()).await;
+    assert_eq!(status, 404, "the session without requests was closed");
+    let (status, _, _) = answer(router.call(post(&ping, false, &busy_extra)).await.unwrap()).await;
+    assert_eq!(status, 200, "rmcp still serves the busy session");
+}

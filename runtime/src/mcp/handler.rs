@@ -31,7 +31,7 @@ use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
 
 use super::input::{self, META_CONFIRMATION, Questions};
-use super::sessions::BoundSession;
+use super::sessions::{BoundSession, Opening};
 use super::{convert, logging, tasks, view};
 
 /// MCP's `MissingRequiredClientCapabilityError`.
@@ -629,6 +629,14 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     ) -> Result<InitializeResult, ErrorData> {
         if context.peer.peer_info().is_none() {
             context.peer.set_peer_info(request.clone());
+        }
+        // A session being opened over HTTP: its requests may be answered directly, by this handler.
+        if let Some(opening) = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Opening<H>>())
+        {
+            opening.open(self.clone(), context.peer.clone());
         }
         self.negotiate_initialize(&request)
     }

@@ -32,7 +32,7 @@ use super::auth::{Credentials, Hosts, unauthorized};
 use super::connections::{self, Limits};
 use super::delegations;
 use super::direct::http::{Declined, Direct};
-use super::sessions::{BoundSession, BoundSessions, Unbound};
+use super::sessions::{BoundSession, BoundSessions, Opening, Unbound};
 use super::{McpHandler, McpServer};
 
 /// The header that names a Streamable HTTP session.
@@ -81,6 +81,7 @@ pub struct HttpOptions {
     json_response: bool,
     shutdown_grace: Duration,
     sessions_per_caller: usize,
+    session_idle: Duration,
     limits: Limits,
 }
 
@@ -95,6 +96,7 @@ impl Default for HttpOptions {
             json_response: false,
             shutdown_grace: Duration::from_secs(30),
             sessions_per_caller: 64,
+            session_idle: Duration::from_secs(300),
             limits: Limits {
                 header_read: Duration::from_secs(30),
                 idle: Duration::from_secs(60),
@@ -161,11 +163,20 @@ impl HttpOptions {
     }
 
     /// How many sessions one caller may have open at once on a stateful server (default 64). An
-    /// `initialize` past it gets 429 and opens nothing; sessions close on `DELETE` or after five idle
-    /// minutes.
+    /// `initialize` past it gets 429 and opens nothing; sessions close on `DELETE` or after
+    /// [`session_idle_timeout`](Self::session_idle_timeout).
     #[must_use]
     pub fn sessions_per_caller(mut self, sessions: usize) -> Self {
         self.sessions_per_caller = sessions.max(1);
+        self
+    }
+
+    /// How long a session of a stateful server may go without a request before it is closed (default
+    /// five minutes). A call still running keeps its session open only while it is the client's
+    /// request: a session whose client went away idles out.
+    #[must_use]
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle = idle.max(Duration::from_millis(1));
         self
     }
 
@@ -330,12 +341,11 @@ impl http_body::Body for Paced {
 
 /// Who the HTTP layer lets through, as whom, to which sessions, and which responses are still being
 /// written.
-#[derive(Clone)]
-struct Gate {
+struct Gate<H> {
     credentials: Credentials,
     responses: Arc<Responses>,
     /// The sessions of a stateful server; a stateless one has none, and ignores the session header.
-    sessions: Option<Arc<BoundSessions>>,
+    sessions: Option<Arc<BoundSessions<H>>>,
     /// How long a request body may pause.
     idle: Duration,
 }
@@ -352,7 +362,7 @@ fn unknown_session() -> Response {
 /// costs one boxed future here and no per-request clone of a boxed inner service.
 struct Gated<S, H: ServerHandler + Clone> {
     inner: S,
-    gate: Arc<Gate>,
+    gate: Arc<Gate<H>>,
     /// The hot requests of a stateless JSON server, answered without rmcp's per-request service.
     direct: Option<Arc<Direct<H>>>,
 }
@@ -392,7 +402,8 @@ where
                 Ok(caller) => caller,
                 Err(reason) => return Ok(unauthorized(reason)),
             };
-            // The caller of a request that may open a session, to bind the session to.
+            // The caller of a request that may open a session, to bind the session to, and where the
+            // session's handler leaves itself when it answers the `initialize`.
             let mut opener = None;
             if let Some(sessions) = &gate.sessions {
                 match parts.headers.get(SESSION_HEADER).map(|id| id.to_str()) {
@@ -401,7 +412,11 @@ where
                         parts.extensions.insert(bound);
                     }
                     Some(_) => return Ok(unknown_session()),
-                    None => opener = Some(caller.clone()),
+                    None => {
+                        let opening = Opening::<H>::new();
+                        parts.extensions.insert(opening.clone());
+                        opener = Some((caller.clone(), opening));
+                    }
                 }
             }
             parts.extensions.insert(caller);
@@ -440,10 +455,10 @@ where
             if stalled.load(Ordering::Relaxed) {
                 return Ok(stalled_answer());
             }
-            if let (Some(caller), Some(sessions)) = (opener, &gate.sessions)
+            if let (Some((caller, opening)), Some(sessions)) = (opener, &gate.sessions)
                 && let Some(id) = response.headers().get(SESSION_HEADER)
                 && let Ok(id) = id.to_str()
-                && sessions.bind(id, &caller) == Err(Unbound::TooMany)
+                && sessions.bind(id, &caller, Some(&opening)) == Err(Unbound::TooMany)
             {
                 let _ = sessions.close_session(&Arc::from(id)).await;
                 let message = "this caller has too many sessions open: end one with DELETE, or wait \
@@ -466,7 +481,7 @@ fn tracked(response: Response, open: Option<Open>) -> Response {
 /// rmcp's service with `manager`, behind the gate, at `path`.
 fn route<H, M>(
     path: &str,
-    gate: Arc<Gate>,
+    gate: Arc<Gate<H>>,
     factory: impl Fn() -> Result<McpHandler<H>, std::io::Error> + Send + Sync + 'static,
     manager: Arc<M>,
     config: StreamableHttpServerConfig,
@@ -501,20 +516,24 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         responses: &Arc<Responses>,
     ) -> Router {
         let config = self.http.rmcp_config(cancellation.clone());
-        let direct = (self.http.stateless && self.http.json_response).then(|| {
+        let sessions = (!self.http.stateless).then(|| {
+            let registry = self.registry.clone();
+            let per_caller = self.http.sessions_per_caller;
+            BoundSessions::new(registry, per_caller, self.http.session_idle)
+        });
+        // The direct path: on a stateless server that answers with JSON, and in every session.
+        let direct = (sessions.is_some() || self.http.json_response).then(|| {
             let hosts = self.http.allowed_hosts.as_deref();
+            let limit = self.http.max_body_bytes;
             Arc::new(Direct::new(
                 handler.for_session(),
-                self.http.max_body_bytes,
+                limit,
                 hosts,
+                sessions.clone(),
             ))
         });
         let factory = move || Ok(handler.for_session());
         let path = self.http.path.as_str();
-        let sessions = (!self.http.stateless).then(|| {
-            let registry = self.registry.clone();
-            Arc::new(BoundSessions::new(registry, self.http.sessions_per_caller))
-        });
         let credentials = Credentials {
             authenticator: self.authenticator.clone(),
             default_caller: self.default_caller.clone(),
@@ -535,7 +554,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
                 config,
                 direct,
             ),
-            Some(manager) => route(path, gate, factory, manager, config, None),
+            Some(manager) => route(path, gate, factory, manager, config, direct),
         };
         let hosts = Hosts(self.http.allowed_hosts.clone());
         let mut router = mcp;

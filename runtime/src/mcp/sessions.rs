@@ -4,19 +4,29 @@
 //! and when one closes (by `DELETE`, idling out or shutdown), and keeps who owns each. The HTTP layer asks
 //! it before a request reaches a session: a request for a session from anyone but its owner is answered
 //! as an unknown session is, so the session's existence is not revealed.
+//!
+//! It also keeps each session's own handler and client, once its `initialize` is answered, for the
+//! direct path to answer the session's hot requests with; and since those requests never reach rmcp's
+//! session, it decides itself when a session has idled out, counting every request, rather than
+//! leaving that to rmcp's session worker.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
+use rmcp::{Peer, RoleServer};
 
 use crate::caller::Caller;
 use crate::registry::Registry;
 use crate::sync::Locked;
+
+use super::handler::McpHandler;
 
 /// The session a request was checked to belong to: its caller opened it. Set by the HTTP layer on the
 /// request's parts; call ceilings count per bound session, and questions go to the client during a call
@@ -33,47 +43,115 @@ pub(crate) enum Unbound {
     Gone,
 }
 
-#[derive(Default)]
-struct Table {
-    /// Each open session and its owner's id; `None` until the `initialize` that opened it is answered.
-    owners: HashMap<Arc<str>, Option<Arc<str>>>,
+/// A session's own handler (its log level, the tools its searches found) and its client.
+pub(crate) struct Served<H> {
+    pub(crate) handler: McpHandler<H>,
+    pub(crate) peer: Peer<RoleServer>,
+}
+
+/// Where the handler of a session being opened leaves itself and its client when it answers the
+/// `initialize`: put in the opening request's parts, read after the answer.
+pub(crate) struct Opening<H>(Arc<Mutex<Option<Arc<Served<H>>>>>);
+
+impl<H> Clone for Opening<H> {
+    fn clone(&self) -> Self {
+        Opening(Arc::clone(&self.0))
+    }
+}
+
+impl<H> Opening<H> {
+    pub(crate) fn new() -> Self {
+        Opening(Arc::default())
+    }
+
+    /// Leaves the session's handler and client here.
+    pub(crate) fn open(&self, handler: McpHandler<H>, peer: Peer<RoleServer>) {
+        *self.0.locked() = Some(Arc::new(Served { handler, peer }));
+    }
+
+    fn take(&self) -> Option<Arc<Served<H>>> {
+        self.0.locked().take()
+    }
+}
+
+struct Session<H> {
+    /// The owner's id; `None` until the `initialize` that opened it is answered.
+    owner: Option<Arc<str>>,
+    served: Option<Arc<Served<H>>>,
+    /// When a request last came for it.
+    seen: Instant,
+}
+
+struct Table<H> {
+    sessions: HashMap<Arc<str>, Session<H>>,
     /// How many sessions each caller has open.
     open: HashMap<Arc<str>, usize>,
 }
 
 /// rmcp's session manager, with every session bound to the caller who opened it.
-pub(crate) struct BoundSessions {
+pub(crate) struct BoundSessions<H> {
     inner: LocalSessionManager,
-    table: Mutex<Table>,
+    table: Mutex<Table<H>>,
     registry: Registry,
     per_caller: usize,
+    /// How long a session may go without a request before it is closed.
+    idle: Duration,
+    /// Whether the idle sweep runs; it starts with the first session.
+    sweeping: AtomicBool,
+    /// Itself, for the sweep to hold without keeping it alive.
+    me: Weak<Self>,
 }
 
-impl BoundSessions {
-    pub(crate) fn new(registry: Registry, per_caller: usize) -> Self {
-        BoundSessions {
-            inner: LocalSessionManager::default(),
-            table: Mutex::default(),
+impl<H: Send + Sync + 'static> BoundSessions<H> {
+    pub(crate) fn new(registry: Registry, per_caller: usize, idle: Duration) -> Arc<Self> {
+        let mut inner = LocalSessionManager::default();
+        // Idling out is decided here, where every request is seen, including those rmcp never gets.
+        inner.session_config.keep_alive = None;
+        Arc::new_cyclic(|me| BoundSessions {
+            inner,
+            table: Mutex::new(Table {
+                sessions: HashMap::new(),
+                open: HashMap::new(),
+            }),
             registry,
             per_caller,
-        }
+            idle,
+            sweeping: AtomicBool::new(false),
+            me: Weak::clone(me),
+        })
     }
 
-    /// Whether session `id` is open and `caller` opened it.
+    /// Whether session `id` is open and `caller` opened it; a request for it counts as activity.
     pub(crate) fn owned_by(&self, id: &str, caller: &Caller) -> bool {
-        self.table
-            .locked()
-            .owners
-            .get(id)
-            .is_some_and(|owner| owner.as_deref() == Some(caller.key()))
+        let mut table = self.table.locked();
+        let Some(session) = table.sessions.get_mut(id) else {
+            return false;
+        };
+        let owned = session.owner.as_deref() == Some(caller.key());
+        if owned {
+            session.seen = Instant::now();
+        }
+        owned
     }
 
-    /// Binds a session just opened by `caller`'s `initialize` to `caller`.
-    pub(crate) fn bind(&self, id: &str, caller: &Caller) -> Result<(), Unbound> {
+    /// The handler and client session `id` is served with, once its `initialize` is answered.
+    pub(crate) fn served(&self, id: &str) -> Option<Arc<Served<H>>> {
+        let table = self.table.locked();
+        table.sessions.get(id)?.served.clone()
+    }
+
+    /// Binds a session just opened by `caller`'s `initialize` to `caller`, with the handler and client
+    /// that answered it.
+    pub(crate) fn bind(
+        &self,
+        id: &str,
+        caller: &Caller,
+        opening: Option<&Opening<H>>,
+    ) -> Result<(), Unbound> {
         let mut table = self.table.locked();
-        let Table { owners, open } = &mut *table;
-        let owner = owners.get_mut(id).ok_or(Unbound::Gone)?;
-        if owner.is_some() {
+        let Table { sessions, open } = &mut *table;
+        let session = sessions.get_mut(id).ok_or(Unbound::Gone)?;
+        if session.owner.is_some() {
             return Err(Unbound::Gone);
         }
         let count = open.entry(Arc::from(caller.key())).or_default();
@@ -81,7 +159,9 @@ impl BoundSessions {
             return Err(Unbound::TooMany);
         }
         *count += 1;
-        *owner = Some(Arc::from(caller.key()));
+        session.owner = Some(Arc::from(caller.key()));
+        session.served = opening.and_then(Opening::take);
+        session.seen = Instant::now();
         Ok(())
     }
 
@@ -89,7 +169,7 @@ impl BoundSessions {
     fn forget(&self, id: &str) {
         let owner = {
             let mut table = self.table.locked();
-            let owner = table.owners.remove(id).flatten();
+            let owner = table.sessions.remove(id).and_then(|s| s.owner);
             if let Some(owner) = &owner
                 && let Some(count) = table.open.get_mut(owner)
             {
@@ -104,15 +184,52 @@ impl BoundSessions {
             self.registry.end_session(id);
         }
     }
+
+    /// Sessions that have gone `idle` without a request.
+    fn idle_ones(&self) -> Vec<Arc<str>> {
+        let table = self.table.locked();
+        let now = Instant::now();
+        table
+            .sessions
+            .iter()
+            .filter(|(_, s)| now.duration_since(s.seen) >= self.idle)
+            .map(|(id, _)| Arc::clone(id))
+            .collect()
+    }
 }
 
-impl SessionManager for BoundSessions {
+/// Closes idle sessions until the sessions are gone.
+async fn sweep<H: Send + Sync + 'static>(sessions: Weak<BoundSessions<H>>, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(sessions) = sessions.upgrade() else {
+            return;
+        };
+        for id in sessions.idle_ones() {
+            let _ = sessions.close_session(&id).await;
+        }
+    }
+}
+
+impl<H: Send + Sync + 'static> SessionManager for BoundSessions<H> {
     type Error = <LocalSessionManager as SessionManager>::Error;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        if !self.sweeping.swap(true, Ordering::Relaxed) {
+            let every = (self.idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+            tokio::spawn(sweep(Weak::clone(&self.me), every));
+        }
         let (id, transport) = self.inner.create_session().await?;
-        self.table.locked().owners.insert(Arc::clone(&id), None);
+        let session = Session {
+            owner: None,
+            served: None,
+            seen: Instant::now(),
+        };
+        self.table
+            .locked()
+            .sessions
+            .insert(Arc::clone(&id), session);
         Ok((id, transport))
     }
 
@@ -128,7 +245,8 @@ impl SessionManager for BoundSessions {
         self.inner.has_session(id).await
     }
 
-    /// Called for a `DELETE` by the owner, and by rmcp whenever a session's service ends.
+    /// Called for a `DELETE` by the owner, by the idle sweep, and by rmcp whenever a session's service
+    /// ends.
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.inner.close_session(id).await;
         self.forget(id);
@@ -184,14 +302,14 @@ mod tests {
         .public()
         .max_runs(1);
         let registry = Registry::builder().tool(once).build().unwrap();
-        let sessions = BoundSessions::new(registry.clone(), 1);
+        let sessions = BoundSessions::<()>::new(registry.clone(), 1, Duration::from_secs(300));
         let ada = Caller::new("ada");
         let (id, _transport) = sessions.create_session().await.unwrap();
-        sessions.bind(&id, &ada).unwrap();
+        sessions.bind(&id, &ada, None).unwrap();
         assert!(sessions.owned_by(&id, &ada));
         assert!(!sessions.owned_by(&id, &Caller::new("eve")));
         let (other, _) = sessions.create_session().await.unwrap();
-        assert_eq!(sessions.bind(&other, &ada), Err(Unbound::TooMany));
+        assert_eq!(sessions.bind(&other, &ada, None), Err(Unbound::TooMany));
 
         let call = || Call::new("once", json!({})).session(Arc::clone(&id));
         assert!(registry.run(&ada, call()).await.error().is_none());
@@ -202,6 +320,25 @@ mod tests {
             registry.run(&ada, call()).await.error().is_none(),
             "the session's count went with it"
         );
-        sessions.bind(&other, &ada).unwrap();
+        sessions.bind(&other, &ada, None).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_session_without_requests_idles_out_and_one_with_them_does_not() {
+        let registry = Registry::builder().build().unwrap();
+        let idle = Duration::from_millis(400);
+        let sessions = BoundSessions::<()>::new(registry, 8, idle);
+        let ada = Caller::new("ada");
+        let (quiet, _q) = sessions.create_session().await.unwrap();
+        let (busy, _b) = sessions.create_session().await.unwrap();
+        sessions.bind(&quiet, &ada, None).unwrap();
+        sessions.bind(&busy, &ada, None).unwrap();
+        let until = Instant::now() + idle * 3;
+        while Instant::now() < until {
+            assert!(sessions.owned_by(&busy, &ada), "requests keep it open");
+            tokio::time::sleep(idle / 8).await;
+        }
+        assert!(!sessions.owned_by(&quiet, &ada), "closed after idling");
+        assert!(!sessions.inner.has_session(&quiet).await.unwrap());
     }
 }

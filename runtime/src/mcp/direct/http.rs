@@ -1,12 +1,18 @@
-//! The direct path of a stateless HTTP server that answers with JSON. A request is taken only when rmcp
-//! would take it the same way: a POST of JSON to an allowed host from a non-browser client (no `Origin`
-//! for rmcp to weigh), accepting both answers, with a known length within the limit, on a protocol version
-//! that does not negotiate per request. Anything else, and any body this path does not serve, is given
-//! back for rmcp.
+//! The direct path over HTTP: on a stateless server that answers with JSON, and in the sessions of a
+//! stateful one. A request is taken only when rmcp would take it the same way: a POST of JSON to an
+//! allowed host from a non-browser client (no `Origin` for rmcp to weigh), accepting both answers, with a
+//! known length within the limit, on a protocol version that does not negotiate per request. Anything
+//! else, and any body this path does not serve, is given back for rmcp.
 //!
-//! Each request runs with a peer of its own, taken from a pool, whose outgoing messages are kept: when a
-//! call sent log messages or a `tools/list_changed`, the answer is an SSE stream of them and the result,
-//! as rmcp's would be; otherwise it is one JSON body.
+//! Without sessions, each request runs with a peer of its own, taken from a pool, whose outgoing
+//! messages are kept: when a call sent log messages or a `tools/list_changed`, the answer is an SSE
+//! stream of them and the result, as rmcp's would be; otherwise it is one JSON body.
+//!
+//! In a session, the request runs with the session's own handler and client, so what the call sends
+//! takes the session's streams, as rmcp sends it; the answer is one JSON body, which a client that
+//! accepts both may get in a session as well as an SSE stream. Only a session whose client declared it
+//! answers no requests (no sampling, elicitation or roots) is served here: a request a tool sent its
+//! client could not ride this answer back, as rmcp lets it ride its own stream.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -28,6 +34,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 use crate::sync::Locked;
 
 use super::super::handler::McpHandler;
+use super::super::sessions::{BoundSession, BoundSessions};
 use super::{Hot, encode, negotiated_once};
 
 /// How many idle peers each protocol version keeps for the next requests.
@@ -43,6 +50,8 @@ pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     any_host: bool,
     /// Idle peers, one pool per protocol version served without per-request negotiation.
     pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
+    /// The sessions of a stateful server.
+    sessions: Option<Arc<BoundSessions<H>>>,
 }
 
 /// A host and port, as rmcp compares them.
@@ -110,11 +119,13 @@ impl Transport<RoleServer> for Outbox {
 pub(in crate::mcp) struct Declined(pub(in crate::mcp) Parts, pub(in crate::mcp) Bytes);
 
 impl<H: ServerHandler + Clone> Direct<H> {
-    /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults).
+    /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
+    /// and the sessions of a stateful server.
     pub(in crate::mcp) fn new(
         handler: McpHandler<H>,
         max_body_bytes: usize,
         hosts: Option<&[String]>,
+        sessions: Option<Arc<BoundSessions<H>>>,
     ) -> Self {
         let any_host = hosts.is_some_and(<[String]>::is_empty);
         let hosts = match hosts {
@@ -135,6 +146,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             hosts,
             any_host,
             pools,
+            sessions,
         }
     }
 
@@ -186,6 +198,9 @@ impl<H: ServerHandler + Clone> Direct<H> {
         parts: Parts,
         body: Bytes,
     ) -> Result<Response, Declined> {
+        if let Some(sessions) = &self.sessions {
+            return self.answer_in_session(sessions, parts, body).await;
+        }
         let registry = &self.handler.shared.registry;
         let Some(hot) = Hot::parse(&body, registry, false) else {
             return Err(Declined(parts, body));
@@ -203,6 +218,31 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let sent = std::mem::take(&mut *pooled.outbox.locked());
         self.put_back(pool, pooled);
         Ok(respond(sent, answer))
+    }
+
+    /// Answers a request of the session it was checked to belong to, with the session's handler and
+    /// client, or gives it back.
+    async fn answer_in_session(
+        &self,
+        sessions: &BoundSessions<H>,
+        parts: Parts,
+        body: Bytes,
+    ) -> Result<Response, Declined> {
+        let served = parts
+            .extensions
+            .get::<BoundSession>()
+            .and_then(|BoundSession(id)| sessions.served(id))
+            .filter(|served| answers_nothing(&served.peer));
+        let registry = &self.handler.shared.registry;
+        let (Some(served), Some(hot)) = (served, Hot::parse(&body, registry, false)) else {
+            return Err(Declined(parts, body));
+        };
+        let answer = hot
+            .dispatch(&served.handler, served.peer.clone(), |context| {
+                context.extensions.insert(parts);
+            })
+            .await;
+        Ok(respond(Vec::new(), answer))
     }
 
     fn peer(&self, pool: usize) -> Pooled<H> {
@@ -233,6 +273,18 @@ impl<H: ServerHandler + Clone> Direct<H> {
             idle.push(pooled);
         }
     }
+}
+
+/// Whether the session's client negotiated a version that does not negotiate per request, and declared
+/// that it answers no requests of the server's.
+fn answers_nothing(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info().is_some_and(|info| {
+        let asks = &info.capabilities;
+        negotiated_once(&info.protocol_version)
+            && asks.sampling.is_none()
+            && asks.elicitation.is_none()
+            && asks.roots.is_none()
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
