@@ -158,6 +158,28 @@ async fn read_only_mode_exposes_only_read_only_tools() {
 }
 
 #[tokio::test]
+async fn a_registry_of_some_compiled_tools_has_only_those_and_needs_only_their_state() {
+    // No `Ledger`: the tools that take it are not part of this registry.
+    let registry = Registry::builder().compiled_tools(["add"]).build().unwrap();
+    assert_eq!(names(&registry.list(&manager())), ["add"]);
+    let outcome = registry
+        .call(&manager(), "find_orders", json!({ "query": "x" }))
+        .await;
+    assert_eq!(failure(&outcome).0, ErrorKind::UnknownTool);
+    let sum = registry
+        .call(&manager(), "add", json!({ "a": 2, "b": 40 }))
+        .await;
+    assert_eq!(sum.into_result().structured, Some(json!(42)));
+
+    let misspelt = Registry::builder().compiled_tools(["ad"]).build();
+    assert!(
+        matches!(&misspelt, Err(toolgate::BuildError::UnknownTool { setting: "compiled_tools", name }) if name == "ad"),
+        "{:?}",
+        misspelt.err()
+    );
+}
+
+#[tokio::test]
 async fn operators_switch_tools_off_but_not_system_tools() {
     let registry = Registry::builder()
         .state(Ledger::default())

@@ -74,6 +74,7 @@ use crate::schema::merge_settings;
 /// ```
 pub struct RegistryBuilder {
     pub(super) dynamic: Vec<DynamicTool>,
+    pub(super) compiled: Option<HashSet<String>>,
     pub(super) first: Vec<String>,
     pub(super) state: StateMap,
     pub(super) settings: HashMap<String, Value>,
@@ -115,6 +116,7 @@ impl Default for RegistryBuilder {
     fn default() -> Self {
         RegistryBuilder {
             dynamic: Vec::new(),
+            compiled: None,
             first: Vec::new(),
             state: StateMap::default(),
             settings: HashMap::new(),
@@ -145,6 +147,35 @@ impl Default for RegistryBuilder {
 }
 
 impl RegistryBuilder {
+    /// Takes only these of the `#[tool]`s linked into the binary (default: all of them). The others are
+    /// no part of this registry: not listed to anyone, not callable, not in the operator's records, and
+    /// the state they take need not be given. For a binary that serves different tools on different
+    /// endpoints, or a test of a few tools; to switch tools off while keeping them, use
+    /// [`allow_only`](Self::allow_only). A name no `#[tool]` has fails [`build`](Self::build).
+    ///
+    /// ```rust,standalone_crate
+    /// use toolgate::prelude::*;
+    ///
+    /// /// Add two integers.
+    /// #[tool(public, read_only)]
+    /// async fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// /// Count the orders (needs the shop's database, which this registry does not have).
+    /// #[tool(public, read_only)]
+    /// async fn count_orders(db: State<std::sync::Arc<str>>) -> usize { db.len() }
+    ///
+    /// let registry = Registry::builder().compiled_tools(["add"]).build()?;
+    /// let names: Vec<&str> = registry.tools().iter().map(|t| &*t.name).collect();
+    /// assert_eq!(names, ["add"]);
+    /// assert!(Registry::builder().compiled_tools(["sub"]).build().is_err());
+    /// # Ok::<(), toolgate::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn compiled_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.compiled = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Adds a tool defined at run time.
     #[must_use]
     pub fn tool(mut self, tool: DynamicTool) -> Self {
@@ -476,8 +507,26 @@ impl RegistryBuilder {
             });
         }
         let mut tools = Vec::new();
-        for entry in inventory::iter::<ToolEntry> {
+        let taken = |entry: &ToolEntry| {
+            self.compiled
+                .as_ref()
+                .is_none_or(|c| c.contains(entry.name))
+        };
+        for entry in inventory::iter::<ToolEntry>
+            .into_iter()
+            .filter(|e| taken(e))
+        {
             tools.push(compiled_tool(entry, &self.state)?);
+        }
+        if let Some(name) = self.compiled.iter().flatten().find(|name| {
+            !inventory::iter::<ToolEntry>
+                .into_iter()
+                .any(|e| e.name == name.as_str())
+        }) {
+            return Err(BuildError::UnknownTool {
+                setting: "compiled_tools",
+                name: name.clone(),
+            });
         }
         for tool in self.dynamic {
             tools.push(dynamic_tool(tool)?);

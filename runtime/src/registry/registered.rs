@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsonschema::Validator;
 use serde_json::Value;
 
 use crate::caller::Caller;
@@ -15,7 +14,7 @@ use crate::tool::{
 };
 
 use super::error::BuildError;
-use crate::schema::{self, ArgumentCheck};
+use crate::schema::{self, ArgumentCheck, LazyValidator};
 
 /// A tool with everything needed to run it. Cloning is cheap: a snapshot is made of clones of the tools as
 /// the code and the configuration file declare them, with the operator's records over them.
@@ -27,7 +26,7 @@ pub(crate) struct RegisteredTool {
     pub(crate) defaults: Arc<[(String, Value)]>,
     pub(crate) settings: Option<Arc<Value>>,
     /// Checks settings against the tool's settings schema, when it takes `Settings<T>`.
-    pub(crate) settings_validator: Option<Arc<Validator>>,
+    pub(crate) settings_validator: Option<Arc<LazyValidator>>,
     /// A write with a preview, or a tool that asks the client for input: its calls may take more than one
     /// round, and keep their arguments to seal them. MCP reads it, to know which calls may ask.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
@@ -129,7 +128,7 @@ pub(super) fn compiled_tool(
         }
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
-    let check = ArgumentCheck::new(&input.schema).map_err(invalid)?;
+    let check = ArgumentCheck::new(&input.schema, true).map_err(invalid)?;
     // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
     for (name, value) in &input.defaults {
         if !check.admits_alone(name, value).map_err(invalid)? {
@@ -167,7 +166,7 @@ pub(super) fn compiled_tool(
         source,
     };
     let settings_validator = match &tool.settings_schema {
-        Some(schema) => Some(Arc::new(schema::validator(schema).map_err(invalid)?)),
+        Some(schema) => Some(Arc::new(LazyValidator::new(schema, true).map_err(invalid)?)),
         None => None,
     };
     let rounds = asks || entry.preview.is_some();
@@ -217,11 +216,15 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
             "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
         return Err(BuildError::InvalidSchema { tool: name, reason });
     }
-    let check =
-        ArgumentCheck::new(&tool.input_schema).map_err(|reason| BuildError::InvalidSchema {
+    // toolgate's own tools are trusted like compiled ones; an application's or a remote server's schema
+    // is checked now.
+    let trusted = matches!(source, Source::BuiltIn);
+    let check = ArgumentCheck::new(&tool.input_schema, trusted).map_err(|reason| {
+        BuildError::InvalidSchema {
             tool: name.clone(),
             reason,
-        })?;
+        }
+    })?;
     let tool_info = Tool {
         name: name.into(),
         title: tool.title,

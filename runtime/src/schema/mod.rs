@@ -227,53 +227,67 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A validator compiled when first needed: a schema toolgate or schemars made (a compiled tool's, a
+/// built-in's, settings') is valid by construction, and a process that never needs its validator never
+/// loads the general validator's code. A schema from elsewhere is compiled at once, so that a wrong one
+/// is refused when the tool is registered.
+pub(crate) struct LazyValidator {
+    schema: Value,
+    compiled: OnceLock<Result<Validator, String>>,
+}
+
+impl LazyValidator {
+    /// The validator of `schema`: compiled at once unless `trusted`; an error when it does not compile.
+    pub(crate) fn new(schema: &Value, trusted: bool) -> Result<Self, String> {
+        let compiled = OnceLock::new();
+        if !trusted {
+            let _ = compiled.set(Ok(validator(schema)?));
+        }
+        Ok(LazyValidator {
+            schema: schema.clone(),
+            compiled,
+        })
+    }
+
+    /// The validator, compiled on first use.
+    pub(crate) fn get(&self) -> Result<&Validator, &str> {
+        self.compiled
+            .get_or_init(|| validator(&self.schema))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 /// How a tool's arguments are checked: a plain schema by the plain check first (see [`plain`]); the
 /// general validator for any other schema, for arguments the plain check cannot accept, and for every
-/// message about wrong arguments. A plain schema's validator is compiled only when first needed, so
-/// that a tool whose calls are all right never compiles one.
+/// message about wrong arguments.
 pub(crate) struct ArgumentCheck {
     plain: Option<plain::Plain>,
-    schema: Value,
-    validator: OnceLock<Result<Validator, String>>,
+    validator: LazyValidator,
 }
 
 impl ArgumentCheck {
-    /// The check of `schema`; an error when it is no valid schema. A plain schema is valid by its form.
-    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
+    /// The check of `schema`; an error when it is no valid schema. A plain schema is valid by its form,
+    /// a `trusted` one by how it was made; either is compiled only when first needed.
+    pub(crate) fn new(schema: &Value, trusted: bool) -> Result<Self, String> {
         let plain = plain::Plain::of(schema);
-        let validator = OnceLock::new();
-        if plain.is_none() {
-            let _ = validator.set(Ok(self::validator(schema)?));
-        }
-        Ok(ArgumentCheck {
-            plain,
-            schema: schema.clone(),
-            validator,
-        })
+        let validator = LazyValidator::new(schema, trusted || plain.is_some())?;
+        Ok(ArgumentCheck { plain, validator })
     }
 
     /// Whether `value` alone satisfies property `name`'s schema, with the schema's other properties
     /// not required (how a default is checked).
     pub(crate) fn admits_alone(&self, name: &str, value: &Value) -> Result<bool, String> {
-        if self
-            .plain
-            .as_ref()
-            .is_some_and(|p| p.admits_alone(name, value))
+        let schema = &self.validator.schema;
+        if let Some(property) = schema.get("properties").and_then(|p| p.get(name))
+            && plain::admits(property, value)
         {
             return Ok(true);
         }
-        let mut lenient = self.schema.clone();
+        let mut lenient = schema.clone();
         lenient.as_object_mut().map(|o| o.remove("required"));
         let probe = Value::Object([(name.to_owned(), value.clone())].into_iter().collect());
         Ok(validator(&lenient)?.is_valid(&probe))
-    }
-
-    /// The general validator, compiled on first use.
-    fn validator(&self) -> Result<&Validator, &str> {
-        self.validator
-            .get_or_init(|| validator(&self.schema))
-            .as_ref()
-            .map_err(String::as_str)
     }
 }
 
@@ -288,7 +302,7 @@ pub(crate) fn validate(
     if check.plain.as_ref().is_some_and(|p| p.accepts(&arguments)) {
         return Ok(arguments);
     }
-    let validator = check.validator().map_err(|reason| {
+    let validator = check.validator.get().map_err(|reason| {
         let message = format!("the input schema of `{tool}` does not compile: {reason}");
         ToolError::with_kind(ErrorKind::Internal, message)
     })?;
@@ -323,10 +337,11 @@ pub(crate) fn arguments_error(tool: &str, problems: &str) -> ToolError {
 /// Checks a tool's settings against the schema its `Settings<T>` publishes; on failure, a message naming
 /// each wrong setting.
 pub(crate) fn check_settings(
-    validator: &Validator,
+    validator: &LazyValidator,
     tool: &str,
     settings: &Value,
 ) -> Result<(), String> {
+    let validator = validator.get()?;
     settings_problems(validator, tool, settings).map_err(|(message, _)| message)
 }
 
@@ -491,7 +506,7 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
-        let check = ArgumentCheck::new(&schema).unwrap();
+        let check = ArgumentCheck::new(&schema, false).unwrap();
         assert!(
             validate(
                 &check,

@@ -16,7 +16,7 @@ use serde_json::{Map, Number, Value};
 /// A plain object schema: its properties by name, and whether others are refused.
 #[derive(Debug)]
 pub(crate) struct Plain {
-    /// Sorted by name, to be found by a binary search.
+    /// Sorted by name.
     properties: Vec<(String, Property)>,
     additional: bool,
 }
@@ -109,18 +109,11 @@ impl Plain {
         }
         self.additional || found == arguments.len()
     }
+}
 
-    /// Whether `value` certainly satisfies property `name`'s schema.
-    pub(crate) fn admits_alone(&self, name: &str, value: &Value) -> bool {
-        self.property(name).is_some_and(|p| p.accepts(value))
-    }
-
-    fn property(&self, name: &str) -> Option<&Property> {
-        let at = self
-            .properties
-            .binary_search_by(|(n, _)| n.as_str().cmp(name));
-        at.ok().map(|at| &self.properties[at].1)
-    }
+/// Whether `value` certainly satisfies the property schema `schema` (`false` when it is not plain).
+pub(crate) fn admits(schema: &Value, value: &Value) -> bool {
+    Property::of(schema).is_some_and(|p| p.accepts(value))
 }
 
 impl Property {

@@ -9,8 +9,9 @@
 //! stream of them and the result, as rmcp's would be; otherwise it is one JSON body.
 //!
 //! In a session, the request runs with the session's own handler and client, so what the call sends
-//! takes the session's streams, as rmcp sends it; the answer is one JSON body, which a client that
-//! accepts both may get in a session as well as an SSE stream. Only a session whose client declared it
+//! takes the session's streams, as rmcp sends it; the answer is an SSE stream of the result, as a
+//! session's answers from rmcp are (without the event ids that would let a client resume a stream
+//! that, written whole, needs no resuming). Only a session whose client declared it
 //! answers no requests (no sampling, elicitation or roots) is served here: a request a tool sent its
 //! client could not ride this answer back, as rmcp lets it ride its own stream.
 
@@ -242,7 +243,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
                 context.extensions.insert(parts);
             })
             .await;
-        Ok(respond(Vec::new(), answer))
+        Ok(events(&[], answer))
     }
 
     fn peer(&self, pool: usize) -> Pooled<H> {
@@ -324,10 +325,16 @@ fn respond(sent: Vec<ServerJsonRpcMessage>, answer: Vec<u8>) -> Response {
             .body(Body::from(answer))
             .expect("a valid response");
     }
-    let mut stream = Vec::new();
-    for message in sent.iter().map(encode).chain([answer]) {
+    let sent: Vec<Vec<u8>> = sent.iter().map(encode).collect();
+    events(&sent, answer)
+}
+
+/// An SSE stream of the messages `sent`, then `answer`.
+fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
+    let mut stream = Vec::with_capacity(answer.len() + 8);
+    for message in sent.iter().chain([&answer]) {
         stream.extend_from_slice(b"data: ");
-        stream.extend_from_slice(&message);
+        stream.extend_from_slice(message);
         stream.extend_from_slice(b"\n\n");
     }
     Response::builder()
