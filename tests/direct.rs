@@ -8,6 +8,7 @@ use std::time::Duration;
 use axum::body::Body;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolgate::mcp::rmcp::{Peer, RoleServer};
 use toolgate::mcp::{HttpOptions, McpServer};
 use toolgate::param::CancellationToken;
 use toolgate::prelude::*;
@@ -44,6 +45,37 @@ async fn forget(what: String) -> String {
 async fn wait(cancellation: Cancellation) -> &'static str {
     cancellation.cancelled().await;
     "cancelled"
+}
+
+/// The client's name, as an injectable of the application's own reads it from the call's extensions.
+struct ClientName(String);
+
+impl toolgate::param::Param for ClientName {
+    const KIND: toolgate::param::ParamKind = toolgate::param::ParamKind::Injected;
+
+    fn extract(
+        parts: &mut toolgate::param::CallParts<'_>,
+        _: &'static toolgate::param::ParamSpec,
+    ) -> Result<Self, ToolError> {
+        let peer = parts.extension::<Peer<RoleServer>>();
+        let info = peer.and_then(|p| p.peer_info());
+        Ok(ClientName(
+            info.map_or_else(String::new, |i| i.client_info.name.clone()),
+        ))
+    }
+}
+
+/// Who is asking: a read whose injectable uses what the transport attaches.
+#[tool(public, read_only)]
+async fn client_name(name: ClientName) -> String {
+    name.0
+}
+
+/// The same through an `Extension`.
+#[tool(public, read_only)]
+async fn client_name_too(peer: toolgate::Extension<Peer<RoleServer>>) -> String {
+    peer.peer_info()
+        .map_or_else(String::new, |i| i.client_info.name.clone())
 }
 
 fn server() -> McpServer {
@@ -282,6 +314,19 @@ async fn over_stdio_notes_come_before_their_answer_and_other_requests_reach_rmcp
         pipe.next().await,
         json!({"jsonrpc": "2.0", "id": 5, "result": {}})
     );
+}
+
+#[tokio::test]
+async fn over_stdio_a_tool_gets_what_the_transport_attaches_when_it_takes_it() {
+    let mut pipe = Pipe::open(server()).await;
+    for (id, tool) in [(1, "client_name"), (2, "client_name_too")] {
+        pipe.send(&call(id, tool, json!({}))).await;
+        let answer = pipe.next().await;
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "t",
+            "{tool}: {answer}"
+        );
+    }
 }
 
 #[tokio::test]

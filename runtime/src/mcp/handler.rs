@@ -14,7 +14,7 @@ use rmcp::model::{
     ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
     Tool as McpTool, UpdateTaskParams,
 };
-use rmcp::model::{ProgressToken, SubscriptionFilter};
+use rmcp::model::{NumberOrString, ProgressToken, RequestId, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
@@ -26,7 +26,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
-use crate::registry::{Current, Registry, Snapshot, tools_found};
+use crate::registry::{Current, Registry, Snapshot, Uses, tools_found};
 use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
 
@@ -137,9 +137,7 @@ impl Page<'_> {
 
 /// Whether some tool of `snapshot` links the App, which is then served as a resource.
 pub(crate) fn serves_view(snapshot: &Snapshot) -> bool {
-    definitions(snapshot)
-        .iter()
-        .any(|d| d.meta.as_ref().is_some_and(|m| m.contains_key("ui")))
+    snapshot.tools.iter().any(|r| r.tool.shows_view())
 }
 
 /// Tells every connected client when the registry swaps in new tools, until the server or the registry
@@ -296,7 +294,7 @@ impl<H: Clone> McpHandler<H> {
             .clone()
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
         let parts = context.extensions.remove::<http::request::Parts>();
-        let call = self.call_for(&request.name, arguments, context, parts);
+        let call = self.call_for(&request.name, arguments, context, parts, Uses::EVERYTHING);
         let call = replied(
             call,
             context,
@@ -314,15 +312,18 @@ impl<H: Clone> McpHandler<H> {
         )
     }
 
+    /// The pipeline's call of `name` for this request, with what the tool `uses` of it attached: the
+    /// client's peer, the notifier and the HTTP request's parts as extensions.
     fn call_for(
         &self,
         name: &str,
         arguments: serde_json::Value,
         context: &RequestContext<RoleServer>,
         parts: Option<http::request::Parts>,
+        uses: Uses,
     ) -> Call {
         let mut call = Call::new(name, arguments)
-            .tool_call_id(context.id.to_string())
+            .tool_call_id(id_text(&context.id))
             .cancellation(context.ct.clone());
         let bound = parts
             .as_ref()
@@ -330,9 +331,11 @@ impl<H: Clone> McpHandler<H> {
         if let Some(BoundSession(session)) = bound {
             call = call.session(Arc::clone(session));
         }
-        call = call
-            .extension(context.peer.clone())
-            .extension(self.notifier());
+        if uses.extensions {
+            call = call
+                .extension(context.peer.clone())
+                .extension(self.notifier());
+        }
         // The trace context of the request's `_meta`, or else of its HTTP headers.
         let header = |name: &str| {
             let parts = parts.as_ref()?;
@@ -345,14 +348,14 @@ impl<H: Clone> McpHandler<H> {
         if let Some((traceparent, tracestate)) = trace {
             call = call.trace(traceparent, tracestate.map(Into::into));
         }
-        if let Some(parts) = parts {
+        if let Some(parts) = parts.filter(|_| uses.extensions) {
             call = call.extension(parts);
         }
         call
     }
 
     /// Runs one round of a call of the tool its name `resolved` to, with its progress and log messages
-    /// relayed to the client before the result.
+    /// relayed to the client before the result when it `reports` any.
     async fn round(
         &self,
         snapshot: &Snapshot,
@@ -361,7 +364,12 @@ impl<H: Clone> McpHandler<H> {
         resolved: Option<usize>,
         context: &RequestContext<RoleServer>,
     ) -> Outcome {
-        let (call, relay) = Relay::attach(call, context, self.log_level.load(Ordering::Relaxed));
+        let reports = resolved.is_none_or(|i| snapshot.tools[i].uses.reports);
+        let (call, relay) = if reports {
+            Relay::attach(call, context, self.log_level.load(Ordering::Relaxed))
+        } else {
+            (call, Relay(None))
+        };
         let outcome = self
             .shared
             .registry
@@ -440,6 +448,7 @@ impl<H: Clone> McpHandler<H> {
                     asked.arguments.clone(),
                     context,
                     asked.parts.clone(),
+                    asked.uses,
                 )
                 .client_support(asked.support)
                 .resume(Some(state), answers);
@@ -504,6 +513,7 @@ struct Asked<'a> {
     name: &'a str,
     arguments: serde_json::Value,
     parts: Option<http::request::Parts>,
+    uses: Uses,
     support: ClientSupport,
     snapshot: &'a Snapshot,
     caller: &'a Caller,
@@ -701,8 +711,9 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         let parts = context.extensions.remove::<http::request::Parts>();
         let spare = matches!(questions, Questions::AsRequests(_))
             .then(|| (arguments.clone(), parts.clone()));
+        let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
         let call = self
-            .call_for(&request.name, arguments, &context, parts)
+            .call_for(&request.name, arguments, &context, parts, uses)
             .client_support(support);
         let resumed = request.request_state.is_some();
         let call = replied(
@@ -721,6 +732,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
                 name: &request.name,
                 arguments,
                 parts,
+                uses,
                 support,
                 snapshot: &snapshot,
                 caller: &caller,
@@ -930,6 +942,14 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
         self.extras.supported_protocol_versions()
+    }
+}
+
+/// A JSON-RPC id as the tool call id: its number or string.
+fn id_text(id: &RequestId) -> Arc<str> {
+    match id {
+        NumberOrString::Number(n) => Arc::from(itoa::Buffer::new().format(*n)),
+        NumberOrString::String(s) => Arc::clone(s),
     }
 }
 

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 
-use super::{CallParts, Param, ParamKind, ParamSpec, Requirement};
+use super::{CallParts, Param, ParamKind, ParamSpec, Requirement, RequirementKind};
 
 /// Shared application state (a database pool, an HTTP client), added once with
 /// [`RegistryBuilder::state`](crate::RegistryBuilder::state) and cloned into each call that asks for it.
@@ -70,6 +70,10 @@ impl Param for Caller {
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.caller().clone())
     }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Nothing))
+    }
 }
 
 /// Metadata of one call: the tool's name, the model's tool call id, the session, and W3C trace context.
@@ -111,6 +115,10 @@ impl Param for Invocation {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.invocation().clone())
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Nothing))
     }
 }
 
@@ -224,6 +232,10 @@ impl<T: Clone + Send + Sync + 'static> Param for Extension<T> {
                 ))
             })
     }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Extension))
+    }
 }
 
 /// The approval a write runs under: the id of the confirmation a person approved, the same on every run of
@@ -289,6 +301,10 @@ impl Param for Approval {
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.extension::<Approval>().cloned().unwrap_or_default())
     }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Nothing))
+    }
 }
 
 /// The call's cancellation token: cancelled when the caller cancels or the tool's timeout passes.
@@ -330,5 +346,9 @@ impl Param for Cancellation {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(Cancellation(parts.cancellation()))
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Nothing))
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::ToolError;
 
-use super::{CallParts, Param, ParamKind, ParamSpec};
+use super::{CallParts, Param, ParamKind, ParamSpec, Requirement, RequirementKind};
 
 /// How important a log message is, in MCP's (syslog's) order.
 ///
@@ -111,5 +111,9 @@ impl Param for Log {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.log.clone())
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Reports))
     }
 }

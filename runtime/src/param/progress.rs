@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::ToolError;
 
-use super::{CallParts, Param, ParamKind, ParamSpec};
+use super::{CallParts, Param, ParamKind, ParamSpec, Requirement, RequirementKind};
 
 /// One progress update.
 ///
@@ -100,5 +100,9 @@ impl Param for Progress {
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         Ok(parts.progress.clone())
+    }
+
+    fn requirement() -> Option<Requirement> {
+        Some(Requirement::uses(RequirementKind::Reports))
     }
 }

@@ -160,6 +160,14 @@ pub(crate) enum RequirementKind {
     Settings {
         schema: fn(&mut SchemaGenerator) -> Schema,
     },
+    /// The tool may send log messages or progress ([`Log`](crate::Log), [`Progress`](crate::Progress)).
+    Reports,
+    /// The tool reads what its caller or transport attached ([`Extension<T>`](crate::Extension)).
+    Extension,
+    /// One of toolgate's own injectables that needs nothing more ([`Caller`], [`Invocation`](crate::Invocation),
+    /// [`Cancellation`](crate::Cancellation), [`Approval`](crate::Approval)). An injectable of the
+    /// application's own says nothing, and may use anything a call carries.
+    Nothing,
 }
 
 impl Requirement {
@@ -188,6 +196,11 @@ impl Requirement {
         Requirement {
             kind: RequirementKind::Asks,
         }
+    }
+
+    /// A requirement of one of toolgate's own parameters that says only what it uses of a call.
+    pub(crate) const fn uses(kind: RequirementKind) -> Self {
+        Requirement { kind }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::caller::Caller;
-use crate::param::{CallParts, RequirementKind, StateMap};
+use crate::param::{CallParts, ParamKind, RequirementKind, StateMap};
 use crate::tool::{
     Access, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
     ToolFuture, is_tool_name,
@@ -34,6 +34,8 @@ pub(crate) struct RegisteredTool {
     /// Whether its calls take the path of rounds: it has rounds, or its runs are counted in a store that
     /// replicas share, which takes an await before its body runs.
     pub(crate) via_rounds: bool,
+    /// What its calls may use of what a transport attaches to a call.
+    pub(crate) uses: Uses,
     pub(crate) enabled: bool,
     /// Why it is switched off when no operator did it: a remote tool whose server is offline, or about
     /// which no one decided who may run it.
@@ -42,6 +44,24 @@ pub(crate) struct RegisteredTool {
     pub(crate) required: Box<[usize]>,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
     pub(crate) profiles: Option<Arc<Profiles>>,
+}
+
+/// What a tool's calls may use of what a transport attaches to them, so that a transport attaches only
+/// that. A tool that takes the whole call (a dynamic one) or an injectable of the application's own may
+/// use everything.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Uses {
+    /// Log messages and progress, which a transport relays to its client.
+    pub(crate) reports: bool,
+    /// Extensions: over MCP the client's `Peer`, the `Notifier`, the HTTP request's parts.
+    pub(crate) extensions: bool,
+}
+
+impl Uses {
+    pub(crate) const EVERYTHING: Uses = Uses {
+        reports: true,
+        extensions: true,
+    };
 }
 
 /// A tool's profiles: name, and the settings of the assignment merged over the tool's.
@@ -112,8 +132,19 @@ pub(super) fn compiled_tool(
     };
     let mut asks = false;
     let mut settings_schema = None;
+    let mut uses = Uses {
+        reports: false,
+        extensions: false,
+    };
     for spec in entry.params {
-        match (spec.fields.requirement)().map(|r| r.kind) {
+        let requirement = (spec.fields.requirement)().map(|r| r.kind);
+        match requirement {
+            Some(RequirementKind::Reports) => uses.reports = true,
+            Some(RequirementKind::Extension) => uses.extensions = true,
+            None if spec.kind() == ParamKind::Injected => uses = Uses::EVERYTHING,
+            _ => {}
+        }
+        match requirement {
             Some(RequirementKind::State { type_id, type_name }) if !state.contains(type_id()) => {
                 return Err(BuildError::MissingState {
                     tool: entry.name.to_owned(),
@@ -128,7 +159,8 @@ pub(super) fn compiled_tool(
         }
     }
     let input = schema::input_schema(entry.params).map_err(invalid)?;
-    let check = ArgumentCheck::new(&input.schema, true).map_err(invalid)?;
+    let input_schema = Arc::new(input.schema);
+    let check = ArgumentCheck::new(&input_schema, true).map_err(invalid)?;
     // Each default alone must satisfy its property's schema; the other arguments' `required` does not apply.
     for (name, value) in &input.defaults {
         if !check.admits_alone(name, value).map_err(invalid)? {
@@ -160,7 +192,7 @@ pub(super) fn compiled_tool(
         timeout: entry.timeout_ms.map(Duration::from_millis),
         has_preview: entry.preview.is_some(),
         overrides_builtin: entry.overrides_builtin,
-        input_schema: Arc::new(input.schema),
+        input_schema,
         output_schema: schema::output_schema(entry.output_schema).map(Arc::new),
         settings_schema: settings_schema.map(Arc::new),
         source,
@@ -170,9 +202,14 @@ pub(super) fn compiled_tool(
         None => None,
     };
     let rounds = asks || entry.preview.is_some();
+    if entry.preview.is_some() {
+        // The preview's own parameters are not listed with the tool's.
+        uses = Uses::EVERYTHING;
+    }
     Ok(RegisteredTool {
         has_rounds: rounds,
         via_rounds: rounds,
+        uses,
         tool: Arc::new(tool),
         handler: Handler::Compiled {
             call: entry.call,
@@ -219,12 +256,12 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
     // toolgate's own tools are trusted like compiled ones; an application's or a remote server's schema
     // is checked now.
     let trusted = matches!(source, Source::BuiltIn);
-    let check = ArgumentCheck::new(&tool.input_schema, trusted).map_err(|reason| {
-        BuildError::InvalidSchema {
+    let input_schema = Arc::new(tool.input_schema);
+    let check =
+        ArgumentCheck::new(&input_schema, trusted).map_err(|reason| BuildError::InvalidSchema {
             tool: name.clone(),
             reason,
-        }
-    })?;
+        })?;
     let tool_info = Tool {
         name: name.into(),
         title: tool.title,
@@ -244,7 +281,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         timeout: tool.timeout,
         has_preview: tool.preview.is_some(),
         overrides_builtin: tool.overrides_builtin,
-        input_schema: Arc::new(tool.input_schema),
+        input_schema,
         output_schema: tool.output_schema.map(Arc::new),
         settings_schema: None,
         source,
@@ -262,6 +299,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         settings_validator: None,
         has_rounds: rounds,
         via_rounds: rounds,
+        uses: Uses::EVERYTHING,
         enabled: true,
         withheld: None,
         required: Box::default(),

@@ -2,7 +2,7 @@
 
 mod plain;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
@@ -232,19 +232,19 @@ pub(crate) fn validator(schema: &Value) -> Result<Validator, String> {
 /// loads the general validator's code. A schema from elsewhere is compiled at once, so that a wrong one
 /// is refused when the tool is registered.
 pub(crate) struct LazyValidator {
-    schema: Value,
+    schema: Arc<Value>,
     compiled: OnceLock<Result<Validator, String>>,
 }
 
 impl LazyValidator {
     /// The validator of `schema`: compiled at once unless `trusted`; an error when it does not compile.
-    pub(crate) fn new(schema: &Value, trusted: bool) -> Result<Self, String> {
+    pub(crate) fn new(schema: &Arc<Value>, trusted: bool) -> Result<Self, String> {
         let compiled = OnceLock::new();
         if !trusted {
             let _ = compiled.set(Ok(validator(schema)?));
         }
         Ok(LazyValidator {
-            schema: schema.clone(),
+            schema: Arc::clone(schema),
             compiled,
         })
     }
@@ -269,7 +269,7 @@ pub(crate) struct ArgumentCheck {
 impl ArgumentCheck {
     /// The check of `schema`; an error when it is no valid schema. A plain schema is valid by its form,
     /// a `trusted` one by how it was made; either is compiled only when first needed.
-    pub(crate) fn new(schema: &Value, trusted: bool) -> Result<Self, String> {
+    pub(crate) fn new(schema: &Arc<Value>, trusted: bool) -> Result<Self, String> {
         let plain = plain::Plain::of(schema);
         let validator = LazyValidator::new(schema, trusted || plain.is_some())?;
         Ok(ArgumentCheck { plain, validator })
@@ -278,7 +278,7 @@ impl ArgumentCheck {
     /// Whether `value` alone satisfies property `name`'s schema, with the schema's other properties
     /// not required (how a default is checked).
     pub(crate) fn admits_alone(&self, name: &str, value: &Value) -> Result<bool, String> {
-        let schema = &self.validator.schema;
+        let schema = &*self.validator.schema;
         if let Some(property) = schema.get("properties").and_then(|p| p.get(name))
             && plain::admits(property, value)
         {
@@ -506,7 +506,7 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("unknown argument `zz`"), "{message}");
-        let check = ArgumentCheck::new(&schema, false).unwrap();
+        let check = ArgumentCheck::new(&Arc::new(schema), false).unwrap();
         assert!(
             validate(
                 &check,

@@ -211,11 +211,10 @@ impl<H: ServerHandler + Clone> Direct<H> {
         // A handler of its own, as rmcp's stateless path makes for each request: no log level set, no
         // tools found by an earlier search.
         let handler = self.handler.for_session();
-        let answer = hot
-            .dispatch(&handler, peer, |context| {
-                context.extensions.insert(parts);
-            })
-            .await;
+        let mut hot = hot;
+        let mut context = hot.context(peer);
+        context.extensions.insert(parts);
+        let answer = hot.dispatch(&handler, context).await;
         let sent = std::mem::take(&mut *pooled.outbox.locked());
         self.put_back(pool, pooled);
         Ok(respond(sent, answer))
@@ -238,11 +237,10 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let (Some(served), Some(hot)) = (served, Hot::parse(&body, registry, false)) else {
             return Err(Declined(parts, body));
         };
-        let answer = hot
-            .dispatch(&served.handler, served.peer.clone(), |context| {
-                context.extensions.insert(parts);
-            })
-            .await;
+        let mut hot = hot;
+        let mut context = hot.context(served.peer.clone());
+        context.extensions.insert(parts);
+        let answer = hot.dispatch(&served.handler, context).await;
         Ok(events(&[], answer))
     }
 

@@ -32,6 +32,9 @@ pub(super) struct Hot {
     id: RequestId,
     meta: RequestMetaObject,
     method: Method,
+    /// Whether the request may send the client anything before its answer: a call of a tool that may
+    /// log, report progress or reach the client's peer.
+    sends: bool,
 }
 
 /// What a hot request asks for.
@@ -46,11 +49,9 @@ impl Hot {
     /// no tool at all, which is refused), `tools/list` or `ping`, without a protocol version of its own,
     /// and without a progress token unless `progress` may be relayed.
     pub(super) fn parse(body: &[u8], registry: &Registry, progress: bool) -> Option<Hot> {
-        let hot = Hot::read(body)?;
-        if let Method::Call(call) = &hot.method
-            && !only_reads(registry, &call.name)
-        {
-            return None;
+        let mut hot = Hot::read(body)?;
+        if let Method::Call(call) = &hot.method {
+            hot.sends = only_reads(registry, &call.name)?;
         }
         if (!progress && hot.meta.get_progress_token().is_some())
             || hot.meta.protocol_version().is_some()
@@ -65,22 +66,30 @@ impl Hot {
         &self.id
     }
 
-    /// Runs the request through `handler`'s own methods, as rmcp's dispatch does for a session that
-    /// negotiated a version before 2026-07-28 (the only ones served here): `call_tool` or `ping`, and
-    /// the result in that version's shape. `peer` carries what the call sends the client, and `fill`
-    /// completes its context (its cancellation, its HTTP request); the answer as JSON text. A listing is
-    /// written from the tools' JSON made once per snapshot, after the same paging and visibility as the
-    /// handler's `list_tools`, rather than serializing every schema again.
+    /// Whether it may send the client anything before its answer.
+    pub(super) fn sends(&self) -> bool {
+        self.sends
+    }
+
+    /// The request's context with `peer` for what the call sends the client: its id and `_meta`, and a
+    /// cancellation token of its own, which a transport completes (with its HTTP request, say).
+    pub(super) fn context(&mut self, peer: Peer<RoleServer>) -> RequestContext<RoleServer> {
+        let mut context = RequestContext::new(self.id.clone(), peer);
+        context.meta = std::mem::take(&mut self.meta);
+        context
+    }
+
+    /// Runs the request through `handler`'s own methods with its `context`, as rmcp's dispatch does for
+    /// a session that negotiated a version before 2026-07-28 (the only ones served here): `call_tool` or
+    /// `ping`, and the result in that version's shape; the answer as JSON text. A listing is written from
+    /// the tools' JSON made once per snapshot, after the same paging and visibility as the handler's
+    /// `list_tools`, rather than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
-        peer: Peer<RoleServer>,
-        fill: impl FnOnce(&mut RequestContext<RoleServer>),
+        context: RequestContext<RoleServer>,
     ) -> Vec<u8> {
-        let Hot { id, meta, method } = self;
-        let mut context = RequestContext::new(id.clone(), peer);
-        context.meta = meta;
-        fill(&mut context);
+        let Hot { id, method, .. } = self;
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut out, &id).expect("an id serializes");
@@ -121,17 +130,20 @@ fn error_answer(error: ErrorData, id: RequestId) -> Vec<u8> {
 }
 
 /// Whether a call of `name` only reads: no preview, no questions, no task. Such a call, cut short when
-/// its client goes away, leaves nothing half done.
-fn only_reads(registry: &Registry, name: &str) -> bool {
+/// its client goes away, leaves nothing half done. If so, whether it may send the client anything.
+fn only_reads(registry: &Registry, name: &str) -> Option<bool> {
     let snapshot = registry.snapshot();
     let resolved = registry.resolve(&snapshot, name);
-    resolved.is_none_or(|i| {
-        let tool = &snapshot.tools[i].tool;
-        tool.read_only
-            && !tool.has_preview
-            && tool.task == TaskSupport::Forbidden
-            && !snapshot.may_ask(resolved)
-    })
+    let Some(index) = resolved else {
+        return Some(false);
+    };
+    let registered = &snapshot.tools[index];
+    let tool = &registered.tool;
+    let reads = tool.read_only
+        && !tool.has_preview
+        && tool.task == TaskSupport::Forbidden
+        && !snapshot.may_ask(resolved);
+    reads.then_some(registered.uses.reports || registered.uses.extensions)
 }
 
 /// Whether a session on `version` negotiates nothing per request, so that its requests may go direct.

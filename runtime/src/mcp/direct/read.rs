@@ -6,8 +6,7 @@
 use std::fmt;
 
 use rmcp::model::{
-    CallToolRequestParams, JsonObject, JsonRpcVersion2_0, PaginatedRequestParams, RequestId,
-    RequestMetaObject,
+    CallToolRequestParams, JsonObject, PaginatedRequestParams, RequestId, RequestMetaObject,
 };
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -69,7 +68,9 @@ impl<'de> Visitor<'de> for ReadVisitor {
         while let Some(key) = map.next_key::<&'de str>()? {
             let seen = match key {
                 "jsonrpc" => {
-                    map.next_value::<JsonRpcVersion2_0>()?;
+                    if map.next_value::<&'de str>()? != "2.0" {
+                        return Err(de::Error::custom("not JSON-RPC 2.0"));
+                    }
                     std::mem::replace(&mut version, true)
                 }
                 "id" => id.replace(map.next_value::<RequestId>()?).is_some(),
@@ -138,6 +139,7 @@ impl Hot {
             id,
             meta: meta.unwrap_or_default(),
             method,
+            sends: false,
         })
     }
 }

@@ -111,22 +111,24 @@ where
                     .filter(|p| p.peer_info().is_some_and(|i| negotiated_once(&i.protocol_version)))
                     .and_then(|_| Hot::parse(&line, registry, true));
                 match (hot, &peer) {
-                    (Some(hot), Some(peer)) => {
+                    (Some(mut hot), Some(peer)) => {
                         line.clear();
                         let id = hot.id().clone();
-                        let answer_id = id.clone();
-                        let ct = CancellationToken::new();
-                        let (handler, peer, context_ct) = (&handler, peer.clone(), ct.clone());
+                        let sends = hot.sends();
+                        let context = hot.context(peer.clone());
+                        let ct = context.ct.clone();
+                        let (handler, answer_id) = (&handler, id.clone());
                         let mut call: Running<'_> = Box::pin(async move {
-                            let answer = hot
-                                .dispatch(handler, peer, |context| context.ct = context_ct)
-                                .await;
-                            (answer_id, answer)
+                            (answer_id, hot.dispatch(handler, context).await)
                         });
                         match (&mut call).now_or_never() {
-                            Some((_, answer)) => {
+                            Some((_, answer)) if sends => {
                                 write_answer(&answer, &mut from_rmcp, &mut from_rmcp_bytes, &mut out)
                                     .await?;
+                            }
+                            Some((_, answer)) => {
+                                out.write_all(&answer).await?;
+                                out.write_all(b"\n").await?;
                             }
                             None => {
                                 cancels.insert(id, ct);
