@@ -165,7 +165,7 @@ impl RegistryBuilder {
     /// async fn count_orders(db: State<std::sync::Arc<str>>) -> usize { db.len() }
     ///
     /// let registry = Registry::builder().compiled_tools(["add"]).build()?;
-    /// let names: Vec<&str> = registry.tools().iter().map(|t| &*t.name).collect();
+    /// let names: Vec<String> = registry.tools().iter().map(|t| t.name().to_owned()).collect();
     /// assert_eq!(names, ["add"]);
     /// assert!(Registry::builder().compiled_tools(["sub"]).build().is_err());
     /// # Ok::<(), toolgate::BuildError>(())
