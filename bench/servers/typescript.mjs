@@ -23,12 +23,15 @@ for (let i = 1; i <= 30; i++) {
   insert.run(`RO-${String(i).padStart(5, "0")}`, customers[i % 6], status, 1900 + ((i * 7919) % 20000), status === "shipped" ? "DHL" : null);
 }
 
+// Prepared once, as the Rust shop's connection caches its statements.
+const filter = "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
+const count = db.prepare(`SELECT COUNT(*) AS total ${filter}`);
+const search = db.prepare(`SELECT * ${filter} ORDER BY number DESC LIMIT ?3`);
+
 function searchOrders({ query, status, limit }) {
   const pattern = `%${query ?? ""}%`;
-  const filter = "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
-  const { total } = db.prepare(`SELECT COUNT(*) AS total ${filter}`).get(pattern, status ?? null);
-  const rows = db
-    .prepare(`SELECT * ${filter} ORDER BY number DESC LIMIT ?3`)
+  const { total } = count.get(pattern, status ?? null);
+  const rows = search
     .all(pattern, status ?? null, Math.min(Math.max(limit ?? 20, 1), 50))
     .map((o) => ({
       url: `https://shop.example/admin/orders/${o.number}`,

@@ -79,6 +79,10 @@ const WEEK: [(&str, u32); 7] = [
     ("2026-11-30", 7),
 ];
 
+/// The orders a search finds: by part of the number or the customer, and optionally by status.
+const SEARCH: &str =
+    "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
+
 const CUSTOMERS: [&str; 6] = [
     "Ada Lovelace",
     "Grace Hopper",
@@ -193,13 +197,12 @@ impl Db {
         let db = self.lock();
         let pattern = format!("%{}%", text.unwrap_or(""));
         let status = status.map(Status::as_str);
-        let filter = "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
-        let total: i64 = db.query_row(
-            &format!("SELECT COUNT(*) {filter}"),
-            params![pattern, status],
-            |row| row.get(0),
-        )?;
-        let mut query = db.prepare(&format!("SELECT * {filter} ORDER BY number DESC LIMIT ?3"))?;
+        // Each statement is parsed once per connection and then taken from the connection's cache.
+        let total: i64 = db
+            .prepare_cached(&format!("SELECT COUNT(*) {SEARCH}"))?
+            .query_row(params![pattern, status], |row| row.get(0))?;
+        let mut query =
+            db.prepare_cached(&format!("SELECT * {SEARCH} ORDER BY number DESC LIMIT ?3"))?;
         let rows = query.query_map(params![pattern, status, limit as i64], order_from_row)?;
         Ok((total.unsigned_abs(), rows.collect::<rusqlite::Result<_>>()?))
     }
