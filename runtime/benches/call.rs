@@ -6,6 +6,7 @@
 //! - `call/registry_records`: the same on a registry with operator records, whose tools are a live
 //!   snapshot (arc-swap) instead of fixed.
 //! - `call/registry_profile`: the same by a caller that carries a profile the tool is assigned to.
+//! - `call/registry_1000`: the same on a registry of 1,000 more tools.
 //! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
 //! - `search/1000`: rank the same 1,000 tools for a query of two words with BM25, and keep the caller's
@@ -92,6 +93,21 @@ fn call(c: &mut Criterion) {
     let bot = Caller::anonymous().with_profile("bench");
     group.bench_function("registry_profile", |b| {
         b.iter(|| black_box(ready(live.call(&bot, "add", black_box(args.clone())))));
+    });
+    let mut many = Registry::builder();
+    for i in 0..1000 {
+        let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+        let tool = DynamicTool::new(
+            format!("tool_{i:04}"),
+            "Works.",
+            schema,
+            |_: Value, _| async { "ok" },
+        );
+        many = many.tool(tool.public().read_only());
+    }
+    let many = many.build().expect("registry");
+    group.bench_function("registry_1000", |b| {
+        b.iter(|| black_box(ready(many.call(&caller, "add", black_box(args.clone())))));
     });
     // From the model's JSON text to the text the model reads: what an in-process agent loop does.
     let text = r#"{"a": 2, "b": 40}"#;
