@@ -157,6 +157,7 @@ async fn read_only_mode_exposes_only_read_only_tools() {
     assert!(ledger.lines().is_empty());
 }
 
+// ANCHOR: compiled_tools
 #[tokio::test]
 async fn a_registry_of_some_compiled_tools_has_only_those_and_needs_only_their_state() {
     // No `Ledger`: the tools that take it are not part of this registry.
@@ -178,6 +179,7 @@ async fn a_registry_of_some_compiled_tools_has_only_those_and_needs_only_their_s
         misspelt.err()
     );
 }
+// ANCHOR_END: compiled_tools
 
 #[tokio::test]
 async fn operators_switch_tools_off_but_not_system_tools() {
