@@ -80,7 +80,12 @@ function server() {
   for (let i = 0; i < tools; i++) {
     server.registerTool(
       `tool_${i}`,
-      { description: `Tool number ${i}.`, inputSchema: { query: z.string(), limit: z.number().int().optional() } },
+      {
+        description: `Tool number ${i}.`,
+        inputSchema: { query: z.string(), limit: z.number().int().optional() },
+        // The hints every server lists for these tools (bench/src/servers.rs, `listed_annotations`).
+        annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
       async () => ({ content: [{ type: "text", text: String(i) }] }),
     );
   }

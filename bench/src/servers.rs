@@ -91,7 +91,9 @@ impl Calculator {
             let Value::Object(schema) = listed_schema() else {
                 unreachable!("an object")
             };
-            let attr = rmcp::model::Tool::new(listed_name(i), listed_description(i), schema);
+            let annotations = serde_json::from_value(listed_annotations()).expect("annotations");
+            let attr = rmcp::model::Tool::new(listed_name(i), listed_description(i), schema)
+                .annotate(annotations);
             tool_router.add_route(ToolRoute::new_dyn(attr, |_| {
                 Box::pin(async { Err(ErrorData::internal_error("not benchmarked", None)) })
             }));
@@ -151,6 +153,17 @@ fn listed_schema() -> Value {
         "type": "object",
         "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["query"]
+    })
+}
+
+/// The annotations of every extra tool: the four hints toolgate lists for a tool that only reads, so that
+/// every server lists the same tools (toolgate adds only its `_meta`).
+fn listed_annotations() -> Value {
+    json!({
+        "readOnlyHint": true,
+        "destructiveHint": false,
+        "idempotentHint": false,
+        "openWorldHint": false
     })
 }
 
@@ -307,7 +320,12 @@ impl Canned {
     fn new(tools: usize) -> load::Result<Canned> {
         let tools: Vec<Value> = (0..tools)
             .map(|i| {
-                json!({"name": listed_name(i), "description": listed_description(i), "inputSchema": listed_schema()})
+                json!({
+                    "name": listed_name(i),
+                    "description": listed_description(i),
+                    "inputSchema": listed_schema(),
+                    "annotations": listed_annotations(),
+                })
             })
             .collect();
         let (total, orders) = Db::open(":memory:")?.search(Some("Lovelace"), None, 3)?;
