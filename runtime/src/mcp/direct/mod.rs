@@ -1,13 +1,13 @@
 //! The hot requests, served by toolgate's own transport loops: `tools/call` of a tool that only reads,
-//! `tools/list` and `ping`, over stdio and on a stateless HTTP server that answers with JSON.
+//! `tools/list` and `ping`, over stdio, on a stateless HTTP server that answers with JSON, and in the
+//! sessions of a stateful one whose client answers no requests of the server's.
 //!
 //! rmcp's loops spawn a task for every request (over HTTP a whole service too) and hand the answer back
 //! over channels; on a small machine those hops between threads cost more than the call. Here the request
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version: one dispatcher, on the task that read the request. A request is taken
-//! only
-//! when rmcp would take it the same way; anything else (another method, a protocol version that
+//! only when rmcp would take it the same way; anything else (another method, a protocol version that
 //! negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
 //! byte, and so does every error rmcp would answer itself.
 
