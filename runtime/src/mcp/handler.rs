@@ -644,7 +644,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         if let Some(opening) = context
             .extensions
             .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Opening<H>>())
+            .and_then(|parts| parts.extensions.get::<Opening<Self>>())
         {
             opening.open(self.clone(), context.peer.clone());
         }

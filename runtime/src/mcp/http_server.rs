@@ -345,7 +345,7 @@ struct Gate<H> {
     credentials: Credentials,
     responses: Arc<Responses>,
     /// The sessions of a stateful server; a stateless one has none, and ignores the session header.
-    sessions: Option<Arc<BoundSessions<H>>>,
+    sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
     /// How long a request body may pause.
     idle: Duration,
 }
@@ -413,7 +413,7 @@ where
                     }
                     Some(_) => return Ok(unknown_session()),
                     None => {
-                        let opening = Opening::<H>::new();
+                        let opening = Opening::<McpHandler<H>>::new();
                         parts.extensions.insert(opening.clone());
                         opener = Some((caller.clone(), opening));
                     }

@@ -26,8 +26,6 @@ use crate::caller::Caller;
 use crate::registry::Registry;
 use crate::sync::Locked;
 
-use super::handler::McpHandler;
-
 /// The session a request was checked to belong to: its caller opened it. Set by the HTTP layer on the
 /// request's parts; call ceilings count per bound session, and questions go to the client during a call
 /// only on one.
@@ -45,7 +43,7 @@ pub(crate) enum Unbound {
 
 /// A session's own handler (its log level, the tools its searches found) and its client.
 pub(crate) struct Served<H> {
-    pub(crate) handler: McpHandler<H>,
+    pub(crate) handler: H,
     pub(crate) peer: Peer<RoleServer>,
 }
 
@@ -65,7 +63,7 @@ impl<H> Opening<H> {
     }
 
     /// Leaves the session's handler and client here.
-    pub(crate) fn open(&self, handler: McpHandler<H>, peer: Peer<RoleServer>) {
+    pub(crate) fn open(&self, handler: H, peer: Peer<RoleServer>) {
         *self.0.locked() = Some(Arc::new(Served { handler, peer }));
     }
 

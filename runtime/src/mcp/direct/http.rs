@@ -52,7 +52,7 @@ pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     /// Idle peers, one pool per protocol version served without per-request negotiation.
     pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
     /// The sessions of a stateful server.
-    sessions: Option<Arc<BoundSessions<H>>>,
+    sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
 }
 
 /// A host and port, as rmcp compares them.
@@ -126,7 +126,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         handler: McpHandler<H>,
         max_body_bytes: usize,
         hosts: Option<&[String]>,
-        sessions: Option<Arc<BoundSessions<H>>>,
+        sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
     ) -> Self {
         let any_host = hosts.is_some_and(<[String]>::is_empty);
         let hosts = match hosts {
@@ -224,7 +224,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
     /// client, or gives it back.
     async fn answer_in_session(
         &self,
-        sessions: &BoundSessions<H>,
+        sessions: &BoundSessions<McpHandler<H>>,
         parts: Parts,
         body: Bytes,
     ) -> Result<Response, Declined> {
