@@ -131,26 +131,30 @@ async fn answer(response: http::Response<Body>) -> (u16, String, Vec<Value>) {
     (status, kind, messages)
 }
 
-#[tokio::test]
-async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
-    let mut router = server().router(CancellationToken::new());
-    let call = |name: &str, arguments: Value| {
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
-            .to_string()
-    };
-    let bodies = [
-        call("add", json!({"a": 2, "b": 40})),
-        call("add", json!({"a": "two", "b": 40})),
-        call("no_such_tool", json!({})),
-        call("chatty", json!({})),
-        call("forget", json!({"what": "keys"})),
+/// The hot requests, right and wrong, that both paths must answer alike.
+fn hot_requests() -> Vec<String> {
+    vec![
+        call(7, "add", json!({"a": 2, "b": 40})).to_string(),
+        call(7, "add", json!({"a": "two", "b": 40})).to_string(),
+        call(7, "no_such_tool", json!({})).to_string(),
+        call(7, "forget", json!({"what": "keys"})).to_string(),
         json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}).to_string(),
         json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "zz"}})
             .to_string(),
         json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string(),
+    ]
+}
+
+#[tokio::test]
+async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
+    let mut router = server().router(CancellationToken::new());
+    let chatty = call(7, "chatty", json!({})).to_string();
+    let mut bodies = hot_requests();
+    bodies.extend([
+        chatty.clone(),
         json!({"jsonrpc": "1.0", "id": 9, "method": "ping"}).to_string(),
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#.to_owned(),
-    ];
+    ]);
     let headers: [&[(&str, &str)]; 4] = [
         &[],
         &[("mcp-protocol-version", "2025-06-18")],
@@ -170,7 +174,7 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
     assert_eq!((status, kind.as_str()), (200, "application/json"));
     assert_eq!(messages[0]["result"]["content"][0]["text"], "42");
     // A call that logs is answered with its log messages first, as an SSE stream.
-    let (_, kind, messages) = answer(router.call(post(&bodies[3], true, &[])).await.unwrap()).await;
+    let (_, kind, messages) = answer(router.call(post(&chatty, true, &[])).await.unwrap()).await;
     assert_eq!(kind, "text/event-stream");
     let methods: Vec<&str> = messages
         .iter()
@@ -407,20 +411,7 @@ async fn session(capabilities: Value, options: HttpOptions) -> (axum::Router, St
 async fn in_a_session_every_request_is_answered_as_rmcp_answers_it() {
     let (mut router, id) = session(json!({}), HttpOptions::default()).await;
     let extra = [("mcp-session-id", id.as_str())];
-    let call = |name: &str, arguments: Value| {
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
-            .to_string()
-    };
-    let bodies = [
-        call("add", json!({"a": 2, "b": 40})),
-        call("add", json!({"a": "two", "b": 40})),
-        call("no_such_tool", json!({})),
-        call("forget", json!({"what": "keys"})),
-        json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}).to_string(),
-        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "zz"}})
-            .to_string(),
-        json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string(),
-    ];
+    let bodies = hot_requests();
     for body in &bodies {
         let (status, kind, direct) =
             answer(router.call(post(body, true, &extra)).await.unwrap()).await;
