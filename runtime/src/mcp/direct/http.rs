@@ -203,7 +203,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             return self.answer_in_session(sessions, parts, body).await;
         }
         let registry = &self.handler.shared.registry;
-        let Some(hot) = Hot::parse(&body, registry, false) else {
+        let Some(mut hot) = Hot::parse(&body, registry, false) else {
             return Err(Declined(parts, body));
         };
         let pooled = self.peer(pool);
@@ -211,7 +211,6 @@ impl<H: ServerHandler + Clone> Direct<H> {
         // A handler of its own, as rmcp's stateless path makes for each request: no log level set, no
         // tools found by an earlier search.
         let handler = self.handler.for_session();
-        let mut hot = hot;
         let mut context = hot.context(peer);
         context.extensions.insert(parts);
         let answer = hot.dispatch(&handler, context).await;
@@ -234,10 +233,9 @@ impl<H: ServerHandler + Clone> Direct<H> {
             .and_then(|BoundSession(id)| sessions.served(id))
             .filter(|served| answers_nothing(&served.peer));
         let registry = &self.handler.shared.registry;
-        let (Some(served), Some(hot)) = (served, Hot::parse(&body, registry, false)) else {
+        let (Some(served), Some(mut hot)) = (served, Hot::parse(&body, registry, false)) else {
             return Err(Declined(parts, body));
         };
-        let mut hot = hot;
         let mut context = hot.context(served.peer.clone());
         context.extensions.insert(parts);
         let answer = hot.dispatch(&served.handler, context).await;
