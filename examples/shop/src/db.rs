@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -79,9 +80,30 @@ const WEEK: [(&str, u32); 7] = [
     ("2026-11-30", 7),
 ];
 
-/// The orders a search finds: by part of the number or the customer, and optionally by status.
-const SEARCH: &str =
-    "FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)";
+/// The columns an [`Order`] is read from, in the order `order_from_row` reads them.
+macro_rules! order_columns {
+    () => {
+        "number, customer, status, total_cents, carrier"
+    };
+}
+
+/// The orders whose number or customer matches `?1`, optionally only those in status `?2`.
+macro_rules! search {
+    ($columns:expr, $rest:literal) => {
+        concat!(
+            "SELECT ",
+            $columns,
+            " FROM orders WHERE (number LIKE ?1 OR customer LIKE ?1) AND (?2 IS NULL OR status = ?2)",
+            $rest
+        )
+    };
+}
+
+/// How many orders a search finds.
+const SEARCH_COUNT: &str = search!("COUNT(*)", "");
+
+/// The first `?3` orders a search finds, newest first.
+const SEARCH_ROWS: &str = search!(order_columns!(), " ORDER BY number DESC LIMIT ?3");
 
 const CUSTOMERS: [&str; 6] = [
     "Ada Lovelace",
@@ -99,6 +121,10 @@ impl Db {
     /// When SQLite cannot open or write the file.
     pub fn open(path: &str) -> rusqlite::Result<Db> {
         let connection = Connection::open(path)?;
+        // One plan per statement, whatever its parameters: without it SQLite parses a cached statement
+        // again whenever a new `LIKE` pattern or a `LIMIT` of 0 or 1 is bound, which costs more than
+        // these queries of a small table.
+        connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         if path != ":memory:" {
             // Replicas on one machine share the file: readers never wait for a writer.
             connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -199,11 +225,11 @@ impl Db {
         let status = status.map(Status::as_str);
         // Each statement is parsed once per connection and then taken from the connection's cache.
         let total: i64 = db
-            .prepare_cached(&format!("SELECT COUNT(*) {SEARCH}"))?
+            .prepare_cached(SEARCH_COUNT)?
             .query_row(params![pattern, status], |row| row.get(0))?;
-        let mut query =
-            db.prepare_cached(&format!("SELECT * {SEARCH} ORDER BY number DESC LIMIT ?3"))?;
-        let rows = query.query_map(params![pattern, status, limit as i64], order_from_row)?;
+        let mut query = db.prepare_cached(SEARCH_ROWS)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = query.query_map(params![pattern, status, limit], order_from_row)?;
         Ok((total.unsigned_abs(), rows.collect::<rusqlite::Result<_>>()?))
     }
 
@@ -230,7 +256,11 @@ impl Db {
     pub fn order(&self, number: &str) -> rusqlite::Result<Option<Order>> {
         self.lock()
             .query_row(
-                "SELECT * FROM orders WHERE number = ?1",
+                concat!(
+                    "SELECT ",
+                    order_columns!(),
+                    " FROM orders WHERE number = ?1"
+                ),
                 [number],
                 order_from_row,
             )
@@ -257,13 +287,60 @@ impl Db {
 }
 
 fn order_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Order> {
-    let status: String = row.get("status")?;
-    let cents: i64 = row.get("total_cents")?;
+    let status: String = row.get(2)?;
+    let cents: i64 = row.get(3)?;
     Ok(Order {
-        number: row.get("number")?,
-        customer: row.get("customer")?,
+        number: row.get(0)?,
+        customer: row.get(1)?,
         status: Status::parse(&status),
         total_eur: cents as f64 / 100.0,
-        carrier: row.get("carrier")?,
+        carrier: row.get(4)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::{Db, SEARCH_COUNT, SEARCH_ROWS, Status};
+
+    /// A search counts every match and returns the first `limit`, newest first; searches for other
+    /// text or with other limits reuse the statements as prepared: SQLite parses each only once.
+    #[test]
+    fn searches_count_every_match_and_reuse_their_statement() {
+        let db = Db::open(":memory:").expect("opens");
+        let (total, orders) = db.search(Some("Lovelace"), None, 3).expect("searches");
+        assert_eq!(total, 5);
+        let numbers: Vec<_> = orders.iter().map(|o| o.number.as_str()).collect();
+        assert_eq!(numbers, ["RO-00030", "RO-00024", "RO-00018"]);
+        assert!(orders.iter().all(|o| o.customer == "Ada Lovelace"));
+        let (total, orders) = db
+            .search(Some("ro-0001"), Some(Status::Confirmed), 10)
+            .expect("searches");
+        assert_eq!(total, 4);
+        assert!(
+            orders
+                .iter()
+                .all(|o| o.number.starts_with("RO-0001") && o.status == Status::Confirmed)
+        );
+        assert_eq!(
+            db.search(Some("Lovelace"), None, 0).expect("searches"),
+            (5, Vec::new())
+        );
+        assert_eq!(
+            db.search(Some("nobody"), None, 1).expect("searches"),
+            (0, Vec::new())
+        );
+        let (total, orders) = db.search(None, None, usize::MAX).expect("searches");
+        assert_eq!((total, orders.len()), (30, 30));
+        assert_eq!(
+            Some(&orders[0]),
+            db.order("RO-00030").expect("reads").as_ref()
+        );
+        let connection = db.lock();
+        for sql in [SEARCH_COUNT, SEARCH_ROWS] {
+            let statement = connection.prepare_cached(sql).expect("cached");
+            assert_eq!(statement.get_status(StatementStatus::RePrepare), 0, "{sql}");
+        }
+    }
 }
