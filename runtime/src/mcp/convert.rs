@@ -187,9 +187,7 @@ pub(crate) fn call_result(
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
         Outcome::Done(result) => {
-            let text = (!result.content.iter().any(|c| c.as_text().is_some()))
-                .then(|| result.structured.as_ref().map(Value::to_string))
-                .flatten();
+            let text = result.structured_text();
             let mut blocks: Vec<ContentBlock> = text.into_iter().map(ContentBlock::text).collect();
             blocks.extend(result.content.into_iter().map(content));
             let mut call = if result.is_error {

@@ -103,11 +103,21 @@ impl ToolResult {
     /// The text blocks joined by newlines, or the structured value's JSON text when there are none: what a
     /// text-only model sees.
     pub fn text_for_model(&self) -> String {
-        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
-        match &self.structured {
-            Some(value) if texts.is_empty() => value.to_string(),
-            _ => texts.join("\n"),
+        if let Some(text) = self.structured_text() {
+            return text;
         }
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
+
+    /// The structured value's JSON text, when there is a structured value and no text block.
+    pub(crate) fn structured_text(&self) -> Option<String> {
+        let value = self.structured.as_ref()?;
+        if self.content.iter().any(|c| c.as_text().is_some()) {
+            return None;
+        }
+        // Written to bytes rather than through `Display`, whose formatter adapter doubles the cost.
+        serde_json::to_string(value).ok()
     }
 
     /// The image and audio blocks, decoded, with their media types.
