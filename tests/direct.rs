@@ -87,7 +87,8 @@ fn server() -> McpServer {
 
 /// A POST of `body`: with its length, which the direct path takes, or without (chunked, as a streaming
 /// client sends it), which it leaves to rmcp.
-fn post(body: &str, with_length: bool, extra: &[(&str, &str)]) -> http::Request<Body> {
+fn post(body: impl AsRef<[u8]>, with_length: bool, extra: &[(&str, &str)]) -> http::Request<Body> {
+    let body = body.as_ref();
     let host = extra
         .iter()
         .find(|(name, _)| *name == "host")
@@ -103,7 +104,7 @@ fn post(body: &str, with_length: bool, extra: &[(&str, &str)]) -> http::Request<
     for (name, value) in extra.iter().filter(|(name, _)| *name != "host") {
         request = request.header(*name, *value);
     }
-    request.body(Body::from(body.to_owned())).unwrap()
+    request.body(Body::from(body.to_vec())).unwrap()
 }
 
 /// Status, content type, and the messages of the body (one JSON body, or the data of each SSE event).
@@ -149,11 +150,15 @@ fn hot_requests() -> Vec<String> {
 async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
     let mut router = server().router(CancellationToken::new());
     let chatty = call(7, "chatty", json!({})).to_string();
-    let mut bodies = hot_requests();
+    let mut bodies: Vec<Vec<u8>> = hot_requests().into_iter().map(String::into_bytes).collect();
     bodies.extend([
-        chatty.clone(),
-        json!({"jsonrpc": "1.0", "id": 9, "method": "ping"}).to_string(),
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#.to_owned(),
+        chatty.clone().into_bytes(),
+        json!({"jsonrpc": "1.0", "id": 9, "method": "ping"})
+            .to_string()
+            .into_bytes(),
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#.to_vec(),
+        // Not UTF-8: a Latin-1 byte in a string.
+        b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":40,\"c\":\"\xe9\"}}}".to_vec(),
     ]);
     let headers: [&[(&str, &str)]; 4] = [
         &[],
@@ -165,6 +170,7 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
         for extra in headers {
             let direct = answer(router.call(post(body, true, extra)).await.unwrap()).await;
             let rmcp = answer(router.call(post(body, false, extra)).await.unwrap()).await;
+            let body = String::from_utf8_lossy(body);
             assert_eq!(direct, rmcp, "{body} with {extra:?}");
         }
     }

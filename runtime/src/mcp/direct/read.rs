@@ -107,7 +107,9 @@ impl Hot {
     /// The request in `body`, if it is a hot one, read as rmcp would read it, without deciding anything
     /// else yet.
     pub(super) fn read(body: &[u8]) -> Option<Hot> {
-        let Read { id, method, params } = serde_json::from_slice(body).ok()?;
+        // Checked as UTF-8 once, whole, rather than string by string as `from_slice` does.
+        let body = std::str::from_utf8(body).ok()?;
+        let Read { id, method, params } = serde_json::from_str(body).ok()?;
         let (meta, method) = match method {
             "tools/call" => {
                 let call = match params {
