@@ -121,10 +121,12 @@ impl Db {
     /// When SQLite cannot open or write the file.
     pub fn open(path: &str) -> rusqlite::Result<Db> {
         let connection = Connection::open(path)?;
+        // ANCHOR: plan
         // One plan per statement, whatever its parameters: without it SQLite parses a cached statement
         // again whenever a new `LIKE` pattern or a `LIMIT` of 0 or 1 is bound, which costs more than
         // these queries of a small table.
         connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+        // ANCHOR_END: plan
         if path != ":memory:" {
             // Replicas on one machine share the file: readers never wait for a writer.
             connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -307,7 +309,7 @@ mod tests {
     /// A search counts every match and returns the first `limit`, newest first; searches for other
     /// text or with other limits reuse the statements as prepared: SQLite parses each only once.
     #[test]
-    fn searches_count_every_match_and_reuse_their_statement() {
+    fn searches_count_every_match_and_reuse_their_statements() {
         let db = Db::open(":memory:").expect("opens");
         let (total, orders) = db.search(Some("Lovelace"), None, 3).expect("searches");
         assert_eq!(total, 5);
