@@ -208,14 +208,9 @@ pub(super) struct Attachments {
 }
 
 impl Attachments {
-    pub(super) fn of(
-        meta: Meta,
-    ) -> (
-        Attachments,
-        Option<Decided>,
-        Option<Resume>,
-        Option<ClientSupport>,
-    ) {
+    /// What `meta` attaches for the tool, and what it brings back to an earlier round, still boxed: the
+    /// common path only drops the empty box, and moves no unpacked reply.
+    pub(super) fn of(meta: Meta) -> (Attachments, Option<Box<Reply>>, Option<ClientSupport>) {
         let attachments = Attachments {
             progress: meta.progress,
             log: meta.log,
@@ -223,7 +218,6 @@ impl Attachments {
             cancellation: meta.cancellation,
             answers: None,
         };
-        let reply = meta.reply.map_or_else(Reply::default, |reply| *reply);
-        (attachments, reply.decided, reply.resume, meta.support)
+        (attachments, meta.reply, meta.support)
     }
 }

@@ -14,7 +14,7 @@ use crate::policy::AuditAction;
 use crate::registry::Registry;
 
 use super::pipeline::InFlight;
-use super::request::{Attachments, Call, Decided, Meta, Resume};
+use super::request::{Attachments, Call, Decided, Meta, Reply, Resume};
 
 impl Registry {
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
@@ -127,7 +127,11 @@ impl Registry {
         let registered = &flight.snapshot.tools[index];
         let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let (mut attachments, mut decided, resume, support) = Attachments::of(meta);
+        let (mut attachments, reply, support) = Attachments::of(meta);
+        let Reply {
+            mut decided,
+            resume,
+        } = reply.map_or_else(Reply::default, |reply| *reply);
         let has_preview = registered.tool.has_preview;
         let mut answers = Map::new();
         if let Some(Resume {
