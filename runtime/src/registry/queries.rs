@@ -336,13 +336,19 @@ impl Registry {
     /// The index of the tool for a name in `snapshot`, after resolution hooks.
     pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<usize> {
         let index = *snapshot.by_name.get(name)?;
-        if self.inner.hooks.is_empty() {
-            return Some(index);
-        }
         Some(self.redirect(snapshot, Lookup::Name(name), index))
     }
 
+    /// `index`, or the tool a resolution hook names instead. Without hooks (inlined) one check.
+    #[inline]
     fn redirect(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: usize) -> usize {
+        if self.inner.hooks.is_empty() {
+            return index;
+        }
+        self.redirect_by_hooks(snapshot, lookup, index)
+    }
+
+    fn redirect_by_hooks(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: usize) -> usize {
         let mut index = index;
         for hook in &self.inner.hooks {
             if let Some(other) = hook.on_resolve(lookup, &snapshot.tools[index].tool) {
