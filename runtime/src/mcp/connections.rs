@@ -19,6 +19,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_io_timeout::TimeoutStream;
 
+use super::repoll::Repoll;
+
 /// The limits of the connections of one server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -73,7 +75,7 @@ pub(crate) async fn serve(
         stream.set_write_timeout(Some(limits.idle));
         let io = TokioIo::new(Box::pin(stream));
         let connection = builder.serve_connection(io, TowerToHyperService::new(router.clone()));
-        let connection = graceful.watch(connection);
+        let connection = Repoll::new(graceful.watch(connection));
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(target: "toolgate::mcp", %error, "connection closed with an error");

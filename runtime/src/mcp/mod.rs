@@ -43,6 +43,7 @@ mod handler;
 mod http_server;
 mod input;
 mod logging;
+mod repoll;
 mod sessions;
 mod tasks;
 mod view;
