@@ -473,7 +473,12 @@ async fn a_call_that_times_out_is_cancelled_on_the_remote_server_too() {
         .remote(facts(&dir).public().timeout(Duration::from_secs(3)))
         .build()
         .unwrap();
-    registry.refresh_servers().await.unwrap();
+    // Watched, so that a start slower than the timeout on a busy machine is tried again.
+    tokio::spawn(registry.watch(Duration::from_millis(100)));
+    until("the server's tools are listed", || {
+        registry.get("facts_hang").is_some()
+    })
+    .await;
     let hung = registry
         .call(
             &Caller::anonymous(),
