@@ -348,8 +348,12 @@ impl Registry {
         self.redirect_by_hooks(snapshot, lookup, index)
     }
 
-    fn redirect_by_hooks(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: usize) -> usize {
-        let mut index = index;
+    fn redirect_by_hooks(
+        &self,
+        snapshot: &Snapshot,
+        lookup: Lookup<'_>,
+        mut index: usize,
+    ) -> usize {
         for hook in &self.inner.hooks {
             if let Some(other) = hook.on_resolve(lookup, &snapshot.tools[index].tool) {
                 match snapshot.by_name.get(other.as_str()) {
