@@ -525,4 +525,37 @@ mod tests {
             err.message().replace("; unknown argument `zz`", "")
         );
     }
+
+    /// A tool with a documented enum and a bounded optional string, as the shop's `search_orders` has,
+    /// is checked without loading the general validator until a call is wrong; its message then names
+    /// the field as before.
+    #[test]
+    fn named_choices_leave_the_validator_unloaded_until_a_call_is_wrong() {
+        let schema = json!({
+            "$defs": {
+                "Status": { "oneOf": [
+                    { "const": "pending", "description": "Placed.", "type": "string" },
+                    { "const": "shipped", "description": "On its way.", "type": "string" }
+                ] }
+            },
+            "type": "object",
+            "properties": {
+                "query": { "anyOf": [{ "type": "string" }, { "type": "null" }], "maxLength": 100 },
+                "status": { "anyOf": [{ "$ref": "#/$defs/Status" }, { "type": "null" }] }
+            },
+            "additionalProperties": false
+        });
+        let check = ArgumentCheck::new(&Arc::new(schema), false).unwrap();
+        let arguments = |value: Value| value.as_object().cloned().unwrap();
+        let good = arguments(json!({ "query": "Ada", "status": "shipped" }));
+        assert!(validate(&check, "search", good).is_ok());
+        assert!(check.validator.compiled.get().is_none(), "not loaded");
+        let wrong = validate(&check, "search", arguments(json!({ "status": "lost" })));
+        assert!(
+            check.validator.compiled.get().is_some(),
+            "loaded to explain"
+        );
+        let message = wrong.unwrap_err().message().to_owned();
+        assert!(message.contains("`status`"), "{message}");
+    }
 }

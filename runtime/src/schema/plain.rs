@@ -1,8 +1,10 @@
 //! The plain input schemas most tools have, checked without the general validator: an object of named
 //! properties, each a string, integer, number, boolean or null (or such a type or null), with bounds,
-//! lengths or a list of allowed values, some required, and no other properties. A plain schema is read
-//! once when the tool is registered; anything else in a schema makes it not plain, and the general
-//! validator (`jsonschema`) checks it.
+//! lengths or a list of allowed values, some required, and no other properties. A property may also be a
+//! choice of string constants (`oneOf` or `anyOf` of `const`s, as schemars writes an enum whose variants
+//! have doc comments), or refer to one of the schema's own `$defs` that is plain itself, as schemars
+//! writes a named type. A plain schema is read once when the tool is registered; anything else in a
+//! schema makes it not plain, and the general validator (`jsonschema`) checks it.
 //!
 //! The check is sound, not complete: when it says arguments are valid, they are valid under the general
 //! validator too; when it cannot say (a wrong argument, or a value it does not judge exactly, such as
@@ -58,6 +60,14 @@ impl Plain {
     /// `schema` as a plain schema, or `None` when it has anything a plain schema does not.
     pub(crate) fn of(schema: &Value) -> Option<Plain> {
         let root = schema.as_object()?;
+        let defs = match root.get("$defs") {
+            Some(defs) => defs.as_object()?,
+            None => &Map::new(),
+        };
+        // Every definition plain too, so that the schema is valid by its form (see `ArgumentCheck`).
+        if !defs.values().all(|def| Property::of(def, None).is_some()) {
+            return None;
+        }
         let mut properties = Vec::new();
         let mut additional = true;
         let mut required = Vec::new();
@@ -66,7 +76,7 @@ impl Plain {
                 "type" if value == "object" => {}
                 "properties" => {
                     for (name, property) in value.as_object()? {
-                        properties.push((name.clone(), Property::of(property)?));
+                        properties.push((name.clone(), Property::of(property, Some(defs))?));
                     }
                 }
                 "required" => {
@@ -75,7 +85,7 @@ impl Plain {
                     }
                 }
                 "additionalProperties" => additional = value.as_bool()?,
-                "$schema" => {}
+                "$schema" | "$defs" => {}
                 key if ANNOTATIONS.contains(&key) => {}
                 _ => return None,
             }
@@ -113,41 +123,52 @@ impl Plain {
 
 /// Whether `value` certainly satisfies the property schema `schema` (`false` when it is not plain).
 pub(crate) fn admits(schema: &Value, value: &Value) -> bool {
-    Property::of(schema).is_some_and(|p| p.accepts(value))
+    Property::of(schema, None).is_some_and(|p| p.accepts(value))
 }
 
 impl Property {
-    fn of(schema: &Value) -> Option<Property> {
+    /// `schema` as a plain property; `defs` are the definitions a `$ref` may name (`None`: no `$ref`).
+    fn of(schema: &Value, defs: Option<&Map<String, Value>>) -> Option<Property> {
         let object = schema.as_object()?;
-        // `{"anyOf": [<type>, {"type": "null"}]}`, as nullable arguments are published.
-        if let Some(branches) = object.get("anyOf") {
-            let [branch, null] = branches.as_array()?.as_slice() else {
-                return None;
-            };
-            let only_annotations = object
+        let only_annotations_besides = |keyword: &str| {
+            object
                 .keys()
-                .all(|k| k == "anyOf" || ANNOTATIONS.contains(&k.as_str()));
-            if !only_annotations || null != &serde_json::json!({ "type": "null" }) {
+                .all(|k| k == keyword || ANNOTATIONS.contains(&k.as_str()))
+        };
+        // `{"$ref": "#/$defs/<name>"}`, as a named type is published; the definition is read without
+        // further references.
+        if let Some(reference) = object.get("$ref") {
+            let name = reference.as_str()?.strip_prefix("#/$defs/")?;
+            if !only_annotations_besides("$ref") || name.contains(['~', '%', '/']) {
                 return None;
             }
-            let mut property = Property::of(branch)?;
-            property.nullable = true;
-            return Some(property);
+            return Property::of(defs?.get(name)?, None);
         }
-        let mut property = Property {
-            kind: Kind::Null,
-            nullable: false,
-            required: false,
-            minimum: None,
-            maximum: None,
-            min_length: None,
-            max_length: None,
-            allowed: None,
+        if let Some(choices) = object.get("oneOf") {
+            if !only_annotations_besides("oneOf") {
+                return None;
+            }
+            return Property::constants(choices.as_array()?);
+        }
+        // `{"anyOf": [<type>, {"type": "null"}]}`, as nullable arguments are published, with constraints
+        // beside it that a `null` ignores; or a choice of constants.
+        let mut property = match object.get("anyOf").map(Value::as_array) {
+            None => Property::untyped(),
+            Some(Some(branches)) => match branches.as_slice() {
+                [branch, null] if null == &serde_json::json!({ "type": "null" }) => Property {
+                    nullable: true,
+                    ..Property::of(branch, defs)?
+                },
+                _ if only_annotations_besides("anyOf") => return Property::constants(branches),
+                _ => return None,
+            },
+            Some(None) => return None,
         };
-        let mut typed = false;
+        let mut typed = property.nullable;
         for (key, value) in object {
             match key.as_str() {
-                "type" => {
+                "anyOf" if property.nullable => {}
+                "type" if !property.nullable => {
                     property.kind = match value.as_str()? {
                         "string" => Kind::String,
                         "integer" => Kind::Integer,
@@ -158,11 +179,11 @@ impl Property {
                     };
                     typed = true;
                 }
-                "minimum" => property.minimum = Some(value.as_number()?.clone()),
-                "maximum" => property.maximum = Some(value.as_number()?.clone()),
-                "minLength" => property.min_length = Some(value.as_u64()?),
-                "maxLength" => property.max_length = Some(value.as_u64()?),
-                "enum" => {
+                "minimum" => set_once(&mut property.minimum, value.as_number()?.clone())?,
+                "maximum" => set_once(&mut property.maximum, value.as_number()?.clone())?,
+                "minLength" => set_once(&mut property.min_length, value.as_u64()?)?,
+                "maxLength" => set_once(&mut property.max_length, value.as_u64()?)?,
+                "enum" if !property.nullable => {
                     let allowed = value.as_array()?;
                     if allowed.iter().any(|v| v.is_array() || v.is_object()) {
                         return None;
@@ -174,6 +195,44 @@ impl Property {
             }
         }
         typed.then_some(property)
+    }
+
+    /// A choice of distinct string constants, each `{"const": "...", "type": "string"}` with annotations:
+    /// `oneOf` and `anyOf` then accept the same values.
+    fn constants(choices: &[Value]) -> Option<Property> {
+        let mut allowed: Vec<Value> = Vec::new();
+        for choice in choices {
+            let choice = choice.as_object()?;
+            let constant = choice.get("const").filter(|c| c.is_string())?;
+            let plain = choice.iter().all(|(key, value)| match key.as_str() {
+                "const" => true,
+                "type" => value == "string",
+                key => ANNOTATIONS.contains(&key),
+            });
+            if !plain || allowed.contains(constant) {
+                return None;
+            }
+            allowed.push(constant.clone());
+        }
+        (!allowed.is_empty()).then(|| Property {
+            kind: Kind::String,
+            allowed: Some(allowed),
+            ..Property::untyped()
+        })
+    }
+
+    /// A property with no type yet and no constraints.
+    fn untyped() -> Property {
+        Property {
+            kind: Kind::Null,
+            nullable: false,
+            required: false,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            allowed: None,
+        }
     }
 
     fn accepts(&self, value: &Value) -> bool {
@@ -223,6 +282,12 @@ impl Property {
         self.min_length.is_none_or(|min| length >= min)
             && self.max_length.is_none_or(|max| length <= max)
     }
+}
+
+/// Sets a constraint that was not set before; `None` when it was (a schema that says it twice is left
+/// to the general validator).
+fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    slot.is_none().then(|| *slot = Some(value))
 }
 
 /// How `a` compares with `b`, when that is certain: both integers, or both read exactly as `f64`.
@@ -290,6 +355,33 @@ mod tests {
             json!({ "type": "object", "properties": { "a": { "type": ["string", "null"] } } }),
             json!({ "type": "object", "properties": {}, "required": ["a"] }),
             json!({ "type": "array" }),
+            json!({
+                "type": "object",
+                "properties": { "a": { "$ref": "#/$defs/A", "maxLength": 2 } },
+                "$defs": { "A": { "type": "string" } }
+            }),
+            json!({
+                "type": "object",
+                "properties": { "a": { "$ref": "#/$defs/A" } },
+                "$defs": { "A": { "type": "object" } }
+            }),
+            json!({
+                "type": "object",
+                "properties": { "a": { "$ref": "#/$defs/A~1B" } },
+                "$defs": { "A/B": { "type": "string" } }
+            }),
+            json!({
+                "type": "object",
+                "properties": { "a": { "type": "string" } },
+                "$defs": { "Unused": { "type": "strange" } }
+            }),
+            json!({ "type": "object", "properties": { "a": { "oneOf": [{ "const": "x" }, { "const": "x" }] } } }),
+            json!({ "type": "object", "properties": { "a": { "oneOf": [{ "const": "x" }, { "type": "string" }] } } }),
+            json!({ "type": "object", "properties": { "a": { "oneOf": [{ "const": 1 }, { "const": "1" }] } } }),
+            json!({ "type": "object", "properties": { "a": { "oneOf": [{ "const": "x", "type": "integer" }] } } }),
+            json!({ "type": "object", "properties": { "a": { "oneOf": [{ "const": "x" }], "type": "string" } } }),
+            json!({ "type": "object", "properties": { "a": { "anyOf": [{ "type": "string", "maxLength": 2 }, { "type": "null" }], "maxLength": 3 } } }),
+            json!({ "type": "object", "properties": { "a": { "anyOf": [{ "type": "string" }, { "type": "null" }], "enum": ["x"] } } }),
         ] {
             assert!(Plain::of(&not_plain).is_none(), "{not_plain}");
         }
@@ -317,6 +409,43 @@ mod tests {
         assert!(!plain.accepts(&args(json!({ "limit": null }))));
     }
 
+    /// The shapes schemars gives an optional enum with documented variants (a `$ref` to a `oneOf` of
+    /// constants) and an optional string with a bound on its length beside the `anyOf`, as the shop's
+    /// `search_orders` publishes them.
+    #[test]
+    fn named_choices_and_bounds_beside_a_null() {
+        let schema = json!({
+            "$defs": {
+                "Status": {
+                    "description": "Where an order is.",
+                    "oneOf": [
+                        { "const": "pending", "description": "Placed.", "type": "string" },
+                        { "const": "shipped", "description": "On its way.", "type": "string" }
+                    ]
+                }
+            },
+            "type": "object",
+            "properties": {
+                "limit": { "type": "integer", "minimum": 1, "default": 20 },
+                "query": { "anyOf": [{ "type": "string" }, { "type": "null" }], "maxLength": 3 },
+                "status": {
+                    "anyOf": [{ "$ref": "#/$defs/Status" }, { "type": "null" }],
+                    "description": "Only orders in this status."
+                }
+            },
+            "additionalProperties": false
+        });
+        let plain = Plain::of(&schema).unwrap();
+        assert!(plain.accepts(&args(
+            json!({ "limit": 3, "query": "Ada", "status": "pending" })
+        )));
+        assert!(plain.accepts(&args(json!({ "query": null, "status": null }))));
+        assert!(!plain.accepts(&args(json!({ "status": "lost" }))));
+        assert!(!plain.accepts(&args(json!({ "status": 1 }))));
+        assert!(!plain.accepts(&args(json!({ "query": "Grace" }))));
+        assert!(!plain.accepts(&args(json!({ "page": 2 }))));
+    }
+
     /// Whatever the plain check accepts, the general validator accepts too, over many values and
     /// schemas of the plain kind.
     #[test]
@@ -329,6 +458,11 @@ mod tests {
             json!({ "type": "boolean" }),
             json!({ "anyOf": [{ "type": "integer", "maximum": 5 }, { "type": "null" }] }),
             json!({ "type": "null" }),
+            json!({ "$ref": "#/$defs/Choice" }),
+            json!({ "anyOf": [{ "$ref": "#/$defs/Choice" }, { "type": "null" }], "maxLength": 1 }),
+            json!({ "anyOf": [{ "type": "string" }, { "type": "null" }], "minLength": 2, "minimum": 9 }),
+            json!({ "anyOf": [{ "const": "a" }, { "const": "bb", "type": "string" }] }),
+            json!({ "oneOf": [{ "const": "🦀🦀🦀🦀", "title": "Crabs" }] }),
         ];
         let values = [
             json!(null),
@@ -356,7 +490,8 @@ mod tests {
                     "type": "object",
                     "properties": { "p": kind },
                     "required": ["p"],
-                    "additionalProperties": additional
+                    "additionalProperties": additional,
+                    "$defs": { "Choice": { "oneOf": [{ "const": "a" }, { "const": "bb" }] } }
                 });
                 let plain = Plain::of(&schema).unwrap();
                 let validator = super::super::validator(&schema).unwrap();
