@@ -142,6 +142,22 @@ async fn the_caller_can_cancel_a_call() {
     );
 }
 
+/// A call whose caller cancelled it before it started does not run its tool at all.
+#[tokio::test]
+async fn a_call_cancelled_before_it_starts_runs_nothing() {
+    let ledger = Ledger::default();
+    let registry = registry(&ledger);
+    let token = toolgate::param::CancellationToken::new();
+    token.cancel();
+    let call = Call::new("explode", json!({})).cancellation(token);
+    let outcome = registry.run(&Caller::anonymous(), call).await;
+    assert_eq!(
+        failure(&outcome),
+        (ErrorKind::Cancelled, "The call was cancelled.".into())
+    );
+    assert!(ledger.lines().is_empty(), "{:?}", ledger.lines());
+}
+
 #[tokio::test]
 async fn call_ceilings_count_per_session_and_bad_calls_do_not_count() {
     let registry = registry(&Ledger::default());

@@ -1,9 +1,9 @@
 //! Running a step: hooks before, the preview or the tool's future, with timeout, cancellation and panic capture.
 
 use std::borrow::Cow;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -255,14 +255,24 @@ async fn guard(
             None => future.await,
         }
     };
-    match &token {
-        Some(token) if external => tokio::select! {
-            biased;
-            () = token.cancelled() => Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
-            result = timed => result,
-        },
-        _ => timed.await,
-    }
+    let Some(token) = token.as_ref().filter(|_| external) else {
+        return timed.await;
+    };
+    let cancelled = || ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.");
+    // Cancellation wins, as the token is checked before each poll of the tool; but the call waits on the
+    // token only when the tool waits, so that a call done in its first poll, as most are, never
+    // registers with it (two locks and a waiter).
+    let (mut timed, mut wait) = (pin!(timed), pin!(token.cancelled()));
+    poll_fn(|cx| {
+        if token.is_cancelled() {
+            return Poll::Ready(Err(cancelled()));
+        }
+        if let Poll::Ready(result) = timed.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        wait.as_mut().poll(cx).map(|()| Err(cancelled()))
+    })
+    .await
 }
 
 /// Turns a panic while polling the tool into an internal [`ToolError`].
