@@ -34,6 +34,36 @@ async fn whereabouts() -> String {
     tokio::task::try_id().map_or_else(String::new, |id| id.to_string())
 }
 
+/// An order with text that JSON escapes.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Order {
+    number: String,
+    note: String,
+    total: f64,
+}
+
+/// An order, as structured content: its JSON text is both a text block and `structuredContent`.
+#[tool(public, read_only)]
+async fn order() -> Order {
+    Order {
+        number: "RO-1".into(),
+        note: "\"fragile\"\n\\ handle\twith care \u{1} é ✓".into(),
+        total: 19.5,
+    }
+}
+
+/// Text and an image, then an error: content blocks of every kind.
+#[tool(public, read_only)]
+async fn picture(fail: bool) -> Result<Vec<Content>, ToolError> {
+    if fail {
+        return Err(ToolError::new("no \"picture\"\n today"));
+    }
+    Ok(vec![
+        Content::text("line one\nline \"two\""),
+        Content::image([137, 80, 78, 71], "image/png"),
+    ])
+}
+
 /// Forgets something: a write, which rmcp's path serves.
 #[tool(public)]
 async fn forget(what: String) -> String {
@@ -137,6 +167,9 @@ fn hot_requests() -> Vec<String> {
     vec![
         call(7, "add", json!({"a": 2, "b": 40})).to_string(),
         call(7, "add", json!({"a": "two", "b": 40})).to_string(),
+        call(7, "order", json!({})).to_string(),
+        call(7, "picture", json!({"fail": false})).to_string(),
+        call(7, "picture", json!({"fail": true})).to_string(),
         call(7, "no_such_tool", json!({})).to_string(),
         call(7, "forget", json!({"what": "keys"})).to_string(),
         json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}).to_string(),
@@ -179,6 +212,13 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
         answer(router.call(post(&bodies[0], true, &[])).await.unwrap()).await;
     assert_eq!((status, kind.as_str()), (200, "application/json"));
     assert_eq!(messages[0]["result"]["content"][0]["text"], "42");
+    // A structured result is one JSON text, in the text block and as `structuredContent`.
+    let order = call(7, "order", json!({})).to_string();
+    let (_, _, messages) = answer(router.call(post(&order, true, &[])).await.unwrap()).await;
+    let result = &messages[0]["result"];
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["note"], "\"fragile\"\n\\ handle\twith care \u{1} é ✓");
+    assert_eq!(result["structuredContent"], text);
     // A call that logs is answered with its log messages first, as an SSE stream.
     let (_, kind, messages) = answer(router.call(post(&chatty, true, &[])).await.unwrap()).await;
     assert_eq!(kind, "text/event-stream");

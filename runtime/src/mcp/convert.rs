@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, ToolAnnotations};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, JsonObject, MetaObject, ToolAnnotations,
+};
 use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
-use crate::output::{Content, Outcome};
+use crate::output::{Content, Outcome, ToolResult};
 use crate::tool::{Defer, META_CAPABILITY, Tool};
 
 use super::input::{META_CONFIRMATION, META_PREVIEW};
@@ -186,20 +188,56 @@ pub(crate) fn call_result(
             let text = Outcome::InputRequired(input).into_result().text_for_model();
             CallToolResult::error(vec![ContentBlock::text(text)])
         }
-        Outcome::Done(result) => {
-            let text = result.structured_text();
-            let mut blocks: Vec<ContentBlock> = text.into_iter().map(ContentBlock::text).collect();
-            blocks.extend(result.content.into_iter().map(content));
-            let mut call = if result.is_error {
-                CallToolResult::error(blocks)
-            } else {
-                CallToolResult::success(blocks)
-            };
-            if structured_output {
-                call.structured_content = result.structured.filter(Value::is_object);
-            }
-            call
-        }
+        Outcome::Done(result) => done(result, structured_output),
     };
     Ok(result)
+}
+
+/// A finished call's result: the structured value's JSON text as its first text block when it has no
+/// text of its own, and the value as `structuredContent` when the tool has an output schema and the value
+/// is an object (which MCP before 2026-07-28 requires). The direct loops write the same without building
+/// it (`direct::result`).
+fn done(result: ToolResult, structured_output: bool) -> CallToolResult {
+    let text = result.structured_text();
+    let mut blocks: Vec<ContentBlock> = text.into_iter().map(ContentBlock::text).collect();
+    blocks.extend(result.content.into_iter().map(content));
+    let mut call = if result.is_error {
+        CallToolResult::error(blocks)
+    } else {
+        CallToolResult::success(blocks)
+    };
+    if structured_output {
+        call.structured_content = result.structured.filter(Value::is_object);
+    }
+    call
+}
+
+/// A `tools/call` answer before it takes rmcp's types: a finished result, which the direct loops write
+/// themselves, or the response as rmcp's dispatch returns it.
+pub(crate) enum CallAnswer {
+    Done {
+        result: ToolResult,
+        /// Whether the tool has an output schema, so that its structured value is `structuredContent`.
+        structured_output: bool,
+    },
+    Response(CallToolResponse),
+}
+
+impl From<CallToolResult> for CallAnswer {
+    fn from(result: CallToolResult) -> Self {
+        CallAnswer::Response(result.into())
+    }
+}
+
+impl CallAnswer {
+    /// The answer as rmcp's dispatch returns it.
+    pub(crate) fn into_response(self) -> CallToolResponse {
+        match self {
+            CallAnswer::Done {
+                result,
+                structured_output,
+            } => done(result, structured_output).into(),
+            CallAnswer::Response(response) => response,
+        }
+    }
 }

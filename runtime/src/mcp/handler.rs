@@ -30,9 +30,10 @@ use crate::registry::{Current, Registry, Snapshot, Uses, tools_found};
 use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
 
+use super::convert::{self, CallAnswer};
 use super::input::{self, META_CONFIRMATION, Questions};
 use super::sessions::{BoundSession, Opening};
-use super::{convert, logging, tasks, view};
+use super::{logging, tasks, view};
 
 /// MCP's `MissingRequiredClientCapabilityError`.
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
@@ -416,6 +417,115 @@ impl<H: Clone> McpHandler<H> {
             .map_err(|_| shutting_down())
     }
 
+    /// `tools/call`, as rmcp's dispatch calls it through [`ServerHandler::call_tool`] and the direct loops
+    /// call it themselves, leaving a finished result unencoded for them to write.
+    pub(super) async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallAnswer, ErrorData> {
+        let mut slot = self.call_slot().await?;
+        let caller = self.caller(&context);
+        // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and says how the
+        // result is encoded.
+        let snapshot = self.shared.registry.snapshot();
+        let resolved = self.shared.registry.resolve(&snapshot, &request.name);
+        if let Some(index) = resolved
+            && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
+            && let Some(started) =
+                Box::pin(self.as_task(&snapshot.tools[index].tool, &request, &mut context, &caller))
+                    .await
+        {
+            return started.map(CallAnswer::Response);
+        }
+        // Only a tool that may ask needs to know how the client answers.
+        let (questions, support) = if snapshot.may_ask(resolved) {
+            Questions::of(&context)
+        } else {
+            (Questions::Unanswerable, ClientSupport::NONE)
+        };
+        let arguments = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
+        let parts = context.extensions.remove::<http::request::Parts>();
+        let spare = matches!(questions, Questions::AsRequests(_))
+            .then(|| (arguments.clone(), parts.clone()));
+        let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
+        let call = self
+            .call_for(&request.name, arguments, &context, parts, uses)
+            .client_support(support);
+        let resumed = request.request_state.is_some();
+        let call = replied(
+            call,
+            &context,
+            request.request_state,
+            request.input_responses,
+        );
+        let mut outcome = self
+            .round(&snapshot, &caller, call, resolved, &context)
+            .await;
+        if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
+            // Boxed: only a client that answers questions during the call waits here.
+            let asked = Asked {
+                peer,
+                name: &request.name,
+                arguments,
+                parts,
+                uses,
+                support,
+                snapshot: &snapshot,
+                caller: &caller,
+                resolved,
+            };
+            let (answered, kept) =
+                Box::pin(self.ask_rounds(asked, outcome, slot, &context)).await?;
+            outcome = answered;
+            slot = kept;
+        }
+        drop(slot);
+        if resolved.is_some() && resolved == snapshot.tool_search {
+            self.load_found(&outcome, &context).await;
+        }
+        let in_result = matches!(questions, Questions::InResult);
+        match outcome {
+            Outcome::InputRequired(input) if in_result => {
+                Ok(CallAnswer::Response(input::input_required(&input)?.into()))
+            }
+            Outcome::NeedsConfirmation(pending) if in_result && support.elicitation => {
+                Ok(CallAnswer::Response(input::approval(&pending)?.into()))
+            }
+            Outcome::NeedsConfirmation(_) if self.shared.refuse_unconfirmable_writes => {
+                let error = ToolError::with_kind(
+                    ErrorKind::Denied,
+                    "This client cannot show an approval prompt, and this server runs no write without \
+                     one. Nothing was changed; use a client that supports elicitation.",
+                );
+                convert::call_result(Outcome::Denied(error), false).map(Into::into)
+            }
+            Outcome::Unsupported(missing) => Err(ErrorData::new(
+                ErrorCode(MISSING_CLIENT_CAPABILITY),
+                missing.message(),
+                Some(missing.data()),
+            )),
+            Outcome::Failed(error) if resumed && error.kind() == ErrorKind::Confirmation => {
+                Err(ErrorData::invalid_params(error.message().to_owned(), None))
+            }
+            outcome => {
+                // Encoded against the tool that ran, which a hook may have chosen over the one named.
+                let structured_output =
+                    resolved.is_some_and(|i| snapshot.tools[i].tool.output_schema.is_some());
+                match outcome {
+                    Outcome::Done(result) => Ok(CallAnswer::Done {
+                        result,
+                        structured_output,
+                    }),
+                    outcome => convert::call_result(outcome, structured_output).map(Into::into),
+                }
+            }
+        }
+    }
+
     /// Asks the client the questions of each round during the call, and runs the next round with its
     /// answers, until the call needs none (at most [`input::MAX_ROUNDS`]); the last round's outcome,
     /// and the slot it ran in.
@@ -682,100 +792,11 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut slot = self.call_slot().await?;
-        let caller = self.caller(&context);
-        // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and encodes the
-        // result.
-        let snapshot = self.shared.registry.snapshot();
-        let resolved = self.shared.registry.resolve(&snapshot, &request.name);
-        if let Some(index) = resolved
-            && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
-            && let Some(started) =
-                Box::pin(self.as_task(&snapshot.tools[index].tool, &request, &mut context, &caller))
-                    .await
-        {
-            return started;
-        }
-        // Only a tool that may ask needs to know how the client answers.
-        let (questions, support) = if snapshot.may_ask(resolved) {
-            Questions::of(&context)
-        } else {
-            (Questions::Unanswerable, ClientSupport::NONE)
-        };
-        let arguments = request
-            .arguments
-            .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
-        let parts = context.extensions.remove::<http::request::Parts>();
-        let spare = matches!(questions, Questions::AsRequests(_))
-            .then(|| (arguments.clone(), parts.clone()));
-        let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
-        let call = self
-            .call_for(&request.name, arguments, &context, parts, uses)
-            .client_support(support);
-        let resumed = request.request_state.is_some();
-        let call = replied(
-            call,
-            &context,
-            request.request_state,
-            request.input_responses,
-        );
-        let mut outcome = self
-            .round(&snapshot, &caller, call, resolved, &context)
-            .await;
-        if let (Questions::AsRequests(peer), Some((arguments, parts))) = (&questions, spare) {
-            // Boxed: only a client that answers questions during the call waits here.
-            let asked = Asked {
-                peer,
-                name: &request.name,
-                arguments,
-                parts,
-                uses,
-                support,
-                snapshot: &snapshot,
-                caller: &caller,
-                resolved,
-            };
-            let (answered, kept) =
-                Box::pin(self.ask_rounds(asked, outcome, slot, &context)).await?;
-            outcome = answered;
-            slot = kept;
-        }
-        drop(slot);
-        if resolved.is_some() && resolved == snapshot.tool_search {
-            self.load_found(&outcome, &context).await;
-        }
-        let in_result = matches!(questions, Questions::InResult);
-        match outcome {
-            Outcome::InputRequired(input) if in_result => Ok(input::input_required(&input)?.into()),
-            Outcome::NeedsConfirmation(pending) if in_result && support.elicitation => {
-                Ok(input::approval(&pending)?.into())
-            }
-            Outcome::NeedsConfirmation(_) if self.shared.refuse_unconfirmable_writes => {
-                let error = ToolError::with_kind(
-                    ErrorKind::Denied,
-                    "This client cannot show an approval prompt, and this server runs no write without \
-                     one. Nothing was changed; use a client that supports elicitation.",
-                );
-                convert::call_result(Outcome::Denied(error), false).map(Into::into)
-            }
-            Outcome::Unsupported(missing) => Err(ErrorData::new(
-                ErrorCode(MISSING_CLIENT_CAPABILITY),
-                missing.message(),
-                Some(missing.data()),
-            )),
-            Outcome::Failed(error) if resumed && error.kind() == ErrorKind::Confirmation => {
-                Err(ErrorData::invalid_params(error.message().to_owned(), None))
-            }
-            outcome => {
-                // Encoded against the tool that ran, which a hook may have chosen over the one named.
-                let structured =
-                    resolved.is_some_and(|i| snapshot.tools[i].tool.output_schema.is_some());
-                convert::call_result(outcome, structured).map(Into::into)
-            }
-        }
+        self.answer_call(request, context)
+            .await
+            .map(CallAnswer::into_response)
     }
 
     async fn get_task(

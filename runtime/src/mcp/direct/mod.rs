@@ -6,13 +6,15 @@
 //! over channels; on a small machine those hops between threads cost more than the call. Here the request
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
-//! session's protocol version: one dispatcher, on the task that read the request. A request is taken
+//! session's protocol version (a finished call's result written straight from toolgate's own, byte for
+//! byte as rmcp writes it: `result`): one dispatcher, on the task that read the request. A request is taken
 //! only when rmcp would take it the same way; anything else (another method, a protocol version that
 //! negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
 //! byte, and so does every error rmcp would answer itself.
 
 pub(super) mod http;
 mod read;
+mod result;
 pub(super) mod stdio;
 
 use rmcp::model::{
@@ -25,6 +27,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use crate::registry::Registry;
 use crate::tool::TaskSupport;
 
+use super::convert::CallAnswer;
 use super::handler::McpHandler;
 
 /// A request a direct loop serves.
@@ -80,8 +83,9 @@ impl Hot {
     }
 
     /// Runs the request through `handler`'s own methods with its `context`, as rmcp's dispatch does for
-    /// a session that negotiated a version before 2026-07-28 (the only ones served here): `call_tool` or
-    /// `ping`, and the result in that version's shape; the answer as JSON text. A listing is written from
+    /// a session that negotiated a version before 2026-07-28 (the only ones served here): `call_tool` (as
+    /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
+    /// text. A listing is written from
     /// the tools' JSON made once per snapshot, after the same paging and visibility as the handler's
     /// `list_tools`, rather than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
@@ -98,12 +102,23 @@ impl Hot {
             Method::List(page) => handler
                 .page(page, &context)
                 .map(|page| page.result_json(&mut out)),
-            Method::Call(params) => handler.call_tool(params, context).await.map(|response| {
-                let mut result = ServerResult::from(response);
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-                write(&mut out, &result);
-            }),
+            Method::Call(params) => {
+                handler
+                    .answer_call(params, context)
+                    .await
+                    .map(|answer| match answer {
+                        CallAnswer::Done {
+                            result,
+                            structured_output,
+                        } => result::write(&mut out, result, structured_output),
+                        CallAnswer::Response(response) => {
+                            let mut result = ServerResult::from(response);
+                            result.strip_result_type_for_legacy_peer();
+                            result.strip_non_object_output_for_legacy_peer();
+                            write(&mut out, &result);
+                        }
+                    })
+            }
             Method::Ping => handler
                 .ping(context)
                 .await
