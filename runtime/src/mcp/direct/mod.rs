@@ -7,10 +7,10 @@
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
-//! byte as rmcp writes it: `result`): one dispatcher, on the task that read the request. A request is taken
-//! only when rmcp would take it the same way; anything else (another method, a protocol version that
-//! negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
-//! byte, and so does every error rmcp would answer itself.
+//! byte as rmcp writes it: `result`): one dispatcher, on the task that read the request. A request is
+//! taken only when rmcp would take it the same way; anything else (another method, a protocol version
+//! that negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged,
+//! byte for byte, and so does every error rmcp would answer itself.
 
 pub(super) mod http;
 mod read;
@@ -85,9 +85,8 @@ impl Hot {
     /// Runs the request through `handler`'s own methods with its `context`, as rmcp's dispatch does for
     /// a session that negotiated a version before 2026-07-28 (the only ones served here): `call_tool` (as
     /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
-    /// text. A listing is written from
-    /// the tools' JSON made once per snapshot, after the same paging and visibility as the handler's
-    /// `list_tools`, rather than serializing every schema again.
+    /// text. A listing is written from the tools' JSON made once per snapshot, after the same paging and
+    /// visibility as the handler's `list_tools`, rather than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,

@@ -140,7 +140,11 @@ mod tests {
     fn every_kind_of_result_is_written_as_rmcp_writes_it() {
         let awkward =
             "\"quoted\" \\ back\\slash\nnew line\ttab\r\u{8}\u{c}\u{1}\u{1f}\u{7f} é ✓ 𝄞 </script>";
-        let rows = json!({ "rows": [{ "name": awkward, "total": 194.7, "n": 3 }], "empty": {}, "none": null });
+        let rows = json!({
+            "rows": [{ "name": awkward, "total": 194.7, "n": 3 }],
+            "empty": {},
+            "none": null,
+        });
         let mut with_text = ToolResult::structured(rows.clone());
         with_text.content = vec![
             Content::text(awkward),
