@@ -163,12 +163,14 @@ static SCHEMAS: LazyLock<[Value; 2]> = LazyLock::new(|| {
 });
 
 /// Whether a tool's output schema has a `chart` or `table` property of toolgate's own type: its results
-/// can be drawn by the MCP App.
+/// can be drawn by the MCP App. Toolgate's own schemas are made only once some tool has such a property.
 pub(crate) fn shows_view(output: &Value) -> bool {
     let properties = &output["properties"];
-    [(CHART_KEY, &SCHEMAS[0]), (TABLE_KEY, &SCHEMAS[1])]
-        .iter()
-        .any(|(key, ours)| properties.get(*key).is_some_and(|p| is_schema(p, ours)))
+    [CHART_KEY, TABLE_KEY].iter().enumerate().any(|(i, key)| {
+        properties
+            .get(*key)
+            .is_some_and(|p| is_schema(p, &SCHEMAS[i]))
+    })
 }
 
 /// Whether `property` is `ours`, maybe nullable, whatever the field's own description.
