@@ -359,18 +359,19 @@ fn unknown_session() -> Response {
 /// rmcp's service behind the gate: authenticates each request (401 without valid credentials, before
 /// anything runs), lets a request into a session only from the caller who opened it, binds a new session
 /// to its caller, then tracks a POST's response until it is sent. A plain tower service, so a request
-/// costs one boxed future here and no per-request clone of a boxed inner service.
+/// costs one boxed future here; rmcp's service (its configuration with it) is cloned only for a request
+/// that reaches it, not for one the direct path answers.
 struct Gated<S, H: ServerHandler + Clone> {
-    inner: S,
+    inner: Arc<S>,
     gate: Arc<Gate<H>>,
-    /// The hot requests of a stateless JSON server, answered without rmcp's per-request service.
+    /// The hot requests, answered without rmcp's per-request service.
     direct: Option<Arc<Direct<H>>>,
 }
 
-impl<S: Clone, H: ServerHandler + Clone> Clone for Gated<S, H> {
+impl<S, H: ServerHandler + Clone> Clone for Gated<S, H> {
     fn clone(&self) -> Self {
         Gated {
-            inner: self.inner.clone(),
+            inner: Arc::clone(&self.inner),
             gate: Arc::clone(&self.gate),
             direct: self.direct.clone(),
         }
@@ -379,7 +380,7 @@ impl<S: Clone, H: ServerHandler + Clone> Clone for Gated<S, H> {
 
 impl<S, H> tower_service::Service<Request> for Gated<S, H>
 where
-    S: tower_service::Service<Request, Error = Infallible> + Clone + Send + 'static,
+    S: tower_service::Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Response: IntoResponse,
     S::Future: Send,
     H: ServerHandler + Clone + Send + Sync + 'static,
@@ -388,12 +389,13 @@ where
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    /// Ready: the clone of rmcp's service that a request reaches is made ready before it is called.
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let mut inner = self.inner.clone();
+        let inner = Arc::clone(&self.inner);
         let gate = Arc::clone(&self.gate);
         let direct = self.direct.clone();
         Box::pin(async move {
@@ -448,6 +450,8 @@ where
                     }
                 }
             }
+            let mut inner = S::clone(&inner);
+            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
             let response = inner
                 .call(Request::from_parts(parts, body))
                 .await?
@@ -495,7 +499,7 @@ where
     Router::new().route_service(
         path,
         Gated {
-            inner,
+            inner: Arc::new(inner),
             gate,
             direct,
         },
