@@ -6,6 +6,8 @@
 use std::time::Duration;
 
 use axum::body::Body;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolgate::mcp::rmcp::{Peer, RoleServer};
@@ -126,8 +128,13 @@ fn post(body: impl AsRef<[u8]>, with_length: bool, extra: &[(&str, &str)]) -> ht
     let mut request = http::Request::post("/mcp")
         .header("host", host)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25");
+        .header("accept", "application/json, text/event-stream");
+    if !extra
+        .iter()
+        .any(|(name, _)| *name == "mcp-protocol-version")
+    {
+        request = request.header("mcp-protocol-version", "2025-11-25");
+    }
     if with_length {
         request = request.header("content-length", body.len());
     }
@@ -244,22 +251,183 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
     );
 }
 
+/// `body` as a 2026-07-28 client sends it: its `_meta` says what the client is and can do.
+fn negotiating(body: &str) -> String {
+    let mut request: Value = serde_json::from_str(body).unwrap();
+    request["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    request.to_string()
+}
+
+/// Request headers, by name.
+type Headers = Vec<(&'static str, String)>;
+
+/// `headers` as [`post`] takes them.
+fn pairs(headers: &Headers) -> Vec<(&str, &str)> {
+    headers.iter().map(|(n, v)| (*n, v.as_str())).collect()
+}
+
+/// Sets every value of header `name` to what `value` makes of it.
+fn set(headers: &mut Headers, name: &str, value: impl Fn(&str) -> String) {
+    for (_, v) in headers.iter_mut().filter(|(n, _)| *n == name) {
+        *v = value(v);
+    }
+}
+
+/// The headers a 2026-07-28 client sends with `body`: the version, and the method and tool it names.
+fn negotiating_headers(body: &str) -> Headers {
+    let request: Value = serde_json::from_str(body).unwrap();
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28".to_owned()),
+        ("mcp-method", request["method"].as_str().unwrap().to_owned()),
+    ];
+    if let Some(name) = request["params"]["name"].as_str() {
+        headers.push(("mcp-name", name.to_owned()));
+    }
+    headers
+}
+
+#[tokio::test]
+async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
+    let stateless = server().router(CancellationToken::new());
+    let stateful = server()
+        .http_options(HttpOptions::default())
+        .router(CancellationToken::new());
+    let mut bodies: Vec<String> = hot_requests().iter().map(|b| negotiating(b)).collect();
+    bodies.push(negotiating(&call(7, "chatty", json!({})).to_string()));
+    // A name that reads as an encoded header value, which rmcp decodes before comparing.
+    bodies.push(negotiating(
+        &call(7, "=?base64?YWRk?=", json!({})).to_string(),
+    ));
+    // A `_meta` that lacks what the version requires, or names another version.
+    let mut incomplete: Value = serde_json::from_str(&bodies[0]).unwrap();
+    incomplete["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    bodies.push(incomplete.to_string());
+    bodies.push(bodies[0].replace(
+        r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#,
+        r#""io.modelcontextprotocol/protocolVersion":"2025-11-25""#,
+    ));
+    // What a client may get wrong in the SEP-2243 headers, each against the body.
+    let variants: [fn(&mut Headers); 7] = [
+        |_| {},
+        |h| h.retain(|(n, _)| *n != "mcp-method"),
+        |h| h.push(("mcp-method", "tools/call".to_owned())),
+        |h| set(h, "mcp-method", |_| "tools/other".to_owned()),
+        |h| h.retain(|(n, _)| *n != "mcp-name"),
+        |h| {
+            set(h, "mcp-name", |v| {
+                format!("=?base64?{}?=", BASE64.encode(v))
+            })
+        },
+        |h| set(h, "mcp-protocol-version", |_| "2025-11-25".to_owned()),
+    ];
+    for mut router in [stateless, stateful] {
+        for body in &bodies {
+            for variant in variants {
+                let mut headers = negotiating_headers(body);
+                variant(&mut headers);
+                let extra = pairs(&headers);
+                let direct = answer(router.call(post(body, true, &extra)).await.unwrap()).await;
+                let rmcp = answer(router.call(post(body, false, &extra)).await.unwrap()).await;
+                assert_eq!(direct, rmcp, "{body} with {extra:?}");
+            }
+        }
+    }
+    // The answers are the ones a 2026-07-28 client expects, not merely equal.
+    let mut router = server().router(CancellationToken::new());
+    let ask = |body: &str| post(body, true, &pairs(&negotiating_headers(body)));
+    let (status, kind, messages) = answer(router.call(ask(&bodies[0])).await.unwrap()).await;
+    assert_eq!((status, kind.as_str()), (200, "application/json"));
+    assert_eq!(messages[0]["result"]["resultType"], "complete");
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "42");
+    let list = bodies.iter().find(|b| b.contains("tools/list")).unwrap();
+    let (_, _, messages) = answer(router.call(ask(list)).await.unwrap()).await;
+    let names: Vec<&str> = messages[0]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"add"), "{names:?}");
+    let ping = bodies.iter().find(|b| b.contains(r#""ping""#)).unwrap();
+    let (status, _, messages) = answer(router.call(ask(ping)).await.unwrap()).await;
+    assert_eq!(status, 404, "2026-07-28 has no ping");
+    assert_eq!(messages[0]["error"]["code"], -32601);
+    let (status, _, _) = answer(router.call(ask(&bodies[bodies.len() - 1])).await.unwrap()).await;
+    assert_eq!(
+        status, 400,
+        "a `_meta` naming another version than the header is refused"
+    );
+}
+
+#[tokio::test]
+async fn over_http_a_2026_07_28_call_whose_tool_asks_for_param_headers_is_checked_by_rmcp() {
+    let schema = json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}
+    }});
+    let regional =
+        toolgate::DynamicTool::new("regional", "Reads a region.", schema, |_, _| async {
+            "read"
+        })
+        .public()
+        .read_only();
+    let registry = Registry::builder().tool(regional).build().unwrap();
+    let mut router = McpServer::new(registry)
+        .http_options(HttpOptions::default().stateless(true).json_response(true))
+        .router(CancellationToken::new());
+    let body = negotiating(&call(7, "regional", json!({"region": "eu"})).to_string());
+    for region in [None, Some("eu"), Some("us")] {
+        let mut headers = negotiating_headers(&body);
+        headers.extend(region.map(|r| ("mcp-param-region", r.to_owned())));
+        let extra = pairs(&headers);
+        let direct = answer(router.call(post(&body, true, &extra)).await.unwrap()).await;
+        let rmcp = answer(router.call(post(&body, false, &extra)).await.unwrap()).await;
+        assert_eq!(direct, rmcp, "{region:?}");
+        assert_eq!(
+            direct.0 == 200,
+            region == Some("eu"),
+            "{region:?}: {direct:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn over_http_a_read_runs_on_the_task_that_read_its_request() {
-    let mut router = server().router(CancellationToken::new());
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whereabouts"}})
+    let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whereabouts"}})
         .to_string();
-    let ran_on = |messages: &[Value]| messages[0]["result"]["content"][0]["text"].clone();
-    // The request is served inside a task of the test's, as hyper serves it inside a connection's.
-    let served = tokio::spawn(async move {
-        let here = tokio::task::id().to_string();
-        let (_, _, direct) = answer(router.call(post(&body, true, &[])).await.unwrap()).await;
-        let (_, _, rmcp) = answer(router.call(post(&body, false, &[])).await.unwrap()).await;
-        (here, ran_on(&direct), ran_on(&rmcp))
-    });
-    let (here, direct, rmcp) = served.await.unwrap();
-    assert_eq!(direct, here.as_str());
-    assert_ne!(rmcp, here.as_str(), "rmcp runs it on a task of its own");
+    let negotiating = negotiating(&legacy);
+    let headers = negotiating_headers(&negotiating);
+    let servers = [
+        (server(), legacy, Headers::new()),
+        (server(), negotiating.clone(), headers.clone()),
+        (
+            server().http_options(HttpOptions::default()),
+            negotiating,
+            headers,
+        ),
+    ];
+    for (server, body, headers) in servers {
+        let mut router = server.router(CancellationToken::new());
+        let ran_on = |messages: &[Value]| messages[0]["result"]["content"][0]["text"].clone();
+        // The request is served inside a task of the test's, as hyper serves it inside a connection's.
+        let served = tokio::spawn(async move {
+            let here = tokio::task::id().to_string();
+            let extra = pairs(&headers);
+            let (_, _, direct) =
+                answer(router.call(post(&body, true, &extra)).await.unwrap()).await;
+            let (_, _, rmcp) = answer(router.call(post(&body, false, &extra)).await.unwrap()).await;
+            (here, ran_on(&direct), ran_on(&rmcp))
+        });
+        let (here, direct, rmcp) = served.await.unwrap();
+        assert_eq!(direct, here.as_str());
+        assert_ne!(rmcp, here.as_str(), "rmcp runs it on a task of its own");
+    }
 }
 
 /// A client of `server` over an in-memory pipe: its lines, and where to write its own.

@@ -86,12 +86,14 @@ pub(crate) struct Shared {
 struct Definitions {
     tools: Vec<McpTool>,
     json: Vec<Box<str>>,
+    /// Whether some definition may ask for `Mcp-Param-*` headers.
+    param_headers: bool,
 }
 
 fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
     snapshot.derived(|s: &Snapshot| {
         let tools: Vec<McpTool> = s.tools.iter().map(|r| convert::tool(&r.tool)).collect();
-        let json = tools
+        let json: Vec<Box<str>> = tools
             .iter()
             .map(|t| {
                 serde_json::to_string(t)
@@ -99,8 +101,19 @@ fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
                     .into()
             })
             .collect();
-        Definitions { tools, json }
+        let param_headers = json.iter().any(|j| j.contains(r#""x-mcp-header""#));
+        Definitions {
+            tools,
+            json,
+            param_headers,
+        }
     })
+}
+
+/// Whether some tool of `snapshot` may have an argument its client must also send as an `Mcp-Param-*`
+/// header (an `x-mcp-header` in its input schema), which rmcp checks on 2026-07-28 calls.
+pub(crate) fn declares_param_headers(snapshot: &Snapshot) -> bool {
+    all_definitions(snapshot).is_none_or(|d| d.param_headers)
 }
 
 /// The MCP definition of each tool of `snapshot`, in its order.

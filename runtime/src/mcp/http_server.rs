@@ -534,6 +534,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
                 limit,
                 hosts,
                 sessions.clone(),
+                self.http.json_response,
             ))
         });
         let factory = move || Ok(handler.for_session());

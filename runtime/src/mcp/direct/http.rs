@@ -1,8 +1,13 @@
-//! The direct path over HTTP: on a stateless server that answers with JSON, and in the sessions of a
-//! stateful one. A request is taken only when rmcp would take it the same way: a POST of JSON to an
-//! allowed host from a non-browser client (no `Origin` for rmcp to weigh), accepting both answers, with a
-//! known length within the limit, on a protocol version that does not negotiate per request. Anything
-//! else, and any body this path does not serve, is given back for rmcp.
+//! The direct path over HTTP: on a stateless server that answers with JSON, in the sessions of a
+//! stateful one, and on 2026-07-28 on either. A request is taken only when rmcp would take it the same
+//! way: a POST of JSON to an allowed host from a non-browser client (no `Origin` for rmcp to weigh),
+//! accepting both answers, with a known length within the limit, on a known protocol version; on
+//! 2026-07-28, with the `Mcp-Method` and `Mcp-Name` headers rmcp requires, agreeing with the body.
+//! Anything else, and any body this path does not serve, is given back for rmcp.
+//!
+//! A 2026-07-28 request is served without a session on every server, as rmcp serves it, through rmcp's
+//! own dispatch (which checks what its `_meta` declares and shapes the result for the version); its
+//! answer is JSON, or SSE on a server that answers so, with the HTTP status rmcp gives an error.
 //!
 //! Without sessions, each request runs with a peer of its own, taken from a pool, whose outgoing
 //! messages are kept: when a call sent log messages or a `tools/list_changed`, the answer is an SSE
@@ -25,7 +30,7 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderMap, Method, StatusCode, header};
 use rmcp::model::{
-    ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion,
+    ClientCapabilities, ErrorCode, Implementation, InitializeRequestParams, ProtocolVersion,
     ServerJsonRpcMessage,
 };
 use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -34,7 +39,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 
 use crate::sync::Locked;
 
-use super::super::handler::McpHandler;
+use super::super::handler::{McpHandler, declares_param_headers};
 use super::super::sessions::{BoundSession, BoundSessions};
 use super::{Hot, encode, negotiated_once};
 
@@ -53,6 +58,8 @@ pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
     /// The sessions of a stateful server.
     sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
+    /// Whether rmcp answers a request without a session with one JSON body when it can.
+    json: bool,
 }
 
 /// A host and port, as rmcp compares them.
@@ -121,12 +128,13 @@ pub(in crate::mcp) struct Declined(pub(in crate::mcp) Parts, pub(in crate::mcp) 
 
 impl<H: ServerHandler + Clone> Direct<H> {
     /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
-    /// and the sessions of a stateful server.
+    /// the sessions of a stateful server, and whether answers are JSON rather than SSE when they can be.
     pub(in crate::mcp) fn new(
         handler: McpHandler<H>,
         max_body_bytes: usize,
         hosts: Option<&[String]>,
         sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
+        json: bool,
     ) -> Self {
         let any_host = hosts.is_some_and(<[String]>::is_empty);
         let hosts = match hosts {
@@ -138,7 +146,6 @@ impl<H: ServerHandler + Clone> Direct<H> {
         };
         let pools = ProtocolVersion::KNOWN_VERSIONS
             .iter()
-            .filter(|v| negotiated_once(v))
             .map(|v| (v.clone(), Mutex::new(Vec::new())))
             .collect();
         Direct {
@@ -148,12 +155,13 @@ impl<H: ServerHandler + Clone> Direct<H> {
             any_host,
             pools,
             sessions,
+            json,
         }
     }
 
     /// Whether the request's headers let this path take it: a POST of JSON from a non-browser client to
-    /// an allowed host, accepting both answers, with a known length within the limit, on a protocol
-    /// version that does not negotiate per request. The version's pool, if so.
+    /// an allowed host, accepting both answers, with a known length within the limit, on a known
+    /// protocol version. The version's pool, if so.
     pub(in crate::mcp) fn takes(&self, parts: &Parts) -> Option<usize> {
         let headers = &parts.headers;
         if parts.method != Method::POST
@@ -199,24 +207,81 @@ impl<H: ServerHandler + Clone> Direct<H> {
         parts: Parts,
         body: Bytes,
     ) -> Result<Response, Declined> {
+        let version = &self.pools[pool].0;
+        if !negotiated_once(version) {
+            return self.answer_negotiating(pool, parts, body).await;
+        }
         if let Some(sessions) = &self.sessions {
             return self.answer_in_session(sessions, parts, body).await;
         }
         let registry = &self.handler.shared.registry;
-        let Some(mut hot) = Hot::parse(&body, registry, false) else {
+        let Some(hot) = Hot::parse(&body, registry, false, None) else {
             return Err(Declined(parts, body));
         };
+        let (sent, answer, status) = self.without_session(pool, parts, hot, false).await;
+        Ok(respond(sent, answer, status, true))
+    }
+
+    /// Answers a request of a version that negotiates per request (2026-07-28), as rmcp answers it on
+    /// every server, without a session: once its `Mcp-Method` and `Mcp-Name` headers agree with its body
+    /// as rmcp requires, through rmcp's own dispatch, with the HTTP status rmcp gives its answer. A call
+    /// on a registry where some tool may ask for `Mcp-Param-*` headers is left to rmcp, which checks them.
+    async fn answer_negotiating(
+        &self,
+        pool: usize,
+        parts: Parts,
+        body: Bytes,
+    ) -> Result<Response, Declined> {
+        let registry = &self.handler.shared.registry;
+        let version = &self.pools[pool].0;
+        let hot = Hot::parse(&body, registry, false, Some(version)).filter(|hot| {
+            let named = match hot.tool() {
+                Some(tool) => {
+                    single(&parts.headers, "mcp-name") == Some(tool)
+                        && !tool.starts_with("=?base64?")
+                        && !declares_param_headers(&registry.snapshot())
+                }
+                None => true,
+            };
+            named && single(&parts.headers, "mcp-method") == Some(hot.method())
+        });
+        let Some(hot) = hot else {
+            return Err(Declined(parts, body));
+        };
+        let (sent, answer, status) = self.without_session(pool, parts, hot, true).await;
+        Ok(respond(sent, answer, status, self.json))
+    }
+
+    /// Runs `hot` outside any session, as rmcp's stateless path runs a request: with a handler of its own
+    /// (no log level set, no tools found by an earlier search) and a pooled peer that keeps what the
+    /// call sends; through rmcp's dispatch when its version is `negotiating`. What it sent, the answer,
+    /// and the HTTP status rmcp gives the answer.
+    async fn without_session(
+        &self,
+        pool: usize,
+        parts: Parts,
+        mut hot: Hot,
+        negotiating: bool,
+    ) -> (Vec<ServerJsonRpcMessage>, Vec<u8>, StatusCode) {
         let pooled = self.peer(pool);
-        let peer = pooled.peer.clone();
-        // A handler of its own, as rmcp's stateless path makes for each request: no log level set, no
-        // tools found by an earlier search.
-        let handler = self.handler.for_session();
-        let mut context = hot.context(peer);
+        let mut context = hot.context(pooled.peer.clone());
         context.extensions.insert(parts);
-        let answer = hot.dispatch(&handler, context).await;
+        let handler = self.handler.for_session();
+        let (answer, status) = if negotiating {
+            // Boxed: rmcp's dispatch of every method is a large future, which the common path's
+            // would otherwise carry and move.
+            let answer = Box::pin(hot.negotiate(&handler, context)).await;
+            let status = match &answer {
+                ServerJsonRpcMessage::Error(error) => status_of(error.error.code),
+                _ => StatusCode::OK,
+            };
+            (encode(&answer), status)
+        } else {
+            (hot.dispatch(&handler, context).await, StatusCode::OK)
+        };
         let sent = std::mem::take(&mut *pooled.outbox.locked());
         self.put_back(pool, pooled);
-        Ok(respond(sent, answer))
+        (sent, answer, status)
     }
 
     /// Answers a request of the session it was checked to belong to, with the session's handler and
@@ -233,7 +298,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
             .and_then(|BoundSession(id)| sessions.served(id))
             .filter(|served| answers_nothing(&served.peer));
         let registry = &self.handler.shared.registry;
-        let (Some(served), Some(mut hot)) = (served, Hot::parse(&body, registry, false)) else {
+        let (Some(served), Some(mut hot)) = (served, Hot::parse(&body, registry, false, None))
+        else {
             return Err(Declined(parts, body));
         };
         let mut context = hot.context(served.peer.clone());
@@ -312,17 +378,46 @@ fn accepts_both(headers: &HeaderMap) -> bool {
     json && sse
 }
 
-/// The answer: one JSON body, or, after messages the call sent, an SSE stream of them and the result.
-fn respond(sent: Vec<ServerJsonRpcMessage>, answer: Vec<u8>) -> Response {
-    if sent.is_empty() {
+/// The answer, as rmcp gives it without a session: one JSON body with `status` when nothing was sent
+/// before it and `json` asks for one or the status is not OK; otherwise an SSE stream of the messages
+/// the call sent and the answer.
+fn respond(
+    sent: Vec<ServerJsonRpcMessage>,
+    answer: Vec<u8>,
+    status: StatusCode,
+    json: bool,
+) -> Response {
+    if sent.is_empty() && (json || status != StatusCode::OK) {
         return Response::builder()
-            .status(StatusCode::OK)
+            .status(status)
             .header(header::CONTENT_TYPE, "application/json")
             .body(Body::from(answer))
             .expect("a valid response");
     }
     let sent: Vec<Vec<u8>> = sent.iter().map(encode).collect();
     events(&sent, answer)
+}
+
+/// The HTTP status rmcp gives an error answer on a version that negotiates per request, whose `_meta`
+/// was complete.
+fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The header's one value, when it has exactly one and it is text.
+fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok()
 }
 
 /// An SSE stream of the messages `sent`, then `answer`.

@@ -1,16 +1,18 @@
 //! The hot requests, served by toolgate's own transport loops: `tools/call` of a tool that only reads,
-//! `tools/list` and `ping`, over stdio, on a stateless HTTP server that answers with JSON, and in the
-//! sessions of a stateful one whose client answers no requests of the server's.
+//! `tools/list` and `ping`, over stdio, on a stateless HTTP server that answers with JSON, in the
+//! sessions of a stateful one whose client answers no requests of the server's, and over HTTP on
+//! 2026-07-28, which every server serves without sessions.
 //!
 //! rmcp's loops spawn a task for every request (over HTTP a whole service too) and hand the answer back
 //! over channels; on a small machine those hops between threads cost more than the call. Here the request
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
-//! byte as rmcp writes it: `result`): one dispatcher, on the task that read the request. A request is
-//! taken only when rmcp would take it the same way; anything else (another method, a protocol version
-//! that negotiates per request, a progress token over HTTP, a malformed line) goes to rmcp unchanged,
-//! byte for byte, and so does every error rmcp would answer itself.
+//! byte as rmcp writes it: `result`); a request of a version that negotiates per request goes through
+//! rmcp's dispatch itself (`Hot::negotiate`): one dispatcher, on the task that read the request. A
+//! request is taken only when rmcp would take it the same way; anything else (another method, a `_meta`
+//! that does not declare what its version requires, a progress token over HTTP, a malformed line) goes
+//! to rmcp unchanged, byte for byte, and so does every error rmcp would answer itself.
 
 pub(super) mod http;
 mod read;
@@ -18,11 +20,12 @@ mod result;
 pub(super) mod stdio;
 
 use rmcp::model::{
-    CallToolRequestParams, PaginatedRequestParams, ProtocolVersion, RequestId, RequestMetaObject,
-    ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, ClientRequest, ListToolsRequest, PaginatedRequestParams,
+    ProtocolVersion, Request, RequestId, RequestMetaObject, RequestNoParam, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, Service};
 
 use crate::registry::Registry;
 use crate::tool::TaskSupport;
@@ -49,19 +52,49 @@ enum Method {
 
 impl Hot {
     /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool that only reads (or of
-    /// no tool at all, which is refused), `tools/list` or `ping`, without a protocol version of its own,
-    /// and without a progress token unless `progress` may be relayed.
-    pub(super) fn parse(body: &[u8], registry: &Registry, progress: bool) -> Option<Hot> {
+    /// no tool at all, which is refused), `tools/list` or `ping`, without a progress token unless
+    /// `progress` may be relayed. On a version that negotiates per request (`negotiating`, the version its
+    /// HTTP header names) its `_meta` names that version and carries all it requires; otherwise it names
+    /// no version of its own.
+    pub(super) fn parse(
+        body: &[u8],
+        registry: &Registry,
+        progress: bool,
+        negotiating: Option<&ProtocolVersion>,
+    ) -> Option<Hot> {
         let mut hot = Hot::read(body)?;
         if let Method::Call(call) = &hot.method {
             hot.sends = only_reads(registry, &call.name)?;
         }
-        if (!progress && hot.meta.get_progress_token().is_some())
-            || hot.meta.protocol_version().is_some()
-        {
+        let own_version = hot.meta.protocol_version();
+        let lifecycle = match negotiating {
+            Some(version) => {
+                own_version.as_ref() == Some(version)
+                    && hot.meta.missing_required_keys(version).is_empty()
+            }
+            None => own_version.is_none(),
+        };
+        if !lifecycle || (!progress && hot.meta.get_progress_token().is_some()) {
             return None;
         }
         Some(hot)
+    }
+
+    /// The method's name, as the body and the `Mcp-Method` header spell it.
+    pub(super) fn method(&self) -> &'static str {
+        match self.method {
+            Method::Call(_) => "tools/call",
+            Method::List(_) => "tools/list",
+            Method::Ping => "ping",
+        }
+    }
+
+    /// The name of the tool a call names.
+    pub(super) fn tool(&self) -> Option<&str> {
+        match &self.method {
+            Method::Call(call) => Some(&call.name),
+            _ => None,
+        }
     }
 
     /// The request's id.
@@ -129,6 +162,30 @@ impl Hot {
                 out
             }
             Err(error) => error_answer(error, id),
+        }
+    }
+}
+
+impl Hot {
+    /// Runs a request of a version that negotiates per request through rmcp's own dispatch of `handler`
+    /// (`Service::handle_request`, which checks what its `_meta` declares and shapes the result for that
+    /// version), with its `context`; the answer as rmcp's message.
+    pub(super) async fn negotiate<H: ServerHandler + Clone>(
+        self,
+        handler: &McpHandler<H>,
+        context: RequestContext<RoleServer>,
+    ) -> ServerJsonRpcMessage {
+        let request = match self.method {
+            Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
+            Method::List(params) => ClientRequest::ListToolsRequest(ListToolsRequest {
+                params,
+                ..ListToolsRequest::default()
+            }),
+            Method::Ping => ClientRequest::PingRequest(RequestNoParam::default()),
+        };
+        match Service::handle_request(handler, request, context).await {
+            Ok(result) => ServerJsonRpcMessage::response(result, self.id),
+            Err(error) => ServerJsonRpcMessage::error(error, Some(self.id)),
         }
     }
 }

@@ -109,7 +109,7 @@ where
                 let hot = peer
                     .as_ref()
                     .filter(|p| p.peer_info().is_some_and(|i| negotiated_once(&i.protocol_version)))
-                    .and_then(|_| Hot::parse(&line, registry, true));
+                    .and_then(|_| Hot::parse(&line, registry, true, None));
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
                         line.clear();
