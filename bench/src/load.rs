@@ -34,6 +34,9 @@ pub(crate) enum Workload {
     Search,
     /// `tools/list`.
     List,
+    /// `tools/call` of `add(2, 40)` as a 2026-07-28 client sends it: its `_meta` says what the client is
+    /// and can do, and its headers name the method and the tool.
+    AddNegotiating,
 }
 
 impl Workload {
@@ -46,14 +49,32 @@ impl Workload {
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search_orders","arguments":{{"query":"Lovelace","limit":3}}}}}}"#
             ),
             Workload::List => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+            Workload::AddNegotiating => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":40}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"mcp-bench","version":"0"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            ),
         }
+    }
+
+    /// The protocol headers of its HTTP requests.
+    fn headers(self) -> &'static str {
+        match self {
+            Workload::AddNegotiating => {
+                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\n"
+            }
+            _ => "MCP-Protocol-Version: 2025-11-25\r\n",
+        }
+    }
+
+    /// Whether the TypeScript SDK serves it: it predates 2026-07-28.
+    pub(crate) fn typescript_serves(self) -> bool {
+        self != Workload::AddNegotiating
     }
 
     /// What every answer to it must contain, on a server with `tools` extra tools: the sum, a row the
     /// query finds, or the last extra tool's name.
     fn expected(self, tools: usize) -> String {
         match self {
-            Workload::Add => r#""text":"42""#.to_owned(),
+            Workload::Add | Workload::AddNegotiating => r#""text":"42""#.to_owned(),
             Workload::Search => "RO-00030".to_owned(),
             Workload::List => format!("\"{}\"", servers::listed_name(tools.saturating_sub(1))),
         }
@@ -264,13 +285,15 @@ impl Connection {
     ) -> Result<u64> {
         let mut session = None;
         if stateful {
-            session = self.post(None, INITIALIZE).await?.session;
-            self.post(session.as_deref(), INITIALIZED).await?;
+            session = self.post(None, INITIALIZE, Workload::Add).await?.session;
+            self.post(session.as_deref(), INITIALIZED, Workload::Add)
+                .await?;
         }
         let (mut counted, mut id) = (0, n << 32);
         while let Some(counts) = plan.next() {
             id += 1;
-            let answer = self.post(session.as_deref(), &workload.request(id)).await?;
+            let request = workload.request(id);
+            let answer = self.post(session.as_deref(), &request, workload).await?;
             if !contains(&answer.body, expected.as_bytes())
                 || !contains(&answer.body, b"\"result\"")
             {
@@ -282,15 +305,21 @@ impl Connection {
         Ok(counted)
     }
 
-    /// Posts `body` to `/mcp` and reads the whole answer; an error for any status but 2xx.
-    async fn post(&mut self, session: Option<&str>, body: &str) -> Result<Answer> {
+    /// Posts `body` of `workload` to `/mcp` and reads the whole answer; an error for any status but 2xx.
+    async fn post(
+        &mut self,
+        session: Option<&str>,
+        body: &str,
+        workload: Workload,
+    ) -> Result<Answer> {
         use std::io::Write;
         self.request.clear();
         write!(
             self.request,
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n",
-            self.port
+             Accept: application/json, text/event-stream\r\n{}",
+            self.port,
+            workload.headers()
         )?;
         if let Some(session) = session {
             write!(self.request, "Mcp-Session-Id: {session}\r\n")?;

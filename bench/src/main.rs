@@ -23,7 +23,7 @@ use load::{Load, Measured, Until, Workload};
 use servers::{Kind, Transport};
 
 /// The rows: transport, request, extra tools, requests in flight.
-const ROWS: [(Transport, Workload, usize, usize); 14] = [
+const ROWS: [(Transport, Workload, usize, usize); 16] = [
     (Transport::Stateless, Workload::Add, 0, 1),
     (Transport::Stateless, Workload::Add, 0, 16),
     (Transport::Stateful, Workload::Add, 0, 1),
@@ -38,6 +38,8 @@ const ROWS: [(Transport, Workload, usize, usize); 14] = [
     (Transport::Stdio, Workload::Add, 1000, 16),
     (Transport::Stateless, Workload::List, 1000, 1),
     (Transport::Stdio, Workload::List, 1000, 1),
+    (Transport::Stateless, Workload::AddNegotiating, 0, 1),
+    (Transport::Stateless, Workload::AddNegotiating, 0, 16),
 ];
 
 /// The memory rows: transport, requests in flight.
@@ -124,6 +126,9 @@ async fn measure(args: &[String]) -> load::Result<()> {
         let mut measured: Vec<Vec<Measured>> = kinds.iter().map(|_| Vec::new()).collect();
         for _ in 0..rounds {
             for (kind, runs) in kinds.iter().zip(&mut measured) {
+                if *kind == Kind::Typescript && !workload.typescript_serves() {
+                    continue;
+                }
                 runs.push(load::run(kind, load, window).await?);
             }
         }
@@ -134,6 +139,7 @@ async fn measure(args: &[String]) -> load::Result<()> {
             Workload::Add => "tools/call add".to_owned(),
             Workload::Search => "tools/call search_orders (SQLite)".to_owned(),
             Workload::List => format!("tools/list ({} tools)", tools + 2),
+            Workload::AddNegotiating => "tools/call add (2026-07-28)".to_owned(),
         };
         println!(
             "| {} | {request} | {in_flight} | {} | {} | {} |{} {} | {} | {} | {} |{} {} / {} / {} |",
