@@ -438,16 +438,22 @@ struct Pipe {
 }
 
 impl Pipe {
-    async fn open(server: McpServer) -> Pipe {
+    /// A pipe to `server` on which nothing is sent yet.
+    fn connect(server: McpServer) -> Pipe {
         let (client, server_io) = tokio::io::duplex(1 << 20);
         let (input, output) = tokio::io::split(server_io);
         let serving = tokio::spawn(server.serve_io(input, output));
         let (reader, writer) = tokio::io::split(client);
-        let mut pipe = Pipe {
+        Pipe {
             lines: BufReader::new(reader).lines(),
             writer,
             serving,
-        };
+        }
+    }
+
+    /// A pipe to `server` whose session `initialize` opened on 2025-11-25.
+    async fn open(server: McpServer) -> Pipe {
+        let mut pipe = Pipe::connect(server);
         pipe.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
             .await;
@@ -545,6 +551,49 @@ async fn over_stdio_a_tool_gets_what_the_transport_attaches_when_it_takes_it() {
             "{tool}: {answer}"
         );
     }
+}
+
+#[tokio::test]
+async fn over_stdio_a_2026_07_28_session_is_answered_as_rmcp_answers_it() {
+    let opener = negotiating(&call(0, "add", json!({"a": 1, "b": 1})).to_string());
+    let bodies: Vec<String> = hot_requests()
+        .iter()
+        .filter(|b| !b.contains(r#""ping""#))
+        .map(|b| negotiating(b))
+        .collect();
+    for body in &bodies {
+        let request: Value = serde_json::from_str(body).unwrap();
+        // rmcp answers the request that opens the session; the loop, the requests after it.
+        let mut first = Pipe::connect(server());
+        first.send(&request).await;
+        let by_rmcp = first.next().await;
+        let mut later = Pipe::connect(server());
+        later.send_raw(&opener).await;
+        assert_eq!(later.next().await["result"]["content"][0]["text"], "2");
+        later.send(&request).await;
+        assert_eq!(later.next().await, by_rmcp, "{body}");
+    }
+    let mut pipe = Pipe::connect(server());
+    pipe.send_raw(&opener).await;
+    pipe.next().await;
+    let whereabouts = call(1, "whereabouts", json!({})).to_string();
+    pipe.send_raw(&negotiating(&whereabouts)).await;
+    let ran_on = pipe.next().await["result"]["content"][0]["text"].clone();
+    assert_eq!(
+        ran_on,
+        pipe.serving.id().to_string().as_str(),
+        "run on the loop"
+    );
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    pipe.send_raw(&negotiating(&ping)).await;
+    assert_eq!(
+        pipe.next().await["error"]["code"],
+        -32601,
+        "2026-07-28 has no ping"
+    );
+    // A request without the `_meta` the session's version requires is rmcp's to refuse.
+    pipe.send(&call(3, "add", json!({"a": 2, "b": 40}))).await;
+    assert_eq!(pipe.next().await["error"]["code"], -32602);
 }
 
 #[tokio::test]

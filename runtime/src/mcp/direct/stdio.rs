@@ -1,9 +1,10 @@
-//! stdio: one loop reads the client's lines and writes every answer. The hot requests of an initialized
-//! session run on this loop, through the session's own peer; every other line goes to rmcp's service as
-//! it came, byte for byte (the handshake, notifications, the client's answers to questions, malformed
-//! input), and what rmcp writes is copied out a whole line at a time. Answers are written to a buffer
-//! that is flushed when no further request is already waiting to be read, so a burst of requests gets
-//! its answers in few writes.
+//! stdio: one loop reads the client's lines and writes every answer. The hot requests of a session run on
+//! this loop, through the session's own peer: one `initialize` opened on a version that negotiates once,
+//! or one a 2026-07-28 request opened, whose requests each declare what that version requires (then
+//! through rmcp's dispatch, as over HTTP); every other line goes to rmcp's service as it came, byte for
+//! byte (the handshake, notifications, the client's answers to questions, malformed input), and what rmcp
+//! writes is copied out a whole line at a time. Answers are written to a buffer that is flushed when no
+//! further request is already waiting to be read, so a burst of requests gets its answers in few writes.
 //!
 //! A call sends its progress and log messages through rmcp's loop before it ends, so those lines are
 //! copied out before its answer is written. A `notifications/cancelled` for a request running here
@@ -17,7 +18,7 @@ use std::pin::Pin;
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use rmcp::model::RequestId;
+use rmcp::model::{ProtocolVersion, RequestId};
 use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::io::{BufWriter, DuplexStream};
@@ -25,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::super::handler::McpHandler;
-use super::{Hot, negotiated_once};
+use super::{Hot, encode, negotiated_once};
 
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
 const PIPE_BYTES: usize = 1 << 20;
@@ -106,10 +107,14 @@ where
                 if peer.is_none() {
                     peer = peer_receiver.try_recv().ok();
                 }
-                let hot = peer
-                    .as_ref()
-                    .filter(|p| p.peer_info().is_some_and(|i| negotiated_once(&i.protocol_version)))
-                    .and_then(|_| Hot::parse(&line, registry, true, None));
+                // A session `initialize` opened on a version that negotiates once, or one that a
+                // request with its version in its `_meta` opened (no `initialize`, so no peer info),
+                // whose requests each declare what that version requires.
+                let negotiating = peer.as_ref().and_then(|p| match p.peer_info() {
+                    Some(info) => negotiated_once(&info.protocol_version).then_some(None),
+                    None => Some(Some(&ProtocolVersion::V_2026_07_28)),
+                });
+                let hot = negotiating.and_then(|n| Hot::parse(&line, registry, true, n));
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
                         line.clear();
@@ -118,9 +123,15 @@ where
                         let context = hot.context(peer.clone());
                         let ct = context.ct.clone();
                         let (handler, answer_id) = (&handler, id.clone());
-                        let mut call: Running<'_> = Box::pin(async move {
-                            (answer_id, hot.dispatch(handler, context).await)
-                        });
+                        let mut call: Running<'_> = if negotiating == Some(None) {
+                            Box::pin(async move {
+                                (answer_id, hot.dispatch(handler, context).await)
+                            })
+                        } else {
+                            Box::pin(async move {
+                                (answer_id, encode(&hot.negotiate(handler, context).await))
+                            })
+                        };
                         match (&mut call).now_or_never() {
                             Some((_, answer)) if sends => {
                                 write_answer(&answer, &mut from_rmcp, &mut from_rmcp_bytes, &mut out)
