@@ -36,6 +36,13 @@ async fn whereabouts() -> String {
     tokio::task::try_id().map_or_else(String::new, |id| id.to_string())
 }
 
+/// The task the call runs on, for a tool that may log.
+#[tool(public, read_only)]
+async fn whereabouts_logged(log: Log) -> String {
+    log.info("where");
+    tokio::task::try_id().map_or_else(String::new, |id| id.to_string())
+}
+
 /// An order with text that JSON escapes.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Order {
@@ -583,6 +590,15 @@ async fn over_stdio_a_2026_07_28_session_is_answered_as_rmcp_answers_it() {
         ran_on,
         pipe.serving.id().to_string().as_str(),
         "run on the loop"
+    );
+    // A call that may reach the client is rmcp's, which judges it by the version its request names.
+    let logged = call(4, "whereabouts_logged", json!({})).to_string();
+    pipe.send_raw(&negotiating(&logged)).await;
+    let ran_on = pipe.next().await["result"]["content"][0]["text"].clone();
+    assert_ne!(
+        ran_on,
+        pipe.serving.id().to_string().as_str(),
+        "run by rmcp"
     );
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
     pipe.send_raw(&negotiating(&ping)).await;

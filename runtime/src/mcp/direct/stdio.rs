@@ -109,12 +109,16 @@ where
                 }
                 // A session `initialize` opened on a version that negotiates once, or one that a
                 // request with its version in its `_meta` opened (no `initialize`, so no peer info),
-                // whose requests each declare what that version requires.
+                // whose requests each declare what that version requires. There a call that may
+                // reach the client's peer is left to rmcp, which judges what it may send by the
+                // version its request names.
                 let negotiating = peer.as_ref().and_then(|p| match p.peer_info() {
                     Some(info) => negotiated_once(&info.protocol_version).then_some(None),
                     None => Some(Some(&ProtocolVersion::V_2026_07_28)),
                 });
-                let hot = negotiating.and_then(|n| Hot::parse(&line, registry, true, n));
+                let hot = negotiating.and_then(|n| {
+                    Hot::parse(&line, registry, true, n).filter(|hot| n.is_none() || !hot.sends())
+                });
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
                         line.clear();
