@@ -470,6 +470,15 @@ impl Pipe {
         pipe
     }
 
+    /// Whether a 2026-07-28 call of `tool`, which answers with its task, ran on the task serving the pipe
+    /// (the loop) rather than on one of rmcp's.
+    async fn runs_on_the_loop(&mut self, id: u64, tool: &str) -> bool {
+        self.send_raw(&negotiating(&call(id, tool, json!({})).to_string()))
+            .await;
+        let ran_on = self.next().await["result"]["content"][0]["text"].clone();
+        ran_on == self.serving.id().to_string().as_str()
+    }
+
     async fn send(&mut self, message: &Value) {
         self.send_raw(&message.to_string()).await;
     }
@@ -583,23 +592,9 @@ async fn over_stdio_a_2026_07_28_session_is_answered_as_rmcp_answers_it() {
     let mut pipe = Pipe::connect(server());
     pipe.send_raw(&opener).await;
     pipe.next().await;
-    let whereabouts = call(1, "whereabouts", json!({})).to_string();
-    pipe.send_raw(&negotiating(&whereabouts)).await;
-    let ran_on = pipe.next().await["result"]["content"][0]["text"].clone();
-    assert_eq!(
-        ran_on,
-        pipe.serving.id().to_string().as_str(),
-        "run on the loop"
-    );
+    assert!(pipe.runs_on_the_loop(1, "whereabouts").await);
     // A call that may reach the client is rmcp's, which judges it by the version its request names.
-    let logged = call(4, "whereabouts_logged", json!({})).to_string();
-    pipe.send_raw(&negotiating(&logged)).await;
-    let ran_on = pipe.next().await["result"]["content"][0]["text"].clone();
-    assert_ne!(
-        ran_on,
-        pipe.serving.id().to_string().as_str(),
-        "run by rmcp"
-    );
+    assert!(!pipe.runs_on_the_loop(4, "whereabouts_logged").await);
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
     pipe.send_raw(&negotiating(&ping)).await;
     assert_eq!(
