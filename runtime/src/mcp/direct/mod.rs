@@ -116,10 +116,11 @@ impl Hot {
     }
 
     /// Runs the request through `handler`'s own methods with its `context`, as rmcp's dispatch does for
-    /// a session that negotiated a version before 2026-07-28 (the only ones served here): `call_tool` (as
-    /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
-    /// text. A listing is written from the tools' JSON made once per snapshot, after the same paging and
-    /// visibility as the handler's `list_tools`, rather than serializing every schema again.
+    /// a session that negotiated a version before 2026-07-28 (later ones go through
+    /// [`negotiate`](Self::negotiate)): `call_tool` (as [`McpHandler::answer_call`]) or `ping`, and the
+    /// result in that version's shape; the answer as JSON text. A listing is written from the tools' JSON
+    /// made once per snapshot, after the same paging and visibility as the handler's `list_tools`, rather
+    /// than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,

@@ -112,13 +112,17 @@ where
                 // whose requests each declare what that version requires. There a call that may
                 // reach the client's peer is left to rmcp, which judges what it may send by the
                 // version its request names.
-                let negotiating = peer.as_ref().and_then(|p| match p.peer_info() {
-                    Some(info) => negotiated_once(&info.protocol_version).then_some(None),
-                    None => Some(Some(&ProtocolVersion::V_2026_07_28)),
-                });
-                let hot = negotiating.and_then(|n| {
-                    Hot::parse(&line, registry, true, n).filter(|hot| n.is_none() || !hot.sends())
-                });
+                let (hot, inline) = match peer.as_ref().map(Peer::peer_info) {
+                    Some(Some(info)) if negotiated_once(&info.protocol_version) => {
+                        (Hot::parse(&line, registry, true, None), false)
+                    }
+                    Some(None) => {
+                        let version = Some(&ProtocolVersion::V_2026_07_28);
+                        let hot = Hot::parse(&line, registry, true, version);
+                        (hot.filter(|hot| !hot.sends()), true)
+                    }
+                    _ => (None, false),
+                };
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
                         line.clear();
@@ -127,13 +131,13 @@ where
                         let context = hot.context(peer.clone());
                         let ct = context.ct.clone();
                         let (handler, answer_id) = (&handler, id.clone());
-                        let mut call: Running<'_> = if negotiating == Some(None) {
+                        let mut call: Running<'_> = if inline {
                             Box::pin(async move {
-                                (answer_id, hot.dispatch(handler, context).await)
+                                (answer_id, encode(&hot.negotiate(handler, context).await))
                             })
                         } else {
                             Box::pin(async move {
-                                (answer_id, encode(&hot.negotiate(handler, context).await))
+                                (answer_id, hot.dispatch(handler, context).await)
                             })
                         };
                         match (&mut call).now_or_never() {
