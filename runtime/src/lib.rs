@@ -1,6 +1,6 @@
 //! **Tools for AI agents from plain async functions.**
 //!
-//! Write an `async fn`, put [`#[tool]`](tool) on it, and toolgate derives its JSON Schemas from the
+//! Write an `async fn`, put [`#[tool]`](macro@tool) on it, and toolgate derives its JSON Schemas from the
 //! signature and doc comments, gates it behind the abilities you declare (a tool that declares nothing does
 //! not compile), previews writes for a person to approve, and registers it at link time. One [`Registry`]
 //! then lists and calls the tools for each [`Caller`] with one policy and one call pipeline: in-process from

@@ -164,9 +164,10 @@ pub(crate) enum RequirementKind {
     Reports,
     /// The tool reads what its caller or transport attached ([`Extension<T>`](crate::Extension)).
     Extension,
-    /// One of toolgate's own injectables that needs nothing more ([`Caller`], [`Invocation`](crate::Invocation),
-    /// [`Cancellation`](crate::Cancellation), [`Approval`](crate::Approval)). An injectable of the
-    /// application's own says nothing, and may use anything a call carries.
+    /// One of toolgate's own injectables that needs nothing more ([`Caller`](crate::Caller),
+    /// [`Invocation`](crate::Invocation), [`Cancellation`](crate::Cancellation),
+    /// [`Approval`](crate::param::Approval)). An injectable of the application's own says nothing, and
+    /// may use anything a call carries.
     Nothing,
 }
 
