@@ -5,9 +5,9 @@
 //! 2026-07-28, with the `Mcp-Method` and `Mcp-Name` headers rmcp requires, agreeing with the body.
 //! Anything else, and any body this path does not serve, is given back for rmcp.
 //!
-//! A 2026-07-28 request is served without a session on every server, as rmcp serves it, through rmcp's
-//! own dispatch (which checks what its `_meta` declares and shapes the result for the version); its
-//! answer is JSON, or SSE on a server that answers so, with the HTTP status rmcp gives an error.
+//! A 2026-07-28 request is served without a session on every server, as rmcp serves it, and answered as
+//! rmcp's own dispatch answers it for the version (`Hot::negotiate`); its answer is JSON, or SSE on a
+//! server that answers so, with the HTTP status rmcp gives an error.
 //!
 //! Without sessions, each request runs with a peer of its own, taken from a pool, whose outgoing
 //! messages are kept: when a call sent log messages or a `tools/list_changed`, the answer is an SSE
@@ -215,7 +215,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             return self.answer_in_session(sessions, parts, body).await;
         }
         let registry = &self.handler.shared.registry;
-        let Some(hot) = Hot::parse(&body, registry, false, None) else {
+        let Some(hot) = Hot::parse(&body, registry, &registry.snapshot(), false, None) else {
             return Err(Declined(parts, body));
         };
         let (sent, answer, status) = self.without_session(pool, parts, hot, false).await;
@@ -234,17 +234,20 @@ impl<H: ServerHandler + Clone> Direct<H> {
     ) -> Result<Response, Declined> {
         let registry = &self.handler.shared.registry;
         let version = &self.pools[pool].0;
-        let hot = Hot::parse(&body, registry, false, Some(version)).filter(|hot| {
-            let named = match hot.tool() {
-                Some(tool) => {
-                    single(&parts.headers, "mcp-name") == Some(tool)
-                        && !tool.starts_with("=?base64?")
-                        && !declares_param_headers(&registry.snapshot())
-                }
-                None => true,
-            };
-            named && single(&parts.headers, "mcp-method") == Some(hot.method())
-        });
+        let hot = {
+            let snapshot = registry.snapshot();
+            Hot::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
+                let named = match hot.tool() {
+                    Some(tool) => {
+                        single(&parts.headers, "mcp-name") == Some(tool)
+                            && !tool.starts_with("=?base64?")
+                            && !declares_param_headers(&snapshot)
+                    }
+                    None => true,
+                };
+                named && single(&parts.headers, "mcp-method") == Some(hot.method())
+            })
+        };
         let Some(hot) = hot else {
             return Err(Declined(parts, body));
         };
@@ -254,8 +257,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
 
     /// Runs `hot` outside any session, as rmcp's stateless path runs a request: with a handler of its own
     /// (no log level set, no tools found by an earlier search) and a pooled peer that keeps what the
-    /// call sends; through rmcp's dispatch when its version is `negotiating`. What it sent, the answer,
-    /// and the HTTP status rmcp gives the answer.
+    /// call sends; as rmcp's dispatch answers it when its version is `negotiating`. What it sent, the
+    /// answer, and the HTTP status rmcp gives the answer.
     async fn without_session(
         &self,
         pool: usize,
@@ -270,12 +273,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let (answer, status) = if negotiating {
             // Boxed: rmcp's dispatch of every method is a large future, which the common path's
             // would otherwise carry and move.
-            let answer = Box::pin(hot.negotiate(&handler, context)).await;
-            let status = match &answer {
-                ServerJsonRpcMessage::Error(error) => status_of(error.error.code),
-                _ => StatusCode::OK,
-            };
-            (encode(&answer), status)
+            let (answer, error) = Box::pin(hot.negotiate(&handler, context)).await;
+            (answer, error.map_or(StatusCode::OK, status_of))
         } else {
             (hot.dispatch(&handler, context).await, StatusCode::OK)
         };
@@ -298,8 +297,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
             .and_then(|BoundSession(id)| sessions.served(id))
             .filter(|served| answers_nothing(&served.peer));
         let registry = &self.handler.shared.registry;
-        let (Some(served), Some(mut hot)) = (served, Hot::parse(&body, registry, false, None))
-        else {
+        let hot = Hot::parse(&body, registry, &registry.snapshot(), false, None);
+        let (Some(served), Some(mut hot)) = (served, hot) else {
             return Err(Declined(parts, body));
         };
         let mut context = hot.context(served.peer.clone());

@@ -8,8 +8,9 @@
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
-//! byte as rmcp writes it: `result`); a request of a version that negotiates per request goes through
-//! rmcp's dispatch itself (`Hot::negotiate`): one dispatcher, on the task that read the request. A
+//! byte as rmcp writes it: `result`); on a version that negotiates per request (`Hot::negotiate`) a call
+//! is answered as rmcp's dispatch answers it for that version and anything else goes through that
+//! dispatch itself: one dispatcher, on the task that read the request. A
 //! request is taken only when rmcp would take it the same way; anything else (another method, a `_meta`
 //! that does not declare what its version requires, a progress token over HTTP, a malformed line) goes
 //! to rmcp unchanged, byte for byte, and so does every error rmcp would answer itself.
@@ -20,14 +21,14 @@ mod result;
 pub(super) mod stdio;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, ListToolsRequest, PaginatedRequestParams,
+    CallToolRequestParams, ClientRequest, ErrorCode, ListToolsRequest, PaginatedRequestParams,
     ProtocolVersion, Request, RequestId, RequestMetaObject, RequestNoParam, ServerJsonRpcMessage,
     ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, Service};
 
-use crate::registry::Registry;
+use crate::registry::{Registry, Snapshot};
 use crate::tool::TaskSupport;
 
 use super::convert::CallAnswer;
@@ -51,20 +52,21 @@ enum Method {
 }
 
 impl Hot {
-    /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool that only reads (or of
-    /// no tool at all, which is refused), `tools/list` or `ping`, without a progress token unless
+    /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool of `snapshot` that only
+    /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token unless
     /// `progress` may be relayed. On a version that negotiates per request (`negotiating`, the version its
     /// HTTP header names) its `_meta` names that version and carries all it requires; otherwise it names
     /// no version of its own.
     pub(super) fn parse(
         body: &[u8],
         registry: &Registry,
+        snapshot: &Snapshot,
         progress: bool,
         negotiating: Option<&ProtocolVersion>,
     ) -> Option<Hot> {
         let mut hot = Hot::read(body)?;
         if let Method::Call(call) = &hot.method {
-            hot.sends = only_reads(registry, &call.name)?;
+            hot.sends = only_reads(registry, snapshot, &call.name)?;
         }
         let own_version = hot.meta.protocol_version();
         let lifecycle = match negotiating {
@@ -127,10 +129,7 @@ impl Hot {
         context: RequestContext<RoleServer>,
     ) -> Vec<u8> {
         let Hot { id, method, .. } = self;
-        let mut out = Vec::with_capacity(512);
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        serde_json::to_writer(&mut out, &id).expect("an id serializes");
-        out.extend_from_slice(br#","result":"#);
+        let mut out = envelope(&id);
         let answered = match method {
             Method::List(page) => handler
                 .page(page, &context)
@@ -143,7 +142,7 @@ impl Hot {
                         CallAnswer::Done {
                             result,
                             structured_output,
-                        } => result::write(&mut out, result, structured_output),
+                        } => result::write(&mut out, result, structured_output, false),
                         CallAnswer::Response(response) => {
                             let mut result = ServerResult::from(response);
                             result.strip_result_type_for_legacy_peer();
@@ -168,15 +167,27 @@ impl Hot {
 }
 
 impl Hot {
-    /// Runs a request of a version that negotiates per request through rmcp's own dispatch of `handler`
-    /// (`Service::handle_request`, which checks what its `_meta` declares and shapes the result for that
-    /// version), with its `context`; the answer as rmcp's message.
+    /// Runs a request of a version that negotiates per request (2026-07-28) as rmcp's own dispatch of
+    /// `handler` runs it (`Service::handle_request`, which checks what its `_meta` declares and shapes
+    /// the result for that version), with its `context`. A call on a version the handler supports, whose
+    /// `_meta` [`parse`](Self::parse) checked as that dispatch does, goes to `answer_call` as that
+    /// dispatch calls it, and its answer is shaped as there ([`typed`]; its errors pass unchanged, as a
+    /// call's do there); anything else goes through that dispatch itself. The answer as JSON text, and
+    /// its error's code if it is one.
     pub(super) async fn negotiate<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         context: RequestContext<RoleServer>,
-    ) -> ServerJsonRpcMessage {
-        let request = match self.method {
+    ) -> (Vec<u8>, Option<ErrorCode>) {
+        let Hot { id, method, .. } = self;
+        let supported = context.meta.protocol_version().is_some_and(|version| {
+            ServerHandler::supported_protocol_versions(handler).contains(&version)
+        });
+        let request = match method {
+            Method::Call(params) if supported => {
+                let answered = handler.answer_call(params, context).await;
+                return answered_or_failed(answered.map(|answer| typed(answer, &id)), id);
+            }
             Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
             Method::List(params) => ClientRequest::ListToolsRequest(ListToolsRequest {
                 params,
@@ -184,11 +195,55 @@ impl Hot {
             }),
             Method::Ping => ClientRequest::PingRequest(RequestNoParam::default()),
         };
-        match Service::handle_request(handler, request, context).await {
-            Ok(result) => ServerJsonRpcMessage::response(result, self.id),
-            Err(error) => ServerJsonRpcMessage::error(error, Some(self.id)),
+        let answered = Service::handle_request(handler, request, context).await;
+        let encoded =
+            answered.map(|result| encode(&ServerJsonRpcMessage::response(result, id.clone())));
+        answered_or_failed(encoded, id)
+    }
+}
+
+/// The answer to call `id` on 2026-07-28, as rmcp's dispatch shapes `answer` for that version: a finished
+/// result with its `resultType`, anything else as it is (cache hints are for listings).
+fn typed(answer: CallAnswer, id: &RequestId) -> Vec<u8> {
+    match answer {
+        CallAnswer::Done {
+            result,
+            structured_output,
+        } => {
+            let mut out = envelope(id);
+            result::write(&mut out, result, structured_output, true);
+            out.push(b'}');
+            out
+        }
+        CallAnswer::Response(response) => encode(&ServerJsonRpcMessage::response(
+            ServerResult::from(response),
+            id.clone(),
+        )),
+    }
+}
+
+/// The answer, or the error answer to request `id` with its code.
+fn answered_or_failed(
+    answered: Result<Vec<u8>, ErrorData>,
+    id: RequestId,
+) -> (Vec<u8>, Option<ErrorCode>) {
+    match answered {
+        Ok(answer) => (answer, None),
+        Err(error) => {
+            let code = error.code;
+            (error_answer(error, id), Some(code))
         }
     }
+}
+
+/// The start of the answer to request `id`, up to its result.
+#[inline]
+fn envelope(id: &RequestId) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut out, id).expect("an id serializes");
+    out.extend_from_slice(br#","result":"#);
+    out
 }
 
 /// `result` as JSON after the envelope in `out`.
@@ -203,9 +258,8 @@ fn error_answer(error: ErrorData, id: RequestId) -> Vec<u8> {
 
 /// Whether a call of `name` only reads: no preview, no questions, no task. Such a call, cut short when
 /// its client goes away, leaves nothing half done. If so, whether it may send the client anything.
-fn only_reads(registry: &Registry, name: &str) -> Option<bool> {
-    let snapshot = registry.snapshot();
-    let resolved = registry.resolve(&snapshot, name);
+fn only_reads(registry: &Registry, snapshot: &Snapshot, name: &str) -> Option<bool> {
+    let resolved = registry.resolve(snapshot, name);
     let Some(index) = resolved else {
         return Some(false);
     };

@@ -6,11 +6,17 @@ use crate::output::{Content, ToolResult};
 
 use super::super::convert;
 
-/// What `convert::call_result(Outcome::Done(result), structured_output)` answers, as JSON in the shape
-/// before protocol version 2026-07-28 (no `resultType`), after the envelope in `out`.
-pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool) {
+/// What `convert::call_result(Outcome::Done(result), structured_output)` answers, as JSON after the
+/// envelope in `out`: with `"resultType":"complete"` when `typed`, as rmcp writes it on 2026-07-28, and
+/// without, as it writes it on the versions before.
+pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, typed: bool) {
     let text = result.structured_text();
-    out.extend_from_slice(br#"{"content":["#);
+    let start: &[u8] = if typed {
+        br#"{"resultType":"complete","content":["#
+    } else {
+        br#"{"content":["#
+    };
+    out.extend_from_slice(start);
     let mut first = true;
     let mut separate = |out: &mut Vec<u8>| {
         if !std::mem::take(&mut first) {
@@ -118,21 +124,26 @@ mod tests {
     use crate::error::ToolError;
     use crate::mcp::convert::CallAnswer;
 
-    /// What rmcp writes for the same answer to a peer on a version before 2026-07-28.
-    fn as_rmcp_writes(result: ToolResult, structured_output: bool) -> String {
+    /// What rmcp writes for the same answer to a peer on 2026-07-28 (`typed`) or a version before it, as
+    /// its dispatch shapes the result for each.
+    fn as_rmcp_writes(result: ToolResult, structured_output: bool, typed: bool) -> String {
         let answer = CallAnswer::Done {
             result,
             structured_output,
         };
         let mut result = ServerResult::from(answer.into_response());
-        result.strip_result_type_for_legacy_peer();
-        result.strip_non_object_output_for_legacy_peer();
+        if typed {
+            result.fill_missing_cache_hints();
+        } else {
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+        }
         serde_json::to_string(&result).unwrap()
     }
 
-    fn as_written(result: ToolResult, structured_output: bool) -> String {
+    fn as_written(result: ToolResult, structured_output: bool, typed: bool) -> String {
         let mut out = Vec::new();
-        write(&mut out, result, structured_output);
+        write(&mut out, result, structured_output, typed);
         String::from_utf8(out).unwrap()
     }
 
@@ -170,9 +181,12 @@ mod tests {
             (ToolResult::success(Vec::new()), true),
             (ToolResult::text(awkward), true),
         ];
-        for (result, structured_output) in cases {
-            let expected = as_rmcp_writes(result.clone(), structured_output);
-            assert_eq!(as_written(result, structured_output), expected);
+        for ((result, structured_output), typed) in cases
+            .into_iter()
+            .flat_map(|case| [(case.clone(), false), (case, true)])
+        {
+            let expected = as_rmcp_writes(result.clone(), structured_output, typed);
+            assert_eq!(as_written(result, structured_output, typed), expected);
         }
     }
 

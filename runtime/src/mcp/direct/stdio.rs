@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::super::handler::McpHandler;
-use super::{Hot, encode, negotiated_once};
+use super::{Hot, negotiated_once};
 
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
 const PIPE_BYTES: usize = 1 << 20;
@@ -114,11 +114,11 @@ where
                 // version its request names.
                 let (hot, inline) = match peer.as_ref().map(Peer::peer_info) {
                     Some(Some(info)) if negotiated_once(&info.protocol_version) => {
-                        (Hot::parse(&line, registry, true, None), false)
+                        (Hot::parse(&line, registry, &registry.snapshot(), true, None), false)
                     }
                     Some(None) => {
                         let version = Some(&ProtocolVersion::V_2026_07_28);
-                        let hot = Hot::parse(&line, registry, true, version);
+                        let hot = Hot::parse(&line, registry, &registry.snapshot(), true, version);
                         (hot.filter(|hot| !hot.sends()), true)
                     }
                     _ => (None, false),
@@ -133,7 +133,7 @@ where
                         let (handler, answer_id) = (&handler, id.clone());
                         let mut call: Running<'_> = if inline {
                             Box::pin(async move {
-                                (answer_id, encode(&hot.negotiate(handler, context).await))
+                                (answer_id, hot.negotiate(handler, context).await.0)
                             })
                         } else {
                             Box::pin(async move {
