@@ -10,10 +10,10 @@
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
 //! byte as rmcp writes it: `result`); on a version that negotiates per request (`Hot::negotiate`) a call
 //! is answered as rmcp's dispatch answers it for that version and anything else goes through that
-//! dispatch itself: one dispatcher, on the task that read the request. A
-//! request is taken only when rmcp would take it the same way; anything else (another method, a `_meta`
-//! that does not declare what its version requires, a progress token over HTTP, a malformed line) goes
-//! to rmcp unchanged, byte for byte, and so does every error rmcp would answer itself.
+//! dispatch itself: one dispatcher, on the task that read the request. A request is taken only when rmcp
+//! would take it the same way; anything else (another method, a `_meta` that does not declare what its
+//! version requires, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
+//! byte, and so does every error rmcp would answer itself.
 
 pub(super) mod http;
 mod read;
@@ -53,10 +53,10 @@ enum Method {
 
 impl Hot {
     /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool of `snapshot` that only
-    /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token unless
-    /// `progress` may be relayed. On a version that negotiates per request (`negotiating`, the version its
-    /// HTTP header names) its `_meta` names that version and carries all it requires; otherwise it names
-    /// no version of its own.
+    /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token
+    /// unless `progress` may be relayed. On a version that negotiates per request (`negotiating`, the
+    /// version its HTTP header names) its `_meta` names that version and carries all it requires;
+    /// otherwise it names no version of its own.
     pub(super) fn parse(
         body: &[u8],
         registry: &Registry,
