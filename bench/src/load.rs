@@ -70,6 +70,12 @@ impl Workload {
         self != Workload::AddNegotiating
     }
 
+    /// Whether its client opens a session with `initialize` first: a 2026-07-28 client sends none, and
+    /// over stdio its first request opens the session.
+    fn initializes(self) -> bool {
+        self != Workload::AddNegotiating
+    }
+
     /// What every answer to it must contain, on a server with `tools` extra tools: the sum, a row the
     /// query finds, or the last extra tool's name.
     fn expected(self, tools: usize) -> String {
@@ -410,13 +416,15 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 async fn stdio(child: &mut Child, load: Load, expected: &str, plan: &Plan) -> Result<u64> {
     let mut input = child.stdin.take().ok_or("no stdin")?;
     let mut output = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
-    input
-        .write_all(format!("{INITIALIZE}\n").as_bytes())
-        .await?;
-    output.next_line().await?.ok_or("no initialize answer")?;
-    input
-        .write_all(format!("{INITIALIZED}\n").as_bytes())
-        .await?;
+    if load.workload.initializes() {
+        input
+            .write_all(format!("{INITIALIZE}\n").as_bytes())
+            .await?;
+        output.next_line().await?.ok_or("no initialize answer")?;
+        input
+            .write_all(format!("{INITIALIZED}\n").as_bytes())
+            .await?;
+    }
 
     // The writer keeps `in_flight` requests outstanding; each answer lets it send one more.
     let slots = Arc::new(Semaphore::new(load.in_flight));

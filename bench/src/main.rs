@@ -23,7 +23,7 @@ use load::{Load, Measured, Until, Workload};
 use servers::{Kind, Transport};
 
 /// The rows: transport, request, extra tools, requests in flight.
-const ROWS: [(Transport, Workload, usize, usize); 16] = [
+const ROWS: [(Transport, Workload, usize, usize); 18] = [
     (Transport::Stateless, Workload::Add, 0, 1),
     (Transport::Stateless, Workload::Add, 0, 16),
     (Transport::Stateful, Workload::Add, 0, 1),
@@ -40,6 +40,8 @@ const ROWS: [(Transport, Workload, usize, usize); 16] = [
     (Transport::Stdio, Workload::List, 1000, 1),
     (Transport::Stateless, Workload::AddNegotiating, 0, 1),
     (Transport::Stateless, Workload::AddNegotiating, 0, 16),
+    (Transport::Stdio, Workload::AddNegotiating, 0, 1),
+    (Transport::Stdio, Workload::AddNegotiating, 0, 16),
 ];
 
 /// The memory rows: transport, requests in flight.
