@@ -23,6 +23,12 @@ async fn count_lamps() -> ToolResult {
         .with_telemetry("lamps", json!(12))
 }
 
+/// Count the lamps in the shed, in a span of its own. Its body has no `.await`, so it runs in place.
+#[tool(public, read_only)]
+async fn count_shed_lamps() -> u32 {
+    tracing::info_span!("counting").in_scope(|| 3)
+}
+
 // ANCHOR: exporter
 /// Spans exported to memory while the guard lives, on this thread.
 struct Traced {
@@ -127,6 +133,25 @@ async fn a_call_is_a_span_under_the_trace_context_it_carries() {
     let unknown = traced.span("no_such_tool");
     assert_eq!(text(&unknown, "outcome").as_deref(), Some("unknown_tool"));
     assert_eq!(unknown.status, opentelemetry::trace::Status::error(""));
+}
+
+/// A tool whose body has no `.await` runs in place only when no span wants it: traced, it runs inside
+/// its call's span like any other.
+#[tokio::test]
+async fn a_tool_without_await_runs_inside_its_call_span() {
+    let traced = Traced::start();
+    let registry = Registry::builder().build().unwrap();
+    let outcome = registry
+        .call(&Caller::new("ada"), "count_shed_lamps", json!({}))
+        .await;
+    assert_eq!(outcome.into_result().structured, Some(json!(3)));
+    traced.provider.force_flush().unwrap();
+    let spans = traced.exporter.get_finished_spans().unwrap();
+    let named = |name: &str| spans.iter().find(|s| s.name == name).unwrap();
+    assert_eq!(
+        named("counting").parent_span_id,
+        named("count_shed_lamps").span_context.span_id()
+    );
 }
 
 /// Posts one JSON-RPC message to a stateless JSON server and returns its result.

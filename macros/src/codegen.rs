@@ -12,6 +12,7 @@ use syn::{Expr, ExprLit, Lit, LitStr};
 use crate::arg::Choice;
 use crate::ast::{Param, ToolFn};
 use crate::attr::{KeyValue, ToolAttr};
+use crate::awaits;
 use crate::valid;
 
 /// The registration of a checked tool.
@@ -97,24 +98,25 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         .map(|i| format_ident!("__toolgate_arg{}", i))
         .collect();
     let types: Vec<_> = tool.params.iter().map(|p| &p.ty).collect();
-    let extract = |cx: &TokenStream| {
+    let cx = quote!(__toolgate_cx);
+    // Each parameter from the call's parts; `fail` makes what the function returns on an error.
+    let extract = |fail: TokenStream| {
         let lines = types.iter().zip(&vars).enumerate().map(|(i, (ty, var))| {
             quote_spanned! {ty.span()=>
                 let #var = match <#ty as #tg::Param>::extract(&mut #cx, &__TOOLGATE_PARAMS[#i]) {
                     #tg::Ok(value) => value,
-                    #tg::Err(error) => return #tg::fail(error),
+                    #tg::Err(error) => return #fail(error),
                 };
             }
         });
         quote!(#(#lines)*)
     };
-    let cx = quote!(__toolgate_cx);
-    let extract_call = extract(&cx);
     let output = &tool.output;
     let output_spec = quote_spanned! {output.span()=>
         (&&&&&#tg::dispatch::Probe::<#output>::NEW).spec()
     };
     let call_user = quote_spanned!(ident.span()=> #ident(#(#vars),*));
+    let extract_preview = extract(quote!(#tg::fail));
     let (preview_fn, preview_entry) = match &attr.preview {
         Some(preview) => {
             let path = &preview.value;
@@ -125,7 +127,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             let function = quote! {
                 fn __toolgate_preview(mut #cx: #tg::CallParts<'_>) -> #tg::PreviewFuture {
                     #hook
-                    #extract_call
+                    #extract_preview
                     #tg::Box::pin(async move { #awaited })
                 }
             };
@@ -135,7 +137,29 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let tg_at_fn = respan(&tg, ident.span());
-    let boxed = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(async move { (__toolgate_output().encode)(#call_user.await) }));
+    let run = quote_spanned!(ident.span()=> async move { (__toolgate_output().encode)(#call_user.await) });
+    // A body that cannot wait is run in place; any other is boxed as a future.
+    let (call_fn, body) = if awaits::may_wait(tool.item.block.to_token_stream()) {
+        let extract_call = extract(quote!(#tg::fail));
+        let boxed = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(#run));
+        let call_fn = quote! {
+            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::ToolFuture {
+                #extract_call
+                #boxed
+            }
+        };
+        (call_fn, quote!(#tg::Body::Awaits(__toolgate_call)))
+    } else {
+        let extract_call = extract(quote!(#tg::Err));
+        let finished = quote_spanned!(ident.span()=> #tg_at_fn::finish(#run));
+        let call_fn = quote! {
+            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::Finished {
+                #extract_call
+                #finished
+            }
+        };
+        (call_fn, quote!(#tg::Body::Finishes(__toolgate_call)))
+    };
     let check_params =
         quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
     let named_checks = tool.params.iter().zip(&tool.item.sig.inputs).map(|(param, input)| {
@@ -158,10 +182,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                 #output_spec
             }
 
-            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::ToolFuture {
-                #extract_call
-                #boxed
-            }
+            #call_fn
 
             #preview_fn
 
@@ -185,7 +206,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
                     timeout_ms: #timeout_ms,
                     params: __TOOLGATE_PARAMS,
                     output_schema: |generator| (__toolgate_output().schema)(generator),
-                    call: __toolgate_call,
+                    call: #body,
                     preview: #preview_entry,
                     module: ::core::module_path!(),
                     file: ::core::file!(),

@@ -6,6 +6,7 @@
 mod arg;
 mod ast;
 mod attr;
+mod awaits;
 mod codegen;
 mod expand;
 mod valid;

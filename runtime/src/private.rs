@@ -7,8 +7,8 @@ pub use crate::param::spec::{
 };
 pub use crate::param::{CallParts, Param};
 pub use crate::tool::{
-    Access, Defer, INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, PreviewFuture, TaskSupport,
-    ToolEntry, ToolFuture, fail, into_preview, is_replaceable, is_tool_name,
+    Access, Body, Defer, Finished, INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, PreviewFuture,
+    TaskSupport, ToolEntry, ToolFuture, fail, finish, into_preview, is_replaceable, is_tool_name,
 };
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{Err, Ok};

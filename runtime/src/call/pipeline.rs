@@ -12,7 +12,7 @@ use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::AuditAction;
 use crate::registry::{Registry, Snapshot};
-use crate::tool::{PreviewFuture, ToolFuture};
+use crate::tool::{Finished, PreviewFuture, ToolFuture};
 
 use super::admit::{Refusal, unknown_tool};
 use super::request::{Attachments, Call, Meta};
@@ -33,9 +33,23 @@ pub(super) struct InFlight<'a> {
     pub(super) action: AuditAction,
 }
 
-/// The asynchronous part of a call: nothing, a preview, or the tool's future.
+/// What [`Registry::launch`](Registry) starts of an admitted call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// The preview, when the tool has one; else the body.
+    Preview,
+    /// The body, as a future.
+    Body,
+    /// The body, run in place when it has no `.await` and nothing can stop it (no timeout, no caller's
+    /// token), so that it needs no future of its own; else as a future.
+    InPlace,
+}
+
+/// The asynchronous part of a call: nothing, a preview, or the tool's future; or the result of a body
+/// run in place.
 pub(super) enum Launched {
     Done(Refusal),
+    Finished(Finished),
     Preview {
         future: PreviewFuture,
         arguments: Map<String, Value>,
@@ -93,9 +107,11 @@ impl Registry {
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
-    /// the state machine stays small. It runs in the call's span, which is disabled, at the cost of one
-    /// check, unless a subscriber wants `toolgate::call` spans.
-    pub(super) async fn call_with(
+    /// the state machine stays small; an `async` block, not an `async fn`, so that it holds its arguments
+    /// once, not twice. It runs in the call's span, which is disabled, at the cost of one check, unless a
+    /// subscriber wants `toolgate::call` spans.
+    #[allow(clippy::manual_async_fn)] // see above: an `async fn` holds its arguments twice
+    pub(super) fn call_with(
         &self,
         snapshot: &Snapshot,
         caller: &Caller,
@@ -103,62 +119,70 @@ impl Registry {
         resolved: Option<usize>,
         arguments: Value,
         mut meta: Meta,
-    ) -> Outcome {
-        let traced = trace::call_span(snapshot, name, resolved, caller, &meta);
-        let mut flight = InFlight {
-            snapshot,
-            caller,
-            invocation: Invocation {
-                tool_name: resolved.map_or_else(
-                    || Arc::from(name),
-                    |i| Arc::clone(&snapshot.tools[i].tool.name),
-                ),
-                tool_call_id: meta.tool_call_id.take(),
-                session_id: meta.session_id.take(),
-                traceparent: meta.traceparent.take(),
-                tracestate: meta.tracestate.take(),
-            },
-            admitted: None,
-            hook_arguments: None,
-            audit_arguments: self.inner.audit.as_ref().map(|_| arguments.clone()),
-            started: self.inner.audit.as_ref().map(|_| Instant::now()),
-            action: AuditAction::Call,
-        };
-        let replying = meta.is_reply();
-        let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
-            Ok((index, arguments))
-                if snapshot.tools[index].via_rounds || replying || caller.is_delegated() =>
+    ) -> impl Future<Output = Outcome> {
+        async move {
+            let traced = trace::call_span(snapshot, name, resolved, caller, &meta);
+            let mut flight = InFlight {
+                snapshot,
+                caller,
+                invocation: Invocation {
+                    tool_name: resolved.map_or_else(
+                        || Arc::from(name),
+                        |i| Arc::clone(&snapshot.tools[i].tool.name),
+                    ),
+                    tool_call_id: meta.tool_call_id.take(),
+                    session_id: meta.session_id.take(),
+                    traceparent: meta.traceparent.take(),
+                    tracestate: meta.tracestate.take(),
+                },
+                admitted: None,
+                hook_arguments: None,
+                audit_arguments: self.inner.audit.as_ref().map(|_| arguments.clone()),
+                started: self.inner.audit.as_ref().map(|_| Instant::now()),
+                action: AuditAction::Call,
+            };
+            let replying = meta.is_reply();
+            let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
+                Ok((index, arguments))
+                    if snapshot.tools[index].via_rounds || replying || caller.is_delegated() =>
+                {
+                    // Boxed whole, so that the common path's state machine holds one pointer for it.
+                    let rounds = self.call_with_rounds(flight, index, arguments, meta);
+                    let Some(traced) = traced else {
+                        return Box::pin(rounds).await;
+                    };
+                    let outcome = Box::pin(rounds.instrument(traced.0.clone())).await;
+                    trace::record(&traced, &outcome);
+                    return outcome;
+                }
+                Ok((index, arguments)) => {
+                    let (attachments, ..) = Attachments::of(meta);
+                    // A span wraps the body's future, so a traced call runs none in place.
+                    let step = if traced.is_some() {
+                        Step::Body
+                    } else {
+                        Step::InPlace
+                    };
+                    self.launch(&mut flight, index, arguments, attachments, step)
+                }
+                Err(outcome) => Launched::Done(outcome),
+            };
+            if let Some((span, _)) = &traced {
+                launched = trace::instrumented(launched, span);
+            }
+            let mut outcome = self.drive(&flight, launched).await;
+            self.finish(&flight, &mut outcome);
+            if let Some(traced) = &traced {
+                trace::record(traced, &outcome);
+            }
+            if flight.admitted.is_none()
+                && matches!(outcome, Outcome::Denied(_))
+                && !self.inner.explain_denials
             {
-                // Boxed whole, so that the common path's state machine holds one pointer for it.
-                let rounds = self.call_with_rounds(flight, index, arguments, meta);
-                let Some(traced) = traced else {
-                    return Box::pin(rounds).await;
-                };
-                let outcome = Box::pin(rounds.instrument(traced.0.clone())).await;
-                trace::record(&traced, &outcome);
-                return outcome;
+                // Refused by the gate: the audit has the denial, and the caller learns nothing of the tool.
+                return *unknown_tool(name);
             }
-            Ok((index, arguments)) => {
-                let (attachments, ..) = Attachments::of(meta);
-                self.launch(&mut flight, index, arguments, attachments, true)
-            }
-            Err(outcome) => Launched::Done(outcome),
-        };
-        if let Some((span, _)) = &traced {
-            launched = trace::instrumented(launched, span);
+            outcome
         }
-        let mut outcome = self.drive(&flight, launched).await;
-        self.finish(&flight, &mut outcome);
-        if let Some(traced) = &traced {
-            trace::record(traced, &outcome);
-        }
-        if flight.admitted.is_none()
-            && matches!(outcome, Outcome::Denied(_))
-            && !self.inner.explain_denials
-        {
-            // Refused by the gate: the audit has the denial, and the caller learns nothing of the tool.
-            return *unknown_tool(name);
-        }
-        outcome
     }
 }

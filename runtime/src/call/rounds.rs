@@ -13,7 +13,7 @@ use crate::param::{Answers, Approval, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
 use crate::registry::Registry;
 
-use super::pipeline::InFlight;
+use super::pipeline::{InFlight, Step};
 use super::request::{Attachments, Call, Decided, Meta, Reply, Resume};
 
 impl Registry {
@@ -210,7 +210,7 @@ impl Registry {
                 .is_some_and(|policy| policy(caller, &registered.tool));
         if has_preview && !skip {
             flight.action = AuditAction::Preview;
-            let launched = self.launch(flight, index, arguments, attachments, false);
+            let launched = self.launch(flight, index, arguments, attachments, Step::Preview);
             return (self.drive(flight, launched).await, None);
         }
         let kept = arguments.clone();
@@ -219,7 +219,7 @@ impl Registry {
             support: support.unwrap_or(ClientSupport::ALL),
         });
         attachments.answers = Some(Arc::clone(&answers));
-        let launched = self.launch(flight, index, arguments, attachments, true);
+        let launched = self.launch(flight, index, arguments, attachments, Step::Body);
         let launched = self.counted(flight, index, launched);
         let outcome = self.drive(flight, launched).await;
         let unanswered = match &outcome {
@@ -286,7 +286,7 @@ impl Registry {
                 attachments
                     .extensions
                     .insert(Approval::new(&grant.id, resumed));
-                let launched = self.launch(flight, index, arguments, attachments, true);
+                let launched = self.launch(flight, index, arguments, attachments, Step::Body);
                 let launched = self.counted(flight, index, launched);
                 return (self.drive(flight, launched).await, Some(grant.id));
             }

@@ -1,5 +1,6 @@
 //! Running a step: hooks before, the preview or the tool's future, with timeout, cancellation and panic capture.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -18,21 +19,22 @@ use crate::param::CallParts;
 use crate::policy::ceiling::{Ceilings, Refused, RunKey};
 use crate::policy::hooks::CallInfo;
 use crate::registry::{Handler, Registry};
-use crate::tool::ToolFuture;
+use crate::tool::{Body, ToolFuture};
 
 use super::admit::limit_error;
-use super::pipeline::{InFlight, Launched};
+use super::pipeline::{InFlight, Launched, Step};
 use super::request::Attachments;
 
 impl Registry {
-    /// Hooks before the call, then the preview's or the tool's future, with its parameters' parts.
+    /// Hooks before the call, then `step`: the preview's or the tool's future, with its parameters'
+    /// parts, or the tool's result.
     pub(super) fn launch(
         &self,
         flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
         attachments: Attachments,
-        confirmed: bool,
+        step: Step,
     ) -> Launched {
         let Attachments {
             progress,
@@ -61,6 +63,7 @@ impl Registry {
                 return Launched::Done(Box::new(Outcome::Done(result)));
             }
         }
+        let confirmed = step != Step::Preview;
         if confirmed
             && let Err(refusal) = self.ceiling(
                 registered,
@@ -97,8 +100,15 @@ impl Registry {
                     arguments,
                 }
             }
+            Handler::Compiled {
+                call: Body::Finishes(call),
+                ..
+            } if step == Step::InPlace && token.is_none() => Launched::Finished(
+                std::panic::catch_unwind(AssertUnwindSafe(|| call(parts)))
+                    .unwrap_or_else(|payload| Err(panicked(&*payload))),
+            ),
             Handler::Compiled { call, .. } => Launched::Run {
-                future: call(parts),
+                future: call.future(parts),
                 timeout,
                 token,
                 external,
@@ -182,52 +192,61 @@ impl Registry {
     }
 
     /// Awaits the step. Timeouts, cancellation and previews are boxed, off the common path's state machine.
-    pub(super) async fn drive(&self, flight: &InFlight<'_>, launched: Launched) -> Outcome {
-        let result = match launched {
-            Launched::Done(outcome) => return *outcome,
-            Launched::Run {
-                future,
-                timeout: None,
-                token: None,
-                ..
-            } => CatchPanic(future).await,
-            Launched::Run {
-                future,
-                timeout,
-                token,
-                external,
-            } => {
-                Box::pin(guard(
-                    &flight.invocation.tool_name,
+    /// An `async` block, not an `async fn`, so that its future holds `launched` once, not twice.
+    #[allow(clippy::manual_async_fn)] // see above: an `async fn` holds its arguments twice
+    pub(super) fn drive(
+        &self,
+        flight: &InFlight<'_>,
+        launched: Launched,
+    ) -> impl Future<Output = Outcome> {
+        async move {
+            let result = match launched {
+                Launched::Done(outcome) => return *outcome,
+                Launched::Finished(result) => result,
+                Launched::Run {
+                    future,
+                    timeout: None,
+                    token: None,
+                    ..
+                } => CatchPanic(future).await,
+                Launched::Run {
                     future,
                     timeout,
                     token,
                     external,
-                ))
-                .await
+                } => {
+                    Box::pin(guard(
+                        &flight.invocation.tool_name,
+                        future,
+                        timeout,
+                        token,
+                        external,
+                    ))
+                    .await
+                }
+                Launched::Preview { future, arguments } => {
+                    let preview = match Box::pin(CatchPanic(future)).await {
+                        Ok(preview) => preview.shown_to_people(),
+                        Err(error) => return Outcome::Failed(error),
+                    };
+                    let confirmation = self.confirmations().seal(
+                        GrantKind::Confirm,
+                        &flight.invocation.tool_name,
+                        flight.caller,
+                        &arguments,
+                        Map::new(),
+                    );
+                    return Outcome::NeedsConfirmation(Pending {
+                        tool: flight.invocation.tool_name.to_string(),
+                        preview,
+                        confirmation,
+                    });
+                }
+            };
+            match result {
+                Ok(result) => Outcome::Done(result),
+                Err(error) => Outcome::Failed(error),
             }
-            Launched::Preview { future, arguments } => {
-                let preview = match Box::pin(CatchPanic(future)).await {
-                    Ok(preview) => preview.shown_to_people(),
-                    Err(error) => return Outcome::Failed(error),
-                };
-                let confirmation = self.confirmations().seal(
-                    GrantKind::Confirm,
-                    &flight.invocation.tool_name,
-                    flight.caller,
-                    &arguments,
-                    Map::new(),
-                );
-                return Outcome::NeedsConfirmation(Pending {
-                    tool: flight.invocation.tool_name.to_string(),
-                    preview,
-                    confirmation,
-                });
-            }
-        };
-        match result {
-            Ok(result) => Outcome::Done(result),
-            Err(error) => Outcome::Failed(error),
         }
     }
 }
@@ -286,16 +305,17 @@ where
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let future = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(poll) => poll,
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".to_owned());
-                Poll::Ready(Err(ToolError::panicked(&message)))
-            }
-        }
+        std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx)))
+            .unwrap_or_else(|payload| Poll::Ready(Err(panicked(&*payload))))
     }
+}
+
+/// The error of a tool that panicked with `payload`.
+fn panicked(payload: &(dyn Any + Send)) -> ToolError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message");
+    ToolError::panicked(message)
 }

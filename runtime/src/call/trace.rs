@@ -83,7 +83,7 @@ pub(super) fn instrumented(launched: Launched, span: &Span) -> Launched {
             future: Box::pin(future.instrument(span.clone())),
             arguments,
         },
-        done @ Launched::Done(_) => done,
+        done @ (Launched::Done(_) | Launched::Finished(_)) => done,
     }
 }
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::param::{CallParts, ParamKind, RequirementKind, StateMap};
 use crate::tool::{
-    Access, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
-    ToolFuture, is_tool_name,
+    Access, Body, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
+    is_tool_name,
 };
 
 use super::error::BuildError;
@@ -108,7 +108,7 @@ impl RegisteredTool {
 #[derive(Clone)]
 pub(crate) enum Handler {
     Compiled {
-        call: fn(CallParts<'_>) -> ToolFuture,
+        call: Body,
         preview: Option<fn(CallParts<'_>) -> PreviewFuture>,
     },
     Dynamic {

@@ -4,11 +4,12 @@
 //! [`Tool`](crate::Tool) once, when it is built.
 
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll, Waker};
 
 use schemars::{Schema, SchemaGenerator};
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::output::{Preview, ToolResult};
 use crate::param::{CallParts, ParamSpec};
 
@@ -19,6 +20,34 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>>
 /// The future of one preview.
 #[doc(hidden)]
 pub type PreviewFuture = Pin<Box<dyn Future<Output = Result<Preview, ToolError>> + Send + 'static>>;
+
+/// The result of a body run in place.
+#[doc(hidden)]
+pub type Finished = Result<ToolResult, ToolError>;
+
+/// How a compiled-in tool's body runs: as a future, or, when the body never awaits, in place.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Body {
+    /// A body that may wait: its boxed future.
+    Awaits(fn(CallParts<'_>) -> ToolFuture),
+    /// A body with no `.await`: its result, from the one poll that finishes it.
+    Finishes(fn(CallParts<'_>) -> Finished),
+}
+
+impl Body {
+    /// The body as a future, to run where the call waits: the future of one that never awaits runs it
+    /// in its first poll.
+    pub(crate) fn future(self, parts: CallParts<'_>) -> ToolFuture {
+        match self {
+            Body::Awaits(call) => call(parts),
+            Body::Finishes(call) => {
+                let parts = parts.into_owned();
+                Box::pin(async move { call(parts) })
+            }
+        }
+    }
+}
 
 /// Who may run a compiled-in tool, as declared in `#[tool(...)]`.
 #[doc(hidden)]
@@ -52,7 +81,7 @@ pub struct ToolEntry {
     pub timeout_ms: Option<u64>,
     pub params: &'static [ParamSpec],
     pub output_schema: fn(&mut SchemaGenerator) -> Option<Schema>,
-    pub call: fn(CallParts<'_>) -> ToolFuture,
+    pub call: Body,
     pub preview: Option<fn(CallParts<'_>) -> PreviewFuture>,
     pub module: &'static str,
     pub file: &'static str,
@@ -69,8 +98,41 @@ pub fn fail<T: Send + 'static>(
     Box::pin(std::future::ready(Err(error)))
 }
 
+/// Not public API: the output of a future that finishes in its first poll, as one whose body has no
+/// `.await` does; an error, never a hang, if it waits after all.
+#[doc(hidden)]
+pub fn finish<F: Future<Output = Finished>>(future: F) -> Finished {
+    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(ToolError::with_kind(
+            ErrorKind::Internal,
+            "the tool waited, though its body has no `.await`",
+        )),
+    }
+}
+
 /// Not public API: converts a preview hook's return value.
 #[doc(hidden)]
 pub fn into_preview(value: impl crate::output::IntoPreview) -> Result<Preview, ToolError> {
     value.into_preview()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorKind;
+    use crate::output::ToolResult;
+
+    use super::finish;
+
+    #[test]
+    fn a_body_is_finished_in_its_one_poll_or_is_an_error() {
+        let done = finish(async { Ok(ToolResult::text("done")) }).unwrap();
+        assert_eq!(done.text_for_model(), "done");
+        let waited = finish(std::future::pending()).unwrap_err();
+        assert_eq!(waited.kind(), ErrorKind::Internal);
+        assert_eq!(
+            waited.message(),
+            "the tool waited, though its body has no `.await`"
+        );
+    }
 }

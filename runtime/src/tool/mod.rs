@@ -11,6 +11,8 @@ pub use definition::META_CAPABILITY;
 pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, TaskSupport, Tool};
 pub use dynamic::DynamicTool;
 pub(crate) use dynamic::{DynHandler, DynPreview};
-pub use entry::{Access, PreviewFuture, ToolEntry, ToolFuture, fail, into_preview};
+pub use entry::{
+    Access, Body, Finished, PreviewFuture, ToolEntry, ToolFuture, fail, finish, into_preview,
+};
 pub(crate) use name::NAME_RULE;
 pub use name::{INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, is_replaceable, is_tool_name};
