@@ -116,9 +116,9 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         (&&&&&#tg::dispatch::Probe::<#output>::NEW).spec()
     };
     let call_user = quote_spanned!(ident.span()=> #ident(#(#vars),*));
-    let extract_preview = extract(quote!(#tg::fail));
     let (preview_fn, preview_entry) = match &attr.preview {
         Some(preview) => {
+            let extract_preview = extract(quote!(#tg::fail));
             let path = &preview.value;
             let hook =
                 quote_spanned!(path.span()=> let __toolgate_hook: fn(#(#types),*) -> _ = #path;);

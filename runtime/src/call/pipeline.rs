@@ -40,8 +40,8 @@ pub(super) enum Step {
     Preview,
     /// The body, as a future.
     Body,
-    /// The body, run in place when it has no `.await` and nothing can stop it (no timeout, no caller's
-    /// token), so that it needs no future of its own; else as a future.
+    /// The body, run in place when it has no `.await` and has no timeout, so that it needs no future of
+    /// its own; else as a future.
     InPlace,
 }
 

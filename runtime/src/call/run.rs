@@ -1,4 +1,5 @@
-//! Running a step: hooks before, the preview or the tool's future, with timeout, cancellation and panic capture.
+//! Running a step: hooks before, the preview or the tool's future, with timeout, cancellation and panic
+//! capture, or a body that cannot wait, in place.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -103,10 +104,17 @@ impl Registry {
             Handler::Compiled {
                 call: Body::Finishes(call),
                 ..
-            } if step == Step::InPlace && token.is_none() => Launched::Finished(
-                std::panic::catch_unwind(AssertUnwindSafe(|| call(parts)))
-                    .unwrap_or_else(|payload| Err(panicked(&*payload))),
-            ),
+            } if step == Step::InPlace && timeout.is_none() => {
+                // The token, if any, is the caller's: checked first, as before a body's first poll.
+                Launched::Finished(
+                    if token.as_ref().is_some_and(CancellationToken::is_cancelled) {
+                        Err(cancelled())
+                    } else {
+                        std::panic::catch_unwind(AssertUnwindSafe(|| call(parts)))
+                            .unwrap_or_else(|payload| Err(panicked(&*payload)))
+                    },
+                )
+            }
             Handler::Compiled { call, .. } => Launched::Run {
                 future: call.future(parts),
                 timeout,
@@ -277,7 +285,6 @@ async fn guard(
     let Some(token) = token.as_ref().filter(|_| external) else {
         return timed.await;
     };
-    let cancelled = || ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.");
     // Cancellation wins, as the token is checked before each poll of the tool; but the call waits on the
     // token only when the tool waits, so that a call done in its first poll, as most are, never
     // registers with it (two locks and a waiter).
@@ -292,6 +299,11 @@ async fn guard(
         wait.as_mut().poll(cx).map(|()| Err(cancelled()))
     })
     .await
+}
+
+/// The error of a call its caller cancelled.
+fn cancelled() -> ToolError {
+    ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")
 }
 
 /// Turns a panic while polling the tool into an internal [`ToolError`].
