@@ -137,29 +137,24 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let tg_at_fn = respan(&tg, ident.span());
-    let run = quote_spanned!(ident.span()=> async move { (__toolgate_output().encode)(#call_user.await) });
-    // A body that cannot wait is run in place; any other is boxed as a future.
-    let (call_fn, body) = if awaits::may_wait(tool.item.block.to_token_stream()) {
-        let extract_call = extract(quote!(#tg::fail));
-        let boxed = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin(#run));
-        let call_fn = quote! {
-            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::ToolFuture {
-                #extract_call
-                #boxed
-            }
-        };
-        (call_fn, quote!(#tg::Body::Awaits(__toolgate_call)))
+    // A body that cannot wait is run in place; any other is boxed as a future. Each kind: what a failed
+    // extraction returns, the function's return type, how it wraps the body, and the entry's variant.
+    let (fail, returns, wrap, kind) = if awaits::may_wait(tool.item.block.to_token_stream()) {
+        let wrap = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin);
+        (quote!(#tg::fail), quote!(ToolFuture), wrap, quote!(Awaits))
     } else {
-        let extract_call = extract(quote!(#tg::Err));
-        let finished = quote_spanned!(ident.span()=> #tg_at_fn::finish(#run));
-        let call_fn = quote! {
-            fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::Finished {
-                #extract_call
-                #finished
-            }
-        };
-        (call_fn, quote!(#tg::Body::Finishes(__toolgate_call)))
+        let wrap = quote_spanned!(ident.span()=> #tg_at_fn::finish);
+        (quote!(#tg::Err), quote!(Finished), wrap, quote!(Finishes))
     };
+    let extract_call = extract(fail);
+    let run = quote_spanned!(ident.span()=> #wrap(async move { (__toolgate_output().encode)(#call_user.await) }));
+    let call_fn = quote! {
+        fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::#returns {
+            #extract_call
+            #run
+        }
+    };
+    let body = quote!(#tg::Body::#kind(__toolgate_call));
     let check_params =
         quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
     let named_checks = tool.params.iter().zip(&tool.item.sig.inputs).map(|(param, input)| {

@@ -15,13 +15,13 @@ use crate::param::{CallParts, ParamSpec};
 
 /// The future of one tool call.
 #[doc(hidden)]
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, ToolError>> + Send + 'static>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = Finished> + Send + 'static>>;
 
 /// The future of one preview.
 #[doc(hidden)]
 pub type PreviewFuture = Pin<Box<dyn Future<Output = Result<Preview, ToolError>> + Send + 'static>>;
 
-/// The result of a body run in place.
+/// What a tool's body gives: its result, or the error it failed with.
 #[doc(hidden)]
 pub type Finished = Result<ToolResult, ToolError>;
 
