@@ -108,6 +108,33 @@ impl Plain {
 
     /// Whether `arguments` certainly satisfy the schema. `false` means the general validator decides.
     pub(crate) fn accepts(&self, arguments: &Map<String, Value>) -> bool {
+        self.accepts_in_order(arguments)
+            .unwrap_or_else(|| self.accepts_by_name(arguments))
+    }
+
+    /// [`accepts`](Self::accepts) in one pass over the arguments and the properties, both in order of
+    /// name as a `Map` keeps its keys. `None` when it cannot tell: an argument that is no property, or a
+    /// required property passed over, as arguments in another order (serde_json's `preserve_order`) give.
+    fn accepts_in_order(&self, arguments: &Map<String, Value>) -> Option<bool> {
+        let mut properties = self.properties.iter();
+        for (name, value) in arguments {
+            let property = loop {
+                let (property_name, property) = properties.next()?;
+                match property_name.cmp(name) {
+                    Ordering::Equal => break property,
+                    Ordering::Less if !property.required => {}
+                    _ => return None,
+                }
+            };
+            if !property.accepts(value) {
+                return Some(false);
+            }
+        }
+        Some(properties.all(|(_, property)| !property.required))
+    }
+
+    /// [`accepts`](Self::accepts) whatever the arguments' order: each property looked up by name.
+    fn accepts_by_name(&self, arguments: &Map<String, Value>) -> bool {
         let mut found = 0;
         for (name, property) in &self.properties {
             match arguments.get(name) {
@@ -385,6 +412,56 @@ mod tests {
         ] {
             assert!(Plain::of(&not_plain).is_none(), "{not_plain}");
         }
+    }
+
+    /// The one pass in order of name says what the lookup by name says, whenever it says anything, for
+    /// every subset of known and unknown arguments, valid or not, with others allowed or refused.
+    #[test]
+    fn the_pass_in_order_agrees_with_the_lookup_by_name() {
+        let candidates = [
+            ("a", json!(1), json!("1")),
+            ("b", json!("x"), json!(2)),
+            ("c", json!(true), json!(null)),
+            ("d", json!(3), json!(-1)),
+            ("zz", json!(0), json!([])),
+        ];
+        let mut decided = 0;
+        for additional in [true, false] {
+            let plain = Plain::of(&json!({
+                "type": "object",
+                "properties": {
+                    "a": { "type": "integer" },
+                    "b": { "type": "string" },
+                    "c": { "type": "boolean" },
+                    "d": { "type": "integer", "minimum": 0 }
+                },
+                "required": ["b", "d"],
+                "additionalProperties": additional
+            }))
+            .unwrap();
+            for pick in 0..3u32.pow(5) {
+                let mut arguments = Map::new();
+                let mut rest = pick;
+                for (name, good, bad) in &candidates {
+                    match rest % 3 {
+                        1 => arguments.insert((*name).to_owned(), good.clone()),
+                        2 => arguments.insert((*name).to_owned(), bad.clone()),
+                        _ => None,
+                    };
+                    rest /= 3;
+                }
+                let by_name = plain.accepts_by_name(&arguments);
+                if let Some(in_order) = plain.accepts_in_order(&arguments) {
+                    assert_eq!(in_order, by_name, "{arguments:?}, additional: {additional}");
+                    decided += 1;
+                }
+                assert_eq!(plain.accepts(&arguments), by_name);
+            }
+        }
+        assert!(
+            decided > 3u32.pow(5),
+            "the pass decides most cases: {decided}"
+        );
     }
 
     #[test]
