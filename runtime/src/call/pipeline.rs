@@ -170,7 +170,12 @@ impl Registry {
             if let Some((span, _)) = &traced {
                 launched = trace::instrumented(launched, span);
             }
-            let mut outcome = self.drive(&flight, launched).await;
+            let mut outcome = match launched {
+                // Done in place: no future to drive.
+                Launched::Done(outcome) => *outcome,
+                Launched::Finished(result) => Outcome::finished(result),
+                launched => self.drive(&flight, launched).await,
+            };
             self.finish(&flight, &mut outcome);
             if let Some(traced) = &traced {
                 trace::record(traced, &outcome);

@@ -251,10 +251,7 @@ impl Registry {
                     });
                 }
             };
-            match result {
-                Ok(result) => Outcome::Done(result),
-                Err(error) => Outcome::Failed(error),
-            }
+            Outcome::finished(result)
         }
     }
 }

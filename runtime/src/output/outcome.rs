@@ -288,6 +288,14 @@ const DECLINED: &str =
     "The user declined this change; nothing was changed. Do not try it again unless the user asks.";
 
 impl Outcome {
+    /// The outcome of a body that ran: its result, or its error.
+    pub(crate) fn finished(result: Result<ToolResult, ToolError>) -> Outcome {
+        match result {
+            Ok(result) => Outcome::Done(result),
+            Err(error) => Outcome::Failed(error),
+        }
+    }
+
     /// The result to hand to the model: the tool's own, the preview text, or an `[ERROR] ...` text.
     pub fn into_result(self) -> ToolResult {
         match self {
