@@ -1,5 +1,6 @@
 //! The call pipeline as a table of contents: resolve, admit, then the common path or the rounds, then finish.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -64,63 +65,81 @@ pub(super) enum Launched {
 
 impl Registry {
     /// Calls tool `name` for `caller` with JSON `arguments`.
-    pub async fn call(&self, caller: &Caller, name: &str, arguments: Value) -> Outcome {
-        let snapshot = self.snapshot();
-        let resolved = self.resolve(&snapshot, name);
+    pub fn call(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Outcome> {
         self.call_with(
-            &snapshot,
+            None,
             caller,
-            name,
-            resolved,
+            Cow::Borrowed(name),
             arguments,
             Meta::default(),
         )
-        .await
     }
 
     /// Runs a [`Call`] for `caller` through the pipeline.
-    pub async fn run(&self, caller: &Caller, call: Call) -> Outcome {
-        let snapshot = self.snapshot();
-        let resolved = self.resolve(&snapshot, &call.name);
-        self.run_resolved(&snapshot, caller, call, resolved).await
+    pub fn run(&self, caller: &Caller, call: Call) -> impl Future<Output = Outcome> {
+        let Call {
+            name,
+            arguments,
+            meta,
+        } = call;
+        self.call_with(None, caller, Cow::Owned(name), arguments, meta)
     }
 
     /// Runs a [`Call`] whose name the transport resolved already in `snapshot` (with
     /// [`resolve`](Self::resolve)), so that it encodes the result against the tool that ran, which a hook
     /// may have chosen.
-    pub(crate) async fn run_resolved(
+    pub(crate) fn run_resolved(
         &self,
         snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
         resolved: Option<usize>,
-    ) -> Outcome {
+    ) -> impl Future<Output = Outcome> {
+        let Call {
+            name,
+            arguments,
+            meta,
+        } = call;
         self.call_with(
-            snapshot,
+            Some((snapshot, resolved)),
             caller,
-            &call.name,
-            resolved,
-            call.arguments,
-            call.meta,
+            Cow::Owned(name),
+            arguments,
+            meta,
         )
-        .await
     }
 
     /// The pipeline: synchronous steps, the tool's future, synchronous steps. Only the middle is async, so
     /// the state machine stays small; an `async` block, not an `async fn`, so that it holds its arguments
-    /// once, not twice. It runs in the call's span, which is disabled, at the cost of one check, unless a
-    /// subscriber wants `toolgate::call` spans.
+    /// once, not twice, and the public entries above return it as it is, with no future of their own
+    /// around it. It resolves `name` in the current snapshot, unless the transport did (`resolved`). It
+    /// runs in the call's span, which is disabled, at the cost of one check, unless a subscriber wants
+    /// `toolgate::call` spans.
     #[allow(clippy::manual_async_fn)] // see above: an `async fn` holds its arguments twice
-    pub(super) fn call_with(
+    fn call_with(
         &self,
-        snapshot: &Snapshot,
+        resolved: Option<(&Snapshot, Option<usize>)>,
         caller: &Caller,
-        name: &str,
-        resolved: Option<usize>,
+        name: Cow<'_, str>,
         arguments: Value,
         mut meta: Meta,
     ) -> impl Future<Output = Outcome> {
         async move {
+            let current;
+            let (snapshot, resolved) = match resolved {
+                Some(resolved) => resolved,
+                None => {
+                    current = self.snapshot();
+                    let resolved = self.resolve(&current, &name);
+                    (&*current, resolved)
+                }
+            };
+            let name = &*name;
             let traced = trace::call_span(snapshot, name, resolved, caller, &meta);
             let mut flight = InFlight {
                 snapshot,
@@ -156,7 +175,7 @@ impl Registry {
                     return outcome;
                 }
                 Ok((index, arguments)) => {
-                    let (attachments, ..) = Attachments::of(meta);
+                    let attachments = Attachments::take(&mut meta);
                     // A span wraps the body's future, so a traced call runs none in place.
                     let step = if traced.is_some() {
                         Step::Body

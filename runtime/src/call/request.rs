@@ -208,16 +208,16 @@ pub(super) struct Attachments {
 }
 
 impl Attachments {
-    /// What `meta` attaches for the tool, and what it brings back to an earlier round, still boxed: the
-    /// common path only drops the empty box, and moves no unpacked reply.
-    pub(super) fn of(meta: Meta) -> (Attachments, Option<Box<Reply>>, Option<ClientSupport>) {
-        let attachments = Attachments {
-            progress: meta.progress,
-            log: meta.log,
-            extensions: meta.extensions,
-            cancellation: meta.cancellation,
+    /// What `meta` attaches for the tool, taken out of it in place: `meta` keeps what it brings back to
+    /// an earlier round, and the common path moves nothing else.
+    #[inline]
+    pub(super) fn take(meta: &mut Meta) -> Attachments {
+        Attachments {
+            progress: std::mem::take(&mut meta.progress),
+            log: std::mem::take(&mut meta.log),
+            extensions: std::mem::take(&mut meta.extensions),
+            cancellation: meta.cancellation.take(),
             answers: None,
-        };
-        (attachments, meta.reply, meta.support)
+        }
     }
 }

@@ -122,16 +122,16 @@ impl Registry {
         flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        meta: Meta,
+        mut meta: Meta,
     ) -> (Outcome, Option<String>) {
         let registered = &flight.snapshot.tools[index];
         let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let (mut attachments, reply, support) = Attachments::of(meta);
+        let mut attachments = Attachments::take(&mut meta);
         let Reply {
             mut decided,
             resume,
-        } = reply.map_or_else(Reply::default, |reply| *reply);
+        } = meta.reply.map_or_else(Reply::default, |reply| *reply);
         let has_preview = registered.tool.has_preview;
         let mut answers = Map::new();
         if let Some(Resume {
@@ -216,7 +216,7 @@ impl Registry {
         let kept = arguments.clone();
         let answers = Arc::new(Answers {
             given: answers,
-            support: support.unwrap_or(ClientSupport::ALL),
+            support: meta.support.unwrap_or(ClientSupport::ALL),
         });
         attachments.answers = Some(Arc::clone(&answers));
         let launched = self.launch(flight, index, arguments, attachments, Step::Body);
