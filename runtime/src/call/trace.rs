@@ -102,7 +102,7 @@ pub(super) fn record((span, started): &(Span, Instant), outcome: &Outcome) {
                 span.record("session_log", line.as_str());
             }
             if !result.telemetry.is_empty() {
-                let telemetry = serde_json::Value::Object(result.telemetry.clone());
+                let telemetry = serde_json::Value::Object(result.telemetry.clone().into_map());
                 span.record("telemetry", telemetry.to_string());
             }
             result.is_error

@@ -10,6 +10,7 @@ mod page;
 mod preview;
 mod result;
 mod table;
+mod telemetry;
 
 pub use chart::{Chart, ChartKind, Dataset, DisplayError};
 pub use content::{Content, EmbeddedResource};
@@ -20,3 +21,4 @@ pub use page::{Limit, Page, Row};
 pub use preview::{IntoPreview, Preview};
 pub use result::ToolResult;
 pub use table::{Column, ColumnType, Table, TableRow};
+pub use telemetry::Telemetry;

@@ -1,11 +1,11 @@
 //! [`ToolResult`]: the full result of a call, as the model and the host see it.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{ToolError, error_json, error_text};
 
-use super::Content;
+use super::{Content, Telemetry};
 
 /// Everything a call produced: content blocks for the model, an optional structured value, success or
 /// failure, a session log line for people, and telemetry.
@@ -38,8 +38,8 @@ pub struct ToolResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_log: Option<String>,
     /// Measurements and tags for telemetry.
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub telemetry: Map<String, Value>,
+    #[serde(skip_serializing_if = "Telemetry::is_empty")]
+    pub telemetry: Telemetry,
 }
 
 impl ToolResult {
