@@ -99,11 +99,12 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
         .collect();
     let types: Vec<_> = tool.params.iter().map(|p| &p.ty).collect();
     let cx = quote!(__toolgate_cx);
-    // Each parameter from the call's parts; `fail` makes what the function returns on an error.
-    let extract = |fail: TokenStream| {
+    // Each parameter from the call's parts, borrowed as `parts`; `fail` makes what the function returns
+    // on an error.
+    let extract = |parts: TokenStream, fail: TokenStream| {
         let lines = types.iter().zip(&vars).enumerate().map(|(i, (ty, var))| {
             quote_spanned! {ty.span()=>
-                let #var = match <#ty as #tg::Param>::extract(&mut #cx, &__TOOLGATE_PARAMS[#i]) {
+                let #var = match <#ty as #tg::Param>::extract(#parts, &__TOOLGATE_PARAMS[#i]) {
                     #tg::Ok(value) => value,
                     #tg::Err(error) => return #fail(error),
                 };
@@ -118,7 +119,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let call_user = quote_spanned!(ident.span()=> #ident(#(#vars),*));
     let (preview_fn, preview_entry) = match &attr.preview {
         Some(preview) => {
-            let extract_preview = extract(quote!(#tg::fail));
+            let extract_preview = extract(quote!(&mut #cx), quote!(#tg::fail));
             let path = &preview.value;
             let hook =
                 quote_spanned!(path.span()=> let __toolgate_hook: fn(#(#types),*) -> _ = #path;);
@@ -137,19 +138,37 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     };
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let tg_at_fn = respan(&tg, ident.span());
-    // A body that cannot wait is run in place; any other is boxed as a future. Each kind: what a failed
-    // extraction returns, the function's return type, how it wraps the body, and the entry's variant.
-    let (fail, returns, wrap, kind) = if awaits::may_wait(tool.item.block.to_token_stream()) {
-        let wrap = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin);
-        (quote!(#tg::fail), quote!(ToolFuture), wrap, quote!(Awaits))
-    } else {
-        let wrap = quote_spanned!(ident.span()=> #tg_at_fn::finish);
-        (quote!(#tg::Err), quote!(Finished), wrap, quote!(Finishes))
-    };
-    let extract_call = extract(fail);
+    // A body that cannot wait is run in place, on borrowed parts; any other is boxed as a future that owns
+    // them. Each kind: how the function takes the parts and lends them, what a failed extraction returns,
+    // the function's return type, how it wraps the body, and the entry's variant.
+    let (takes, lends, fail, returns, wrap, kind) =
+        if awaits::may_wait(tool.item.block.to_token_stream()) {
+            let wrap = quote_spanned!(ident.span()=> #tg_at_fn::Box::pin);
+            let takes = quote!(mut #cx: #tg::CallParts<'_>);
+            (
+                takes,
+                quote!(&mut #cx),
+                quote!(#tg::fail),
+                quote!(ToolFuture),
+                wrap,
+                quote!(Awaits),
+            )
+        } else {
+            let wrap = quote_spanned!(ident.span()=> #tg_at_fn::finish);
+            let takes = quote!(#cx: &mut #tg::CallParts<'_>);
+            (
+                takes,
+                quote!(#cx),
+                quote!(#tg::Err),
+                quote!(Finished),
+                wrap,
+                quote!(Finishes),
+            )
+        };
+    let extract_call = extract(lends, fail);
     let run = quote_spanned!(ident.span()=> #wrap(async move { (__toolgate_output().encode)(#call_user.await) }));
     let call_fn = quote! {
-        fn __toolgate_call(mut #cx: #tg::CallParts<'_>) -> #tg::#returns {
+        fn __toolgate_call(#takes) -> #tg::#returns {
             #extract_call
             #run
         }

@@ -110,7 +110,7 @@ impl Registry {
                     if token.as_ref().is_some_and(CancellationToken::is_cancelled) {
                         Err(cancelled())
                     } else {
-                        std::panic::catch_unwind(AssertUnwindSafe(|| call(parts)))
+                        std::panic::catch_unwind(AssertUnwindSafe(|| call(&mut parts)))
                             .unwrap_or_else(|payload| Err(panicked(&*payload)))
                     },
                 )

@@ -31,8 +31,8 @@ pub type Finished = Result<ToolResult, ToolError>;
 pub enum Body {
     /// A body that may wait: its boxed future.
     Awaits(fn(CallParts<'_>) -> ToolFuture),
-    /// A body with no `.await`: its result, from the one poll that finishes it.
-    Finishes(fn(CallParts<'_>) -> Finished),
+    /// A body with no `.await`: its result, from the one poll that finishes it, on borrowed parts.
+    Finishes(fn(&mut CallParts<'_>) -> Finished),
 }
 
 impl Body {
@@ -42,8 +42,8 @@ impl Body {
         match self {
             Body::Awaits(call) => call(parts),
             Body::Finishes(call) => {
-                let parts = parts.into_owned();
-                Box::pin(async move { call(parts) })
+                let mut parts = parts.into_owned();
+                Box::pin(async move { call(&mut parts) })
             }
         }
     }
