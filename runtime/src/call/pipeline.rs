@@ -175,7 +175,20 @@ impl Registry {
                     return outcome;
                 }
                 Ok((index, arguments)) => {
-                    let attachments = Attachments::take(&mut meta);
+                    let Meta {
+                        progress,
+                        log,
+                        extensions,
+                        cancellation,
+                        ..
+                    } = meta;
+                    let attachments = Attachments {
+                        progress,
+                        log,
+                        extensions,
+                        cancellation,
+                        answers: None,
+                    };
                     // A span wraps the body's future, so a traced call runs none in place.
                     let step = if traced.is_some() {
                         Step::Body

@@ -206,18 +206,3 @@ pub(super) struct Attachments {
     pub(super) cancellation: Option<CancellationToken>,
     pub(super) answers: Option<Arc<Answers>>,
 }
-
-impl Attachments {
-    /// What `meta` attaches for the tool, taken out of it in place: `meta` keeps what it brings back to
-    /// an earlier round, and the common path moves nothing else.
-    #[inline]
-    pub(super) fn take(meta: &mut Meta) -> Attachments {
-        Attachments {
-            progress: std::mem::take(&mut meta.progress),
-            log: std::mem::take(&mut meta.log),
-            extensions: std::mem::take(&mut meta.extensions),
-            cancellation: meta.cancellation.take(),
-            answers: None,
-        }
-    }
-}

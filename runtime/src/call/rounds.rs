@@ -122,16 +122,31 @@ impl Registry {
         flight: &mut InFlight<'_>,
         index: usize,
         arguments: Map<String, Value>,
-        mut meta: Meta,
+        meta: Meta,
     ) -> (Outcome, Option<String>) {
         let registered = &flight.snapshot.tools[index];
         let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
-        let mut attachments = Attachments::take(&mut meta);
+        let Meta {
+            progress,
+            log,
+            extensions,
+            cancellation,
+            reply,
+            support,
+            ..
+        } = meta;
+        let mut attachments = Attachments {
+            progress,
+            log,
+            extensions,
+            cancellation,
+            answers: None,
+        };
         let Reply {
             mut decided,
             resume,
-        } = meta.reply.map_or_else(Reply::default, |reply| *reply);
+        } = reply.map_or_else(Reply::default, |reply| *reply);
         let has_preview = registered.tool.has_preview;
         let mut answers = Map::new();
         if let Some(Resume {
@@ -216,7 +231,7 @@ impl Registry {
         let kept = arguments.clone();
         let answers = Arc::new(Answers {
             given: answers,
-            support: meta.support.unwrap_or(ClientSupport::ALL),
+            support: support.unwrap_or(ClientSupport::ALL),
         });
         attachments.answers = Some(Arc::clone(&answers));
         let launched = self.launch(flight, index, arguments, attachments, Step::Body);
