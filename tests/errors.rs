@@ -31,7 +31,7 @@ async fn boxed_and_anyhow_errors_are_internal_errors_that_keep_their_source() {
     let done = registry
         .call(&anyone, "parse_boxed", json!({ "text": "12" }))
         .await;
-    assert_eq!(done.into_result().structured, Some(json!(12)));
+    assert_eq!(done.into_result().structured.as_deref(), Some(&json!(12)));
 
     let boxed = registry
         .call(&anyone, "parse_boxed", json!({ "text": "twelve" }))

@@ -144,7 +144,7 @@ async fn a_tool_without_await_runs_inside_its_call_span() {
     let outcome = registry
         .call(&Caller::new("ada"), "count_shed_lamps", json!({}))
         .await;
-    assert_eq!(outcome.into_result().structured, Some(json!(3)));
+    assert_eq!(outcome.into_result().structured.as_deref(), Some(&json!(3)));
     traced.provider.force_flush().unwrap();
     let spans = traced.exporter.get_finished_spans().unwrap();
     let named = |name: &str| spans.iter().find(|s| s.name == name).unwrap();

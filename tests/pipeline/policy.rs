@@ -170,7 +170,7 @@ async fn a_registry_of_some_compiled_tools_has_only_those_and_needs_only_their_s
     let sum = registry
         .call(&manager(), "add", json!({ "a": 2, "b": 40 }))
         .await;
-    assert_eq!(sum.into_result().structured, Some(json!(42)));
+    assert_eq!(sum.into_result().structured.as_deref(), Some(&json!(42)));
 
     let misspelt = Registry::builder().compiled_tools(["ad"]).build();
     assert!(

@@ -11,8 +11,8 @@ async fn results_are_encoded_by_type() {
         .await
         .into_result();
     assert_eq!(
-        (sum.text_for_model(), sum.structured),
-        ("42".to_owned(), Some(json!(42)))
+        (sum.text_for_model(), sum.structured.as_deref()),
+        ("42".to_owned(), Some(&json!(42)))
     );
 
     let page = registry
@@ -40,7 +40,7 @@ async fn results_are_encoded_by_type() {
         .await
         .into_result();
     assert_eq!(
-        (text.text_for_model(), text.structured),
+        (text.text_for_model(), text.structured.as_deref()),
         ("3 open orders".to_owned(), None)
     );
 
@@ -82,9 +82,9 @@ async fn tool_errors_reach_the_model_and_internal_details_are_masked() {
         "[ERROR] Order RO-7 is already shipped."
     );
     assert_eq!(
-        result.structured,
+        result.structured.as_deref(),
         Some(
-            json!({ "error": { "kind": "failed", "message": "Order RO-7 is already shipped.", "data": { "number": "RO-7" } } })
+            &json!({ "error": { "kind": "failed", "message": "Order RO-7 is already shipped.", "data": { "number": "RO-7" } } })
         )
     );
 

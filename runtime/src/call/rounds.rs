@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::caller::Caller;
 use crate::confirm::{self, Claim, Claimed, Confirmations, Decision, Grant, GrantKind};
 use crate::error::{ErrorKind, ToolError};
-use crate::output::{APPROVAL_KEY, InputRequired, Outcome, Unsupported};
+use crate::output::{APPROVAL_KEY, InputRequired, Outcome, ToolResult, Unsupported};
 use crate::param::{Answers, Approval, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
 use crate::registry::Registry;
@@ -109,7 +109,7 @@ impl Registry {
         };
         self.finish(&flight, &mut outcome);
         if let Some(id) = claimed {
-            self.record(&id, &outcome).await;
+            self.record(&id, &mut outcome).await;
         }
         outcome
     }
@@ -321,7 +321,16 @@ impl Registry {
     }
 
     /// Records the final outcome of an approved write (after hooks and masking), returned to retries.
-    pub(super) async fn record(&self, id: &str, outcome: &Outcome) {
+    /// Its structured value is held as a value from here on, so that this caller reads the same JSON
+    /// text as a retry that reads the record back.
+    pub(super) async fn record(&self, id: &str, outcome: &mut Outcome) {
+        if let Outcome::Done(ToolResult {
+            structured: Some(value),
+            ..
+        }) = outcome
+        {
+            value.hold_value();
+        }
         let record = serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
         if let Err(error) = self.confirmations().store.finish(id, record).await {
             tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");

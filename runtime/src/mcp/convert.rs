@@ -9,7 +9,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
-use crate::output::{Content, Outcome, ToolResult};
+use crate::output::{Content, Outcome, StructuredValue, ToolResult};
 use crate::tool::{Defer, META_CAPABILITY, Tool};
 
 use super::input::{META_CONFIRMATION, META_PREVIEW};
@@ -207,7 +207,10 @@ fn done(result: ToolResult, structured_output: bool) -> CallToolResult {
         CallToolResult::success(blocks)
     };
     if structured_output {
-        call.structured_content = result.structured.filter(Value::is_object);
+        call.structured_content = result
+            .structured
+            .filter(StructuredValue::holds_object)
+            .map(StructuredValue::into_value);
     }
     call
 }

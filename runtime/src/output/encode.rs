@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 
 use crate::error::ToolError;
 
+use super::compound::{Holding, holding};
 use super::display::{self, CHART_KEY, TABLE_KEY};
-use super::{Chart, Content, DisplayError, Table, ToolResult};
+use super::{Chart, Content, DisplayError, StructuredValue, Table, ToolResult};
 
 /// A return type with its own encoding into a [`ToolResult`].
 ///
@@ -90,6 +91,14 @@ impl IntoOutput for Value {
     }
 }
 
+/// The tool error for a value serde_json cannot write.
+fn unencodable(error: serde_json::Error) -> ToolError {
+    ToolError::with_kind(
+        crate::error::ErrorKind::Internal,
+        format!("could not encode the result: {error}"),
+    )
+}
+
 /// A structured value as a result. A `chart` or `table` beside its data is checked, and the model reads
 /// them as tables of text ([`display`]). Inline, so that a value that is no object costs nothing more.
 #[inline]
@@ -112,7 +121,7 @@ fn structured_object(value: Value) -> Result<ToolResult, ToolError> {
 fn shown(text: String, value: Value) -> ToolResult {
     ToolResult {
         content: vec![Content::text(text)],
-        structured: Some(value),
+        structured: Some(value.into()),
         ..ToolResult::default()
     }
 }
@@ -187,7 +196,7 @@ fn beside(key: &str, schema: Schema) -> Schema {
 /// let schema = forecast.output_schema().unwrap();
 /// assert_eq!(schema["properties"]["high"]["description"], "Degrees Celsius.");
 /// let result = registry.call(&Caller::anonymous(), "forecast", serde_json::json!({})).await.into_result();
-/// assert_eq!(result.structured, Some(serde_json::json!({ "high": 21, "sky": "clear" })));
+/// assert_eq!(result.structured.as_deref(), Some(&serde_json::json!({ "high": 21, "sky": "clear" })));
 /// # });
 /// ```
 #[diagnostic::on_unimplemented(
@@ -206,14 +215,15 @@ pub trait Structured: Send + 'static {
 
 #[diagnostic::do_not_recommend]
 impl<T: Serialize + JsonSchema + Send + 'static> Structured for T {
+    /// A list, or a struct with nothing to draw, is written straight to its JSON text, which is what
+    /// MCP sends; anything else becomes a [`Value`].
     fn encode(self) -> Result<ToolResult, ToolError> {
-        let value = serde_json::to_value(&self).map_err(|e| {
-            ToolError::with_kind(
-                crate::error::ErrorKind::Internal,
-                format!("could not encode the result: {e}"),
-            )
-        })?;
-        structured(value)
+        match holding(&self) {
+            Holding::Text => Ok(ToolResult::structured(
+                StructuredValue::written(&self).map_err(unencodable)?,
+            )),
+            Holding::Value => structured(serde_json::to_value(&self).map_err(unencodable)?),
+        }
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Schema {

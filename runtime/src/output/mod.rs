@@ -2,13 +2,15 @@
 //! preview, pages of rows, tables and charts, and the outcome of the whole call.
 
 mod chart;
+mod compound;
 mod content;
 pub(crate) mod display;
 pub(crate) mod encode;
 mod outcome;
 mod page;
 mod preview;
-mod result;
+pub(crate) mod result;
+mod structured;
 mod table;
 mod telemetry;
 
@@ -20,5 +22,6 @@ pub use outcome::{APPROVAL_KEY, InputRequired, Outcome, Pending, Unsupported};
 pub use page::{Limit, Page, Row};
 pub use preview::{IntoPreview, Preview};
 pub use result::ToolResult;
+pub use structured::StructuredValue;
 pub use table::{Column, ColumnType, Table, TableRow};
 pub use telemetry::Telemetry;

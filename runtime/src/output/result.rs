@@ -1,11 +1,13 @@
 //! [`ToolResult`]: the full result of a call, as the model and the host see it.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ToolError, error_json, error_text};
 
-use super::{Content, Telemetry};
+use super::{Content, StructuredValue, Telemetry};
 
 /// Everything a call produced: content blocks for the model, an optional structured value, success or
 /// failure, a session log line for people, and telemetry.
@@ -31,7 +33,7 @@ pub struct ToolResult {
     pub content: Vec<Content>,
     /// The structured value, when the tool returned data (matches the tool's output schema).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured: Option<Value>,
+    pub structured: Option<StructuredValue>,
     /// Whether the call failed; the content then explains why.
     pub is_error: bool,
     /// A line for the people watching the session, not for the model.
@@ -57,9 +59,9 @@ impl ToolResult {
     }
 
     /// A successful structured result; the model reads its JSON text.
-    pub fn structured(value: Value) -> Self {
+    pub fn structured(value: impl Into<StructuredValue>) -> Self {
         ToolResult {
-            structured: Some(value),
+            structured: Some(value.into()),
             ..Self::default()
         }
     }
@@ -73,7 +75,7 @@ impl ToolResult {
     pub(crate) fn failure(kind: &str, message: &str, data: Option<&Value>) -> Self {
         ToolResult {
             content: vec![Content::text(error_text(message))],
-            structured: Some(error_json(kind, message, data)),
+            structured: Some(error_json(kind, message, data).into()),
             is_error: true,
             ..Self::default()
         }
@@ -104,24 +106,31 @@ impl ToolResult {
     /// text-only model sees.
     pub fn text_for_model(&self) -> String {
         if let Some(text) = self.structured_text() {
-            return text;
+            return text.into_owned();
         }
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")
     }
 
     /// The structured value's JSON text, when there is a structured value and no text block.
-    pub(crate) fn structured_text(&self) -> Option<String> {
-        let value = self.structured.as_ref()?;
-        if self.content.iter().any(|c| c.as_text().is_some()) {
-            return None;
-        }
-        // Written to bytes rather than through `Display`, whose formatter adapter doubles the cost.
-        serde_json::to_string(value).ok()
+    pub(crate) fn structured_text(&self) -> Option<Cow<'_, str>> {
+        structured_text(self.structured.as_ref(), &self.content)
     }
 
     /// The image and audio blocks, decoded, with their media types.
     pub fn binary_results(&self) -> impl Iterator<Item = (Vec<u8>, &str)> {
         self.content.iter().filter_map(Content::binary)
     }
+}
+
+/// The JSON text of a result's `structured` value, when its `content` has no text block.
+pub(crate) fn structured_text<'a>(
+    structured: Option<&'a StructuredValue>,
+    content: &[Content],
+) -> Option<Cow<'a, str>> {
+    let value = structured?;
+    if content.iter().any(|c| c.as_text().is_some()) {
+        return None;
+    }
+    Some(value.to_json())
 }

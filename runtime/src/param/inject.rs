@@ -34,7 +34,7 @@ use super::{CallParts, Param, ParamKind, ParamSpec, Requirement, RequirementKind
 /// let prices = Prices(Arc::new(vec![("tea".into(), 3.5)]));
 /// let registry = Registry::builder().state(prices).build().unwrap();
 /// let outcome = registry.call(&Caller::anonymous(), "price", serde_json::json!({ "product": "tea" })).await;
-/// assert_eq!(outcome.into_result().structured, Some(serde_json::json!(3.5)));
+/// assert_eq!(outcome.into_result().structured.as_deref(), Some(&serde_json::json!(3.5)));
 /// # });
 /// ```
 #[derive(Debug, Clone, Copy, Default)]

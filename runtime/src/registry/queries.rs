@@ -36,7 +36,7 @@ use super::snapshot::{Current, Live, Snapshot, Tools};
 /// let names: Vec<String> = registry.list(&Caller::anonymous()).iter().map(|t| t.name().to_owned()).collect();
 /// assert!(names.contains(&"add".to_owned()));
 /// let outcome = registry.call(&Caller::anonymous(), "add", serde_json::json!({"a": 2, "b": 40})).await;
-/// assert_eq!(outcome.into_result().structured, Some(serde_json::json!(42)));
+/// assert_eq!(outcome.into_result().structured.as_deref(), Some(&serde_json::json!(42)));
 /// # });
 /// ```
 #[derive(Clone)]

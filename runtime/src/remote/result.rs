@@ -25,7 +25,7 @@ use crate::output::{Content, ToolResult};
 /// ```
 pub fn tool_result(remote: CallToolResult) -> ToolResult {
     let mut result = ToolResult::success(remote.content.iter().map(content).collect());
-    result.structured = remote.structured_content;
+    result.structured = remote.structured_content.map(Into::into);
     result.is_error = remote.is_error.unwrap_or(false);
     result
 }

@@ -1,7 +1,10 @@
 //! A finished call's result, written byte for byte as rmcp writes it for the protocol versions the direct
 //! loops serve, without building rmcp's types on the way: the structured value's JSON text, made once,
-//! is both the first text block and `structuredContent`, and text is escaped in one pass.
+//! is both the first text block and `structuredContent`, and text is escaped in one pass. A structured
+//! value held as the text its tool's data was written to keeps that text's field order in
+//! `structuredContent`, where rmcp's `Value` would sort the fields.
 
+use crate::output::result::structured_text;
 use crate::output::{Content, ToolResult};
 
 use super::super::convert;
@@ -10,7 +13,13 @@ use super::super::convert;
 /// envelope in `out`: with `"resultType":"complete"` when `typed`, as rmcp writes it on 2026-07-28, and
 /// without, as it writes it on the versions before.
 pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, typed: bool) {
-    let text = result.structured_text();
+    let ToolResult {
+        content,
+        structured,
+        is_error,
+        ..
+    } = result;
+    let text = structured_text(structured.as_ref(), &content);
     let start: &[u8] = if typed {
         br#"{"resultType":"complete","content":["#
     } else {
@@ -27,7 +36,7 @@ pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bo
         separate(out);
         text_block(out, text);
     }
-    for block in result.content {
+    for block in content {
         separate(out);
         match block {
             Content::Text { text } => text_block(out, &text),
@@ -36,18 +45,15 @@ pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bo
         }
     }
     out.push(b']');
-    if let Some(value) = result
-        .structured
-        .filter(|value| structured_output && value.is_object())
+    if let Some(value) = structured
+        .as_ref()
+        .filter(|value| structured_output && value.holds_object())
     {
         out.extend_from_slice(br#","structuredContent":"#);
-        match &text {
-            // The same value's JSON text, already made for the text block.
-            Some(text) => out.extend_from_slice(text.as_bytes()),
-            None => serde_json::to_writer(&mut *out, &value).expect("a JSON value serializes"),
-        }
+        // The same value's JSON text, made once for the text block when there is one.
+        out.extend_from_slice(text.unwrap_or_else(|| value.to_json()).as_bytes());
     }
-    let end: &[u8] = if result.is_error {
+    let end: &[u8] = if is_error {
         br#","isError":true}"#
     } else {
         br#","isError":false}"#
