@@ -2,7 +2,8 @@
 //! SQLite database) and, for some rows, 1,000 more tools, over Streamable HTTP (stateless with JSON
 //! responses, or stateful with sessions and SSE) or stdio: toolgate (this tree's, and optionally another
 //! build's), rmcp's own macros, the official TypeScript SDK (`bench/servers/typescript.mjs`), and a bare
-//! responder that answers every request with a canned result (the ceiling: no MCP work at all).
+//! responder that does no MCP work at all (the ceiling): it answers every request with a canned result,
+//! or with the rows of the shop's query.
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
@@ -117,22 +118,31 @@ impl Calculator {
         Parameters(params): Parameters<SearchParams>,
     ) -> std::result::Result<Json<OrderPage>, ErrorData> {
         let limit = params.limit.unwrap_or(20).clamp(1, 50) as usize;
-        let (total, orders) = self
-            .db
-            .search(params.query.as_deref(), params.status, limit)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let rows = orders
-            .into_iter()
-            .map(|o| OrderRow {
-                url: format!("https://shop.example/admin/orders/{}", o.number),
-                number: o.number,
-                customer: o.customer,
-                status: o.status,
-                total_eur: o.total_eur,
-            })
-            .collect();
-        Ok(Json(OrderPage { total, rows }))
+        order_page(&self.db, params.query.as_deref(), params.status, limit)
+            .map(Json)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
+}
+
+/// The orders `db` finds, shaped as the shop's tool shapes them.
+fn order_page(
+    db: &Db,
+    query: Option<&str>,
+    status: Option<Status>,
+    limit: usize,
+) -> load::Result<OrderPage> {
+    let (total, orders) = db.search(query, status, limit)?;
+    let rows = orders
+        .into_iter()
+        .map(|o| OrderRow {
+            url: format!("https://shop.example/admin/orders/{}", o.number),
+            number: o.number,
+            customer: o.customer,
+            status: o.status,
+            total_eur: o.total_eur,
+        })
+        .collect();
+    Ok(OrderPage { total, rows })
 }
 
 #[tool_handler(router = self.tool_router, name = "bench", version = "0")]
@@ -309,11 +319,12 @@ fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer
         .http_options(options))
 }
 
-/// The bare responder's answers, made once: to `tools/list`, to `search_orders` (the shop's rows as
-/// rmcp's server gives them) and to anything else (`42`).
+/// The bare responder's answers: to `tools/list`, made once; to `search_orders`, the shop's query run
+/// and its rows written as rmcp's server writes them (a tool's own work, which no server can skip); to
+/// anything else, `42`.
 struct Canned {
     listing: String,
-    search: String,
+    db: Db,
 }
 
 impl Canned {
@@ -328,32 +339,39 @@ impl Canned {
                 })
             })
             .collect();
-        let (total, orders) = Db::open(":memory:")?.search(Some("Lovelace"), None, 3)?;
-        let rows: Vec<Value> = orders.into_iter().map(|o| json!(o)).collect();
-        let page = json!({ "total": total, "rows": rows });
-        let search = json!({
-            "content": [{ "type": "text", "text": page.to_string() }],
-            "structuredContent": page,
-            "isError": false
-        });
         Ok(Canned {
             listing: json!({ "tools": tools }).to_string(),
-            search: search.to_string(),
+            db: Db::open(":memory:")?,
         })
     }
 
     /// The answer to `message`, with its id.
     fn answer(&self, message: &Value) -> String {
         let id = &message["id"];
+        let search;
         let result = match (
             message["method"].as_str(),
             message["params"]["name"].as_str(),
         ) {
             (Some("tools/list"), _) => &self.listing,
-            (_, Some("search_orders")) => &self.search,
+            (_, Some("search_orders")) => {
+                search = self.search();
+                &search
+            }
             _ => r#"{"content":[{"type":"text","text":"42"}],"isError":false}"#,
         };
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+    }
+
+    /// The load's search, run and written: its rows as text and as structured content.
+    fn search(&self) -> String {
+        let page = order_page(&self.db, Some("Lovelace"), None, 3)
+            .and_then(|page| Ok(serde_json::to_string(&page)?))
+            .unwrap_or_default();
+        let text = serde_json::to_string(&page).unwrap_or_default();
+        format!(
+            r#"{{"content":[{{"type":"text","text":{text}}}],"structuredContent":{page},"isError":false}}"#
+        )
     }
 }
 
