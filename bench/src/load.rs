@@ -114,6 +114,9 @@ pub(crate) struct Measured {
     pub(crate) peak_mib: f64,
     /// `VmRSS` of the server process at the end, in MiB.
     pub(crate) rss_mib: f64,
+    /// `RssAnon` of the server process at the end, in MiB: its own memory (heap and stacks), without the
+    /// pages of code and data it maps from its binary, which every process of that binary shares.
+    pub(crate) private_mib: f64,
 }
 
 impl Measured {
@@ -122,17 +125,19 @@ impl Measured {
     pub(crate) fn median(mut runs: Vec<Measured>) -> Option<Measured> {
         let peak_mib = runs.iter().map(|r| r.peak_mib).fold(0.0, f64::max);
         let rss_mib = runs.iter().map(|r| r.rss_mib).fold(0.0, f64::max);
+        let private_mib = runs.iter().map(|r| r.private_mib).fold(0.0, f64::max);
         runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
         let rate = runs.get(runs.len() / 2)?.rate;
         Some(Measured {
             rate,
             peak_mib,
             rss_mib,
+            private_mib,
         })
     }
 }
 
-/// A field of `/proc/<pid>/status` in MiB (`VmHWM`, `VmRSS`).
+/// A field of `/proc/<pid>/status` in MiB (`VmHWM`, `VmRSS`, `RssAnon`).
 fn status_mib(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let kib = status
@@ -184,6 +189,7 @@ pub(crate) async fn run(kind: &Kind, load: Load, until: Until) -> Result<Measure
         rate: answered as f64 / seconds,
         peak_mib: status_mib(pid, "VmHWM"),
         rss_mib: status_mib(pid, "VmRSS"),
+        private_mib: status_mib(pid, "RssAnon"),
     };
     child.kill().await?;
     Ok(measured)

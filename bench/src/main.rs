@@ -167,14 +167,15 @@ async fn measure(args: &[String]) -> load::Result<()> {
 }
 
 /// Each server's memory after `calls` calls of `add` with 16 in flight, and after three times as many
-/// in a second run (the soak): peak and current resident memory, and the growth between the two.
+/// in a second run (the soak): peak and current resident memory, the growth between the two, and how
+/// much of the present memory is the server's own (anonymous) rather than pages of its binary.
 async fn memory(kinds: &[Kind], calls: u64, only: Option<&str>) -> load::Result<()> {
     println!();
     println!(
-        "| transport | server | calls/s | peak RSS MiB after {calls} calls | after {} calls: peak / now | growth MiB |",
+        "| transport | server | calls/s | peak RSS MiB after {calls} calls | after {} calls: peak / now | growth MiB | of now, private MiB |",
         calls * 3
     );
-    println!("|---|---|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for (transport, in_flight) in MEMORY {
         if only.is_some_and(|o| o != transport.name()) {
             continue;
@@ -193,14 +194,15 @@ async fn memory(kinds: &[Kind], calls: u64, only: Option<&str>) -> load::Result<
             let short = load::run(kind, load, Until::Answered(calls)).await?;
             let soak = load::run(kind, load, Until::Answered(calls * 3)).await?;
             println!(
-                "| {} | {} | {:.0} | {:.1} | {:.1} / {:.1} | {:+.1} |",
+                "| {} | {} | {:.0} | {:.1} | {:.1} / {:.1} | {:+.1} | {:.1} |",
                 transport.name(),
                 label(kind),
                 short.rate,
                 short.peak_mib,
                 soak.peak_mib,
                 soak.rss_mib,
-                soak.peak_mib - short.peak_mib
+                soak.peak_mib - short.peak_mib,
+                soak.private_mib,
             );
         }
     }
