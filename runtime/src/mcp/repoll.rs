@@ -6,18 +6,32 @@
 //! server, a futex call or two and often the connection moved to the other worker, on every request.
 //! [`Repoll`] catches such a wake and polls the connection again in the same turn, a few times at most,
 //! and passes every wake that comes while it is not polling to the task as usual.
+//!
+//! After a wake from outside (a request's bytes, the client reading), the connection lingers for
+//! [`LINGER`]: it yields to the scheduler rather than waiting on its socket, so that the worker polls
+//! the reactor again without sleeping. A client that sends its next request at once finds the worker
+//! awake: on a virtual machine, waking a halted CPU costs more than a call. One connection of a server
+//! lingers at a time, so that a busy server does not poll idle ones.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
 
 /// How many times in a row a future that woke itself is polled again before it yields to the scheduler,
 /// so that one busy connection cannot keep its worker from the others.
 const MAX_REPOLLS: usize = 3;
+
+/// How long a connection keeps its worker polling after a wake from outside, before it waits.
+const LINGER: Duration = Duration::from_micros(50);
+
+/// A lingering connection polled again this long after it yielded found its worker busy with other
+/// tasks: it stops lingering, since the worker is not going to sleep.
+const BUSY: Duration = Duration::from_micros(20);
 
 const IDLE: u8 = 0;
 const POLLING: u8 = 1;
@@ -30,6 +44,67 @@ pin_project_lite::pin_project! {
         future: F,
         signal: Arc<Signal>,
         waker: Waker,
+        linger: Linger,
+    }
+}
+
+/// The one connection of a server that may linger, shared by all of them.
+#[derive(Clone, Default)]
+pub(crate) struct LingerSlot(Arc<AtomicBool>);
+
+/// A connection's linger: the slot it may take, until when it holds it, and when it last yielded.
+struct Linger {
+    slot: LingerSlot,
+    until: Option<Instant>,
+    yielded: Option<Instant>,
+}
+
+impl Linger {
+    /// At the start of a poll: a worker that took long to come back has other work, and stays awake.
+    fn resume(&mut self) {
+        if let Some(yielded) = self.yielded.take()
+            && yielded.elapsed() > BUSY
+        {
+            self.release();
+        }
+    }
+
+    /// Whether to yield rather than wait, after a poll that left the connection waiting; `outside` when
+    /// a wake from outside started the poll.
+    fn lingers(&mut self, outside: bool) -> bool {
+        let now = Instant::now();
+        if outside && (self.until.is_some() || self.slot.take()) {
+            self.until = Some(now + LINGER);
+        }
+        match self.until {
+            Some(until) if now < until => {
+                self.yielded = Some(now);
+                true
+            }
+            Some(_) => {
+                self.release();
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn release(&mut self) {
+        if self.until.take().is_some() {
+            self.slot.0.store(false, Ordering::Release);
+        }
+    }
+}
+
+impl LingerSlot {
+    fn take(&self) -> bool {
+        !self.0.swap(true, Ordering::AcqRel)
+    }
+}
+
+impl Drop for Linger {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
@@ -37,19 +112,28 @@ pin_project_lite::pin_project! {
 struct Signal {
     state: AtomicU8,
     task: AtomicWaker,
+    /// Set by a wake that reaches the task from outside, taken by the next poll.
+    outside: AtomicBool,
 }
 
 impl<F: Future> Repoll<F> {
-    pub(crate) fn new(future: F) -> Self {
+    /// `future`, which lingers when it holds `slot`.
+    pub(crate) fn new(future: F, slot: LingerSlot) -> Self {
         let signal = Arc::new(Signal {
             state: AtomicU8::new(IDLE),
             task: AtomicWaker::new(),
+            outside: AtomicBool::new(false),
         });
         let waker = Waker::from(Arc::clone(&signal));
         Repoll {
             future,
             signal,
             waker,
+            linger: Linger {
+                slot,
+                until: None,
+                yielded: None,
+            },
         }
     }
 }
@@ -61,11 +145,21 @@ impl<F: Future> Future for Repoll<F> {
         let mut this = self.project();
         this.signal.task.register(cx.waker());
         let mut inner = Context::from_waker(this.waker);
+        let outside = this.signal.outside.swap(false, Ordering::AcqRel);
+        this.linger.resume();
         for _ in 0..=MAX_REPOLLS {
             this.signal.state.store(POLLING, Ordering::Release);
             let poll = this.future.as_mut().poll(&mut inner);
             let state = this.signal.state.swap(IDLE, Ordering::AcqRel);
-            if poll.is_ready() || state != WOKEN_WHILE_POLLING {
+            if poll.is_ready() {
+                this.linger.release();
+                return poll;
+            }
+            if state != WOKEN_WHILE_POLLING {
+                if this.linger.lingers(outside) {
+                    // Woken again once the worker has polled the reactor, with no sleep between.
+                    let _ = std::pin::pin!(tokio::task::yield_now()).poll(cx);
+                }
                 return poll;
             }
         }
@@ -87,6 +181,7 @@ impl Wake for Signal {
             Ordering::Acquire,
         );
         if let Err(IDLE) = noted {
+            self.outside.store(true, Ordering::Release);
             self.task.wake();
         }
     }
@@ -115,7 +210,7 @@ mod tests {
 
     /// Polls `future` wrapped in a `Repoll` once, as the task of `waker`, and drops it.
     fn poll_once<F: Future>(future: F, waker: &Waker) -> Poll<F::Output> {
-        Box::pin(Repoll::new(future))
+        Box::pin(Repoll::new(future, LingerSlot::default()))
             .as_mut()
             .poll(&mut Context::from_waker(waker))
     }
@@ -166,5 +261,55 @@ mod tests {
             .join()
             .expect("woken");
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    }
+
+    /// A future that is always pending, and hands out the waker it was last polled with.
+    fn pending(waker: Arc<std::sync::Mutex<Option<Waker>>>) -> impl Future<Output = ()> {
+        std::future::poll_fn(move |cx| {
+            *waker.lock().expect("unpoisoned") = Some(cx.waker().clone());
+            Poll::Pending
+        })
+    }
+
+    #[test]
+    fn after_a_wake_from_outside_one_connection_yields_rather_than_waits() {
+        let slot = LingerSlot::default();
+        let (count, task_waker) = task();
+        let inner = Arc::new(std::sync::Mutex::new(None));
+        let mut first = Box::pin(Repoll::new(pending(Arc::clone(&inner)), slot.clone()));
+        let mut cx = Context::from_waker(&task_waker);
+        // Polled before anything woke it (a new connection): it waits.
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        // Its socket wakes it: the task is woken, and its poll yields (outside a runtime, a yield wakes
+        // the task at once).
+        let wake = |inner: &Arc<std::sync::Mutex<Option<Waker>>>| {
+            inner
+                .lock()
+                .expect("unpoisoned")
+                .take()
+                .expect("polled")
+                .wake();
+        };
+        wake(&inner);
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+
+        // A second connection of the same server, woken the same way, waits: the slot is taken.
+        let (second_count, second_waker) = task();
+        let second_inner = Arc::new(std::sync::Mutex::new(None));
+        let mut second = Box::pin(Repoll::new(pending(Arc::clone(&second_inner)), slot));
+        let mut second_cx = Context::from_waker(&second_waker);
+        assert!(second.as_mut().poll(&mut second_cx).is_pending());
+        wake(&second_inner);
+        assert!(second.as_mut().poll(&mut second_cx).is_pending());
+        assert_eq!(second_count.0.load(Ordering::SeqCst), 1);
+
+        // Once the first is gone, the second lingers after its next wake.
+        drop(first);
+        wake(&second_inner);
+        assert!(second.as_mut().poll(&mut second_cx).is_pending());
+        assert_eq!(second_count.0.load(Ordering::SeqCst), 3);
     }
 }
