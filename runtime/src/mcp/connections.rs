@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_io_timeout::TimeoutStream;
 
-use super::repoll::{LingerSlot, Repoll};
+use super::repoll::{OpenConnections, Repoll};
 
 /// The limits of the connections of one server.
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +44,7 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max));
     let graceful = GracefulShutdown::new();
-    let linger = LingerSlot::default();
+    let open = OpenConnections::default();
     let mut shutdown = pin!(shutdown);
     let mut builder = http1::Builder::new();
     builder
@@ -76,7 +76,7 @@ pub(crate) async fn serve(
         stream.set_write_timeout(Some(limits.idle));
         let io = TokioIo::new(Box::pin(stream));
         let connection = builder.serve_connection(io, TowerToHyperService::new(router.clone()));
-        let connection = Repoll::new(graceful.watch(connection), linger.clone());
+        let connection = Repoll::new(graceful.watch(connection), open.clone());
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(target: "toolgate::mcp", %error, "connection closed with an error");

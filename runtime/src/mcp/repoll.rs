@@ -10,13 +10,13 @@
 //! After a wake from outside (a request's bytes, the client reading), the connection lingers for
 //! [`LINGER`]: it yields to the scheduler rather than waiting on its socket, so that the worker polls
 //! the reactor again without sleeping. A client that sends its next request at once finds the worker
-//! awake: on a virtual machine, waking a halted CPU costs more than a call. One connection of a server
-//! lingers at a time, so that a busy server does not poll idle ones.
+//! awake: on a virtual machine, waking a halted CPU costs more than a call. A connection lingers only
+//! while it is its server's one open connection: with more, the others' requests wake the worker.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -48,13 +48,14 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// The one connection of a server that may linger, shared by all of them.
+/// How many connections of a server are open, shared by all of them: one lingers only when it is alone.
 #[derive(Clone, Default)]
-pub(crate) struct LingerSlot(Arc<AtomicBool>);
+pub(crate) struct OpenConnections(Arc<AtomicUsize>);
 
-/// A connection's linger: the slot it may take, until when it holds it, and when it last yielded.
+/// A connection's linger: its server's count of connections, until when it lingers, and when it last
+/// yielded.
 struct Linger {
-    slot: LingerSlot,
+    open: OpenConnections,
     until: Option<Instant>,
     yielded: Option<Instant>,
 }
@@ -73,8 +74,8 @@ impl Linger {
     /// a wake from outside started the poll.
     fn lingers(&mut self, outside: bool) -> bool {
         let now = Instant::now();
-        if outside && (self.until.is_some() || self.slot.take()) {
-            self.until = Some(now + LINGER);
+        if outside {
+            self.until = (self.open.0.load(Ordering::Acquire) == 1).then(|| now + LINGER);
         }
         match self.until {
             Some(until) if now < until => {
@@ -90,21 +91,13 @@ impl Linger {
     }
 
     fn release(&mut self) {
-        if self.until.take().is_some() {
-            self.slot.0.store(false, Ordering::Release);
-        }
-    }
-}
-
-impl LingerSlot {
-    fn take(&self) -> bool {
-        !self.0.swap(true, Ordering::AcqRel)
+        self.until = None;
     }
 }
 
 impl Drop for Linger {
     fn drop(&mut self) {
-        self.release();
+        self.open.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -117,8 +110,9 @@ struct Signal {
 }
 
 impl<F: Future> Repoll<F> {
-    /// `future`, which lingers when it holds `slot`.
-    pub(crate) fn new(future: F, slot: LingerSlot) -> Self {
+    /// `future`, one of the connections `open` counts.
+    pub(crate) fn new(future: F, open: OpenConnections) -> Self {
+        open.0.fetch_add(1, Ordering::AcqRel);
         let signal = Arc::new(Signal {
             state: AtomicU8::new(IDLE),
             task: AtomicWaker::new(),
@@ -130,7 +124,7 @@ impl<F: Future> Repoll<F> {
             signal,
             waker,
             linger: Linger {
-                slot,
+                open,
                 until: None,
                 yielded: None,
             },
@@ -210,7 +204,7 @@ mod tests {
 
     /// Polls `future` wrapped in a `Repoll` once, as the task of `waker`, and drops it.
     fn poll_once<F: Future>(future: F, waker: &Waker) -> Poll<F::Output> {
-        Box::pin(Repoll::new(future, LingerSlot::default()))
+        Box::pin(Repoll::new(future, OpenConnections::default()))
             .as_mut()
             .poll(&mut Context::from_waker(waker))
     }
@@ -272,11 +266,11 @@ mod tests {
     }
 
     #[test]
-    fn after_a_wake_from_outside_one_connection_yields_rather_than_waits() {
-        let slot = LingerSlot::default();
+    fn after_a_wake_from_outside_a_lone_connection_yields_rather_than_waits() {
+        let open = OpenConnections::default();
         let (count, task_waker) = task();
         let inner = Arc::new(std::sync::Mutex::new(None));
-        let mut first = Box::pin(Repoll::new(pending(Arc::clone(&inner)), slot.clone()));
+        let mut first = Box::pin(Repoll::new(pending(Arc::clone(&inner)), open.clone()));
         let mut cx = Context::from_waker(&task_waker);
         // Polled before anything woke it (a new connection): it waits.
         assert!(first.as_mut().poll(&mut cx).is_pending());
@@ -296,15 +290,18 @@ mod tests {
         assert!(first.as_mut().poll(&mut cx).is_pending());
         assert_eq!(count.0.load(Ordering::SeqCst), 2);
 
-        // A second connection of the same server, woken the same way, waits: the slot is taken.
+        // With a second connection open, neither lingers after a wake.
         let (second_count, second_waker) = task();
         let second_inner = Arc::new(std::sync::Mutex::new(None));
-        let mut second = Box::pin(Repoll::new(pending(Arc::clone(&second_inner)), slot));
+        let mut second = Box::pin(Repoll::new(pending(Arc::clone(&second_inner)), open));
         let mut second_cx = Context::from_waker(&second_waker);
         assert!(second.as_mut().poll(&mut second_cx).is_pending());
         wake(&second_inner);
         assert!(second.as_mut().poll(&mut second_cx).is_pending());
         assert_eq!(second_count.0.load(Ordering::SeqCst), 1);
+        wake(&inner);
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.0.load(Ordering::SeqCst), 3);
 
         // Once the first is gone, the second lingers after its next wake.
         drop(first);
