@@ -66,32 +66,28 @@ impl Linger {
         if let Some(yielded) = self.yielded.take()
             && yielded.elapsed() > BUSY
         {
-            self.release();
+            self.until = None;
         }
     }
 
     /// Whether to yield rather than wait, after a poll that left the connection waiting; `outside` when
-    /// a wake from outside started the poll.
+    /// a wake from outside started the poll. A connection among many reads no clock.
     fn lingers(&mut self, outside: bool) -> bool {
-        let now = Instant::now();
         if outside {
-            self.until = (self.open.0.load(Ordering::Acquire) == 1).then(|| now + LINGER);
+            self.until =
+                (self.open.0.load(Ordering::Acquire) == 1).then(|| Instant::now() + LINGER);
         }
-        match self.until {
-            Some(until) if now < until => {
-                self.yielded = Some(now);
-                true
-            }
-            Some(_) => {
-                self.release();
-                false
-            }
-            None => false,
+        let Some(until) = self.until else {
+            return false;
+        };
+        let now = Instant::now();
+        if now < until {
+            self.yielded = Some(now);
+            true
+        } else {
+            self.until = None;
+            false
         }
-    }
-
-    fn release(&mut self) {
-        self.until = None;
     }
 }
 
@@ -146,7 +142,6 @@ impl<F: Future> Future for Repoll<F> {
             let poll = this.future.as_mut().poll(&mut inner);
             let state = this.signal.state.swap(IDLE, Ordering::AcqRel);
             if poll.is_ready() {
-                this.linger.release();
                 return poll;
             }
             if state != WOKEN_WHILE_POLLING {
