@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -81,30 +81,32 @@ pub(crate) struct Shared {
     pub(crate) next_listener: AtomicU64,
 }
 
-/// The MCP definitions of a snapshot's tools, in its order, made once per snapshot: as rmcp's type, and
-/// each as its JSON text, which a listing copies instead of serializing every schema again.
+/// The MCP definitions of a snapshot's tools, in its order, made once per snapshot: each as its JSON
+/// text, which a listing copies instead of serializing every schema again, and as rmcp's type only when
+/// rmcp's own paths first ask (its listing, its `Mcp-Param-*` checks), so that a server whose requests
+/// all take the hot path keeps one copy of each schema, its registry's.
 struct Definitions {
-    tools: Vec<McpTool>,
     json: Vec<Box<str>>,
+    tools: OnceLock<Vec<McpTool>>,
     /// Whether some definition may ask for `Mcp-Param-*` headers.
     param_headers: bool,
 }
 
 fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
     snapshot.derived(|s: &Snapshot| {
-        let tools: Vec<McpTool> = s.tools.iter().map(|r| convert::tool(&r.tool)).collect();
-        let json: Vec<Box<str>> = tools
+        let json: Vec<Box<str>> = s
+            .tools
             .iter()
-            .map(|t| {
-                serde_json::to_string(t)
+            .map(|r| {
+                serde_json::to_string(&convert::tool(&r.tool))
                     .expect("a tool definition serializes")
                     .into()
             })
             .collect();
         let param_headers = json.iter().any(|j| j.contains(r#""x-mcp-header""#));
         Definitions {
-            tools,
             json,
+            tools: OnceLock::new(),
             param_headers,
         }
     })
@@ -116,9 +118,17 @@ pub(crate) fn declares_param_headers(snapshot: &Snapshot) -> bool {
     all_definitions(snapshot).is_none_or(|d| d.param_headers)
 }
 
-/// The MCP definition of each tool of `snapshot`, in its order.
+/// The MCP definition of each tool of `snapshot`, in its order, as rmcp's type.
 fn definitions(snapshot: &Snapshot) -> &[McpTool] {
-    all_definitions(snapshot).map_or(&[], |d| d.tools.as_slice())
+    all_definitions(snapshot).map_or(&[], |d| {
+        d.tools.get_or_init(|| {
+            snapshot
+                .tools
+                .iter()
+                .map(|r| convert::tool(&r.tool))
+                .collect()
+        })
+    })
 }
 
 /// One page of a `tools/list`: the indices of the tools listed, and the cursor of the next page.
