@@ -21,7 +21,7 @@ use tokio_io_timeout::TimeoutStream;
 
 use super::repoll::{OpenConnections, Repoll};
 
-/// The limits of the connections of one server.
+/// The limits of the connections of one server, and how long a lone one lingers.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     /// How long a client may take to send a request's headers, counted from when the server waits for
@@ -31,6 +31,8 @@ pub(crate) struct Limits {
     pub(crate) idle: Duration,
     /// How many connections may be open at once.
     pub(crate) max: usize,
+    /// How long the server's one open connection keeps its worker polling after its client's wake.
+    pub(crate) linger: Duration,
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets open connections finish their
@@ -44,7 +46,7 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max));
     let graceful = GracefulShutdown::new();
-    let open = OpenConnections::default();
+    let open = OpenConnections::new(limits.linger);
     let mut shutdown = pin!(shutdown);
     let mut builder = http1::Builder::new();
     builder

@@ -7,11 +7,12 @@
 //! [`Repoll`] catches such a wake and polls the connection again in the same turn, a few times at most,
 //! and passes every wake that comes while it is not polling to the task as usual.
 //!
-//! After a wake from outside (a request's bytes, the client reading), the connection lingers for
-//! [`LINGER`]: it yields to the scheduler rather than waiting on its socket, so that the worker polls
-//! the reactor again without sleeping. A client that sends its next request at once finds the worker
-//! awake: on a virtual machine, waking a halted CPU costs more than a call. A connection lingers only
-//! while it is its server's one open connection: with more, the others' requests wake the worker.
+//! After a wake from outside (a request's bytes, the client reading), the connection lingers for its
+//! server's `HttpOptions::linger` ([`LINGER`] unless set): it yields to the scheduler rather than
+//! waiting on its socket, so that the worker polls the reactor again without sleeping. A client that
+//! sends its next request at once finds the worker awake: on a virtual machine, waking a halted CPU costs
+//! more than a call. A connection lingers only while it is its server's one open connection: with more,
+//! the others' requests wake the worker.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,8 +27,9 @@ use futures_util::task::AtomicWaker;
 /// so that one busy connection cannot keep its worker from the others.
 const MAX_REPOLLS: usize = 3;
 
-/// How long a connection keeps its worker polling after a wake from outside, before it waits.
-const LINGER: Duration = Duration::from_micros(50);
+/// How long a connection keeps its worker polling after a wake from outside, before it waits, unless
+/// its server sets another.
+pub(crate) const LINGER: Duration = Duration::from_micros(50);
 
 /// A lingering connection polled again this long after it yielded found its worker busy with other
 /// tasks: it stops lingering, since the worker is not going to sleep.
@@ -48,9 +50,23 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// How many connections of a server are open, shared by all of them: one lingers only when it is alone.
-#[derive(Clone, Default)]
-pub(crate) struct OpenConnections(Arc<AtomicUsize>);
+/// How many connections of a server are open, shared by all of them: one lingers only when it is alone,
+/// for `linger`.
+#[derive(Clone)]
+pub(crate) struct OpenConnections {
+    open: Arc<AtomicUsize>,
+    linger: Duration,
+}
+
+impl OpenConnections {
+    /// No connection yet; a lone one lingers for `linger` (zero: never).
+    pub(crate) fn new(linger: Duration) -> Self {
+        OpenConnections {
+            open: Arc::default(),
+            linger,
+        }
+    }
+}
 
 /// A connection's linger: its server's count of connections, until when it lingers, and when it last
 /// yielded.
@@ -71,11 +87,13 @@ impl Linger {
     }
 
     /// Whether to yield rather than wait, after a poll that left the connection waiting; `outside` when
-    /// a wake from outside started the poll. A connection among many reads no clock.
+    /// a wake from outside started the poll. A connection among many, or of a server that sets no
+    /// linger, reads no clock.
     fn lingers(&mut self, outside: bool) -> bool {
         if outside {
-            self.until =
-                (self.open.0.load(Ordering::Acquire) == 1).then(|| Instant::now() + LINGER);
+            let OpenConnections { open, linger } = &self.open;
+            self.until = (!linger.is_zero() && open.load(Ordering::Acquire) == 1)
+                .then(|| Instant::now() + *linger);
         }
         let Some(until) = self.until else {
             return false;
@@ -93,7 +111,7 @@ impl Linger {
 
 impl Drop for Linger {
     fn drop(&mut self) {
-        self.open.0.fetch_sub(1, Ordering::AcqRel);
+        self.open.open.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -108,7 +126,7 @@ struct Signal {
 impl<F: Future> Repoll<F> {
     /// `future`, one of the connections `open` counts.
     pub(crate) fn new(future: F, open: OpenConnections) -> Self {
-        open.0.fetch_add(1, Ordering::AcqRel);
+        open.open.fetch_add(1, Ordering::AcqRel);
         let signal = Arc::new(Signal {
             state: AtomicU8::new(IDLE),
             task: AtomicWaker::new(),
@@ -199,7 +217,7 @@ mod tests {
 
     /// Polls `future` wrapped in a `Repoll` once, as the task of `waker`, and drops it.
     fn poll_once<F: Future>(future: F, waker: &Waker) -> Poll<F::Output> {
-        Box::pin(Repoll::new(future, OpenConnections::default()))
+        Box::pin(Repoll::new(future, OpenConnections::new(LINGER)))
             .as_mut()
             .poll(&mut Context::from_waker(waker))
     }
@@ -260,9 +278,19 @@ mod tests {
         })
     }
 
+    /// Wakes the future `pending` made with `waker`, as its socket would.
+    fn wake(waker: &Arc<std::sync::Mutex<Option<Waker>>>) {
+        waker
+            .lock()
+            .expect("unpoisoned")
+            .take()
+            .expect("polled")
+            .wake();
+    }
+
     #[test]
     fn after_a_wake_from_outside_a_lone_connection_yields_rather_than_waits() {
-        let open = OpenConnections::default();
+        let open = OpenConnections::new(LINGER);
         let (count, task_waker) = task();
         let inner = Arc::new(std::sync::Mutex::new(None));
         let mut first = Box::pin(Repoll::new(pending(Arc::clone(&inner)), open.clone()));
@@ -272,14 +300,6 @@ mod tests {
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
         // Its socket wakes it: the task is woken, and its poll yields (outside a runtime, a yield wakes
         // the task at once).
-        let wake = |inner: &Arc<std::sync::Mutex<Option<Waker>>>| {
-            inner
-                .lock()
-                .expect("unpoisoned")
-                .take()
-                .expect("polled")
-                .wake();
-        };
         wake(&inner);
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
         assert!(first.as_mut().poll(&mut cx).is_pending());
@@ -303,5 +323,18 @@ mod tests {
         wake(&second_inner);
         assert!(second.as_mut().poll(&mut second_cx).is_pending());
         assert_eq!(second_count.0.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_server_that_sets_no_linger_has_its_lone_connection_wait() {
+        let (count, task_waker) = task();
+        let inner = Arc::new(std::sync::Mutex::new(None));
+        let open = OpenConnections::new(Duration::ZERO);
+        let mut lone = Box::pin(Repoll::new(pending(Arc::clone(&inner)), open));
+        let mut cx = Context::from_waker(&task_waker);
+        assert!(lone.as_mut().poll(&mut cx).is_pending());
+        wake(&inner);
+        assert!(lone.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
     }
 }
