@@ -270,71 +270,87 @@ mod tests {
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
     }
 
-    /// A future that is always pending, and hands out the waker it was last polled with.
-    fn pending(waker: Arc<std::sync::Mutex<Option<Waker>>>) -> impl Future<Output = ()> {
-        std::future::poll_fn(move |cx| {
-            *waker.lock().expect("unpoisoned") = Some(cx.waker().clone());
-            Poll::Pending
-        })
+    /// What a connection's socket holds: the waker it was last polled with.
+    type Socket = Arc<std::sync::Mutex<Option<Waker>>>;
+
+    /// One of a server's connections: a future that is always pending, polled through a `Repoll` as a
+    /// task whose wakes are counted, and woken as its socket would wake it.
+    struct Connection {
+        task: (Arc<Count>, Waker),
+        socket: Socket,
+        repoll: Pin<Box<Repoll<futures_util::future::BoxFuture<'static, ()>>>>,
     }
 
-    /// Wakes the future `pending` made with `waker`, as its socket would.
-    fn wake(waker: &Arc<std::sync::Mutex<Option<Waker>>>) {
-        waker
-            .lock()
-            .expect("unpoisoned")
-            .take()
-            .expect("polled")
-            .wake();
+    impl Connection {
+        fn open(open: &OpenConnections) -> Connection {
+            let socket = Socket::default();
+            let taken = Arc::clone(&socket);
+            let future = std::future::poll_fn(move |cx| {
+                *taken.lock().expect("unpoisoned") = Some(cx.waker().clone());
+                Poll::Pending
+            });
+            Connection {
+                task: task(),
+                socket,
+                repoll: Box::pin(Repoll::new(Box::pin(future), open.clone())),
+            }
+        }
+
+        /// Polls it as its task, which it leaves waiting.
+        fn poll(&mut self) {
+            let mut cx = Context::from_waker(&self.task.1);
+            assert!(self.repoll.as_mut().poll(&mut cx).is_pending());
+        }
+
+        /// Wakes it from outside, as its socket would.
+        fn wake(&self) {
+            let socket = self.socket.lock().expect("unpoisoned").take();
+            socket.expect("polled").wake();
+        }
+
+        /// How many times its task has been woken.
+        fn task_wakes(&self) -> usize {
+            self.task.0.0.load(Ordering::SeqCst)
+        }
     }
 
     #[test]
     fn after_a_wake_from_outside_a_lone_connection_yields_rather_than_waits() {
         let open = OpenConnections::new(LINGER);
-        let (count, task_waker) = task();
-        let inner = Arc::new(std::sync::Mutex::new(None));
-        let mut first = Box::pin(Repoll::new(pending(Arc::clone(&inner)), open.clone()));
-        let mut cx = Context::from_waker(&task_waker);
+        let mut first = Connection::open(&open);
         // Polled before anything woke it (a new connection): it waits.
-        assert!(first.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        first.poll();
+        assert_eq!(first.task_wakes(), 0);
         // Its socket wakes it: the task is woken, and its poll yields (outside a runtime, a yield wakes
         // the task at once).
-        wake(&inner);
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
-        assert!(first.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        first.wake();
+        assert_eq!(first.task_wakes(), 1);
+        first.poll();
+        assert_eq!(first.task_wakes(), 2);
 
         // With a second connection open, neither lingers after a wake.
-        let (second_count, second_waker) = task();
-        let second_inner = Arc::new(std::sync::Mutex::new(None));
-        let mut second = Box::pin(Repoll::new(pending(Arc::clone(&second_inner)), open));
-        let mut second_cx = Context::from_waker(&second_waker);
-        assert!(second.as_mut().poll(&mut second_cx).is_pending());
-        wake(&second_inner);
-        assert!(second.as_mut().poll(&mut second_cx).is_pending());
-        assert_eq!(second_count.0.load(Ordering::SeqCst), 1);
-        wake(&inner);
-        assert!(first.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(count.0.load(Ordering::SeqCst), 3);
+        let mut second = Connection::open(&open);
+        second.poll();
+        second.wake();
+        second.poll();
+        assert_eq!(second.task_wakes(), 1);
+        first.wake();
+        first.poll();
+        assert_eq!(first.task_wakes(), 3);
 
         // Once the first is gone, the second lingers after its next wake.
         drop(first);
-        wake(&second_inner);
-        assert!(second.as_mut().poll(&mut second_cx).is_pending());
-        assert_eq!(second_count.0.load(Ordering::SeqCst), 3);
+        second.wake();
+        second.poll();
+        assert_eq!(second.task_wakes(), 3);
     }
 
     #[test]
     fn a_server_that_sets_no_linger_has_its_lone_connection_wait() {
-        let (count, task_waker) = task();
-        let inner = Arc::new(std::sync::Mutex::new(None));
-        let open = OpenConnections::new(Duration::ZERO);
-        let mut lone = Box::pin(Repoll::new(pending(Arc::clone(&inner)), open));
-        let mut cx = Context::from_waker(&task_waker);
-        assert!(lone.as_mut().poll(&mut cx).is_pending());
-        wake(&inner);
-        assert!(lone.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        let mut lone = Connection::open(&OpenConnections::new(Duration::ZERO));
+        lone.poll();
+        lone.wake();
+        lone.poll();
+        assert_eq!(lone.task_wakes(), 1);
     }
 }
