@@ -1014,3 +1014,36 @@ fn replied(
     }
     call
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::DynamicTool;
+
+    #[test]
+    fn a_listing_copies_each_tools_json_and_only_rmcps_paths_make_its_type() {
+        let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+        let find = DynamicTool::new("find", "Finds.", schema, |_, _| async { "found" }).public();
+        let registry = Registry::builder().tool(find).build().unwrap();
+        let snapshot = registry.snapshot();
+        let page = Page {
+            tools: (0..snapshot.tools.len()).collect(),
+            snapshot,
+            next: None,
+        };
+        let mut listed = Vec::new();
+        page.result_json(&mut listed);
+        let made = all_definitions(&page.snapshot).unwrap();
+        assert!(made.tools.get().is_none(), "a listing made rmcp's type");
+
+        // rmcp's own listing: the same definitions, as its type, made once.
+        let listed: serde_json::Value = serde_json::from_slice(&listed).unwrap();
+        let rmcp = serde_json::to_value(definitions(&page.snapshot)).unwrap();
+        assert_eq!(listed, json!({ "tools": rmcp }));
+        assert!(made.tools.get().is_some());
+    }
+}
