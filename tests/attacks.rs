@@ -719,6 +719,36 @@ async fn approval_prompts_show_every_hidden_character_in_every_channel() {
     stateful.stop().await;
 }
 
+#[tokio::test]
+async fn a_body_whose_pauses_each_stay_under_the_idle_timeout_is_read_whole() {
+    let options = HttpOptions::default()
+        .stateless(true)
+        .idle_timeout(Duration::from_secs(1));
+    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer eve-token\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        ping.len()
+    );
+    let mut client = tokio::net::TcpStream::connect(served.address)
+        .await
+        .unwrap();
+    client.write_all(head.as_bytes()).await.unwrap();
+    // Four pieces, 1.2 s of pauses in all: more than the timeout, though no one pause is.
+    for piece in ping.chunks(ping.len().div_ceil(4)) {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        client.write_all(piece).await.unwrap();
+    }
+    let reply = until_closed(&mut client).await;
+    assert!(
+        reply.starts_with("HTTP/1.1 200") && reply.contains(r#""id":1,"result":{}"#),
+        "{reply}"
+    );
+    served.stop().await;
+}
+
 /// Reads until the server closes the connection, returning what it sent.
 async fn until_closed(stream: &mut tokio::net::TcpStream) -> String {
     let mut received = Vec::new();

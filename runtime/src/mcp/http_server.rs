@@ -5,6 +5,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,8 +25,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Notify;
+use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
-use tower_http::timeout::{TimeoutBody, TimeoutError};
 
 use super::admin::{self, Admins};
 use super::auth::{Credentials, Hosts, unauthorized};
@@ -304,10 +305,15 @@ impl http_body::Body for Tracked {
 
 pin_project_lite::pin_project! {
     /// A request body that fails when its client pauses for longer than the idle timeout, and says so,
-    /// so that the answer is a 408 rather than rmcp's 500 for a body it could not read.
+    /// so that the answer is a 408 rather than rmcp's 500 for a body it could not read. Its timer runs
+    /// only while the body waits on its client: one whose bytes came with its headers, as most do, never
+    /// sets a timer.
     struct Paced {
         #[pin]
-        body: TimeoutBody<Body>,
+        body: Body,
+        #[pin]
+        pause: Option<Sleep>,
+        idle: Duration,
         stalled: Arc<AtomicBool>,
     }
 }
@@ -317,7 +323,9 @@ impl Paced {
     fn wrap(body: Body, idle: Duration) -> (Body, Arc<AtomicBool>) {
         let stalled = Arc::new(AtomicBool::new(false));
         let paced = Paced {
-            body: TimeoutBody::new(idle, body),
+            body,
+            pause: None,
+            idle,
             stalled: Arc::clone(&stalled),
         };
         (Body::new(paced), stalled)
@@ -332,14 +340,22 @@ impl http_body::Body for Paced {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let frame = this.body.poll_frame(cx);
-        if let Poll::Ready(Some(Err(error))) = &frame
-            && error.is::<TimeoutError>()
+        let mut this = self.project();
+        if let Poll::Ready(frame) = this.body.poll_frame(cx) {
+            this.pause.set(None);
+            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        }
+        if this.pause.is_none() {
+            this.pause.set(Some(tokio::time::sleep(*this.idle)));
+        }
+        if let Some(pause) = this.pause.as_pin_mut()
+            && pause.poll(cx).is_ready()
         {
             this.stalled.store(true, Ordering::Relaxed);
+            let stalled = io::Error::new(io::ErrorKind::TimedOut, "the request body paused");
+            return Poll::Ready(Some(Err(stalled.into())));
         }
-        frame
+        Poll::Pending
     }
 
     fn is_end_stream(&self) -> bool {
