@@ -71,7 +71,7 @@ struct Authority {
 
 impl Authority {
     fn new(host: &str, port: Option<u16>) -> Self {
-        let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
+        let host = bare_host(host).to_ascii_lowercase();
         Authority { host, port }
     }
 
@@ -87,9 +87,32 @@ impl Authority {
         })
     }
 
-    fn admits(&self, host: &Authority) -> bool {
-        self.host == host.host && self.port.is_none_or(|port| host.port == Some(port))
+    /// Whether a request's `host` (without brackets) and `port` are this allowed host's: the host in
+    /// any case, as this one is kept in lower case.
+    fn admits(&self, host: &str, port: Option<u16>) -> bool {
+        self.host.eq_ignore_ascii_case(host)
+            && self.port.is_none_or(|allowed| port == Some(allowed))
     }
+}
+
+/// A host without the brackets of an IPv6 address.
+fn bare_host(host: &str) -> &str {
+    host.trim_matches(['[', ']'])
+}
+
+/// The host and port of a `Host` header of the common form, a name of letters, digits, dots and dashes
+/// with a port of digits or none, read in place as `http` would read the authority; `None` for any
+/// other form.
+fn plain_host(host: &str) -> Option<(&str, Option<u16>)> {
+    let (name, port) = match host.split_once(':') {
+        None => (host, None),
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (name, Some(port.parse().ok()?))
+        }
+        Some(_) => return None,
+    };
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'.' || b == b'-';
+    (!name.is_empty() && name.bytes().all(name_byte)).then_some((name, port))
 }
 
 /// A peer whose outgoing messages land in its outbox, with the idle service that drives it.
@@ -192,11 +215,16 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
             return false;
         };
+        let admits = |name, port| {
+            self.any_host || self.hosts.iter().any(|allowed| allowed.admits(name, port))
+        };
+        if let Some((name, port)) = plain_host(host) {
+            return admits(name, port);
+        }
         let Ok(host) = http::uri::Authority::try_from(host) else {
             return false;
         };
-        let host = Authority::new(host.host(), host.port_u16());
-        self.any_host || self.hosts.iter().any(|allowed| allowed.admits(&host))
+        admits(bare_host(host.host()), host.port_u16())
     }
 
     /// Answers the request whose headers [`takes`](Self::takes) admitted with pool `pool`, or gives it
@@ -355,23 +383,27 @@ fn is_json(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
+            essence
+                .trim_ascii()
+                .eq_ignore_ascii_case("application/json")
         })
 }
 
-/// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
+/// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh. A
+/// header value is visible ASCII, spaces and tabs, so it is read byte by byte.
 fn accepts_both(headers: &HeaderMap) -> bool {
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
             return false;
         };
-        if value.contains([';', '"']) {
+        let value = value.as_bytes();
+        if value.iter().any(|b| matches!(b, b';' | b'"')) {
             return false;
         }
-        for entry in value.split(',').map(str::trim) {
-            json |= entry.eq_ignore_ascii_case("application/json");
-            sse |= entry.eq_ignore_ascii_case("text/event-stream");
+        for entry in value.split(|b| *b == b',').map(<[u8]>::trim_ascii) {
+            json |= entry.eq_ignore_ascii_case(b"application/json");
+            sse |= entry.eq_ignore_ascii_case(b"text/event-stream");
         }
     }
     json && sse
@@ -434,4 +466,45 @@ fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
         .header("X-Accel-Buffering", "no")
         .body(Body::from(stream))
         .expect("a valid response")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_host_is_read_as_http_reads_the_authority_and_any_other_is_left_to_it() {
+        let hosts = [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1:3000",
+            "a-b.example:08080",
+            "localhost:",
+            "localhost:99999",
+            "localhost:+80",
+            "localhost:80:80",
+            "[::1]:8080",
+            "user@localhost",
+            "",
+        ];
+        let mut plain = Vec::new();
+        for host in hosts {
+            let by_http = http::uri::Authority::try_from(host)
+                .ok()
+                .map(|a| (bare_host(a.host()).to_owned(), a.port_u16()));
+            if let Some((name, port)) = plain_host(host) {
+                assert_eq!(Some((name.to_owned(), port)), by_http, "{host}");
+                plain.push(host);
+            }
+        }
+        assert_eq!(
+            plain,
+            [
+                "localhost",
+                "LocalHost:8080",
+                "127.0.0.1:3000",
+                "a-b.example:08080"
+            ]
+        );
+    }
 }
