@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use http::HeaderName;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, Cursor, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
@@ -34,6 +35,10 @@ use super::convert::{self, CallAnswer};
 use super::input::{self, META_CONFIRMATION, Questions};
 use super::sessions::{BoundSession, Opening};
 use super::{logging, tasks, view};
+
+/// The W3C trace context headers, named once rather than parsed on every call.
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// MCP's `MissingRequiredClientCapabilityError`.
 const MISSING_CLIENT_CAPABILITY: i32 = -32021;
@@ -361,13 +366,13 @@ impl<H: Clone> McpHandler<H> {
                 .extension(self.notifier());
         }
         // The trace context of the request's `_meta`, or else of its HTTP headers.
-        let header = |name: &str| {
+        let header = |name: &HeaderName| {
             let parts = parts.as_ref()?;
             parts.headers.get(name)?.to_str().ok()
         };
         let trace = match context.meta.get_traceparent() {
             Some(traceparent) => Some((traceparent, context.meta.get_tracestate())),
-            None => header("traceparent").map(|parent| (parent, header("tracestate"))),
+            None => header(&TRACEPARENT).map(|parent| (parent, header(&TRACESTATE))),
         };
         if let Some((traceparent, tracestate)) = trace {
             call = call.trace(traceparent, tracestate.map(Into::into));

@@ -28,7 +28,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::request::Parts;
-use http::{HeaderMap, Method, StatusCode, header};
+use http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use rmcp::model::{
     ClientCapabilities, ErrorCode, Implementation, InitializeRequestParams, ProtocolVersion,
     ServerJsonRpcMessage,
@@ -45,6 +45,9 @@ use super::{Hot, encode, negotiated_once};
 
 /// How many idle peers each protocol version keeps for the next requests.
 const POOLED_PEERS: usize = 64;
+
+/// The header a client names its protocol version in, named once rather than parsed on every request.
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// The direct path of one stateless JSON server.
 pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
@@ -204,7 +207,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         if length > self.max_body_bytes {
             return None;
         }
-        let version = match headers.get("mcp-protocol-version") {
+        let version = match headers.get(&PROTOCOL_VERSION) {
             None => ProtocolVersion::V_2025_03_26.as_str(),
             Some(value) => value.to_str().ok()?,
         };
