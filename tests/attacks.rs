@@ -723,7 +723,7 @@ async fn approval_prompts_show_every_hidden_character_in_every_channel() {
 async fn a_body_whose_pauses_each_stay_under_the_idle_timeout_is_read_whole() {
     let options = HttpOptions::default()
         .stateless(true)
-        .idle_timeout(Duration::from_secs(1));
+        .idle_timeout(Duration::from_secs(2));
     let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let head = format!(
@@ -736,9 +736,9 @@ async fn a_body_whose_pauses_each_stay_under_the_idle_timeout_is_read_whole() {
         .await
         .unwrap();
     client.write_all(head.as_bytes()).await.unwrap();
-    // Four pieces, 1.2 s of pauses in all: more than the timeout, though no one pause is.
+    // Four pieces, 2.8 s of pauses in all: more than the timeout, though no one pause is.
     for piece in ping.chunks(ping.len().div_ceil(4)) {
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
         client.write_all(piece).await.unwrap();
     }
     let reply = until_closed(&mut client).await;
