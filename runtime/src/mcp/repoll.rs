@@ -54,7 +54,7 @@ pin_project_lite::pin_project! {
 /// for `linger`.
 #[derive(Clone)]
 pub(crate) struct OpenConnections {
-    open: Arc<AtomicUsize>,
+    count: Arc<AtomicUsize>,
     linger: Duration,
 }
 
@@ -62,7 +62,7 @@ impl OpenConnections {
     /// No connection yet; a lone one lingers for `linger` (zero: never).
     pub(crate) fn new(linger: Duration) -> Self {
         OpenConnections {
-            open: Arc::default(),
+            count: Arc::default(),
             linger,
         }
     }
@@ -77,6 +77,16 @@ struct Linger {
 }
 
 impl Linger {
+    /// The linger of a connection that `open` now counts.
+    fn joining(open: OpenConnections) -> Self {
+        open.count.fetch_add(1, Ordering::AcqRel);
+        Linger {
+            open,
+            until: None,
+            yielded: None,
+        }
+    }
+
     /// At the start of a poll: a worker that took long to come back has other work, and stays awake.
     fn resume(&mut self) {
         if let Some(yielded) = self.yielded.take()
@@ -91,8 +101,8 @@ impl Linger {
     /// linger, reads no clock.
     fn lingers(&mut self, outside: bool) -> bool {
         if outside {
-            let OpenConnections { open, linger } = &self.open;
-            self.until = (!linger.is_zero() && open.load(Ordering::Acquire) == 1)
+            let OpenConnections { count, linger } = &self.open;
+            self.until = (!linger.is_zero() && count.load(Ordering::Acquire) == 1)
                 .then(|| Instant::now() + *linger);
         }
         let Some(until) = self.until else {
@@ -111,7 +121,7 @@ impl Linger {
 
 impl Drop for Linger {
     fn drop(&mut self) {
-        self.open.open.fetch_sub(1, Ordering::AcqRel);
+        self.open.count.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -126,7 +136,6 @@ struct Signal {
 impl<F: Future> Repoll<F> {
     /// `future`, one of the connections `open` counts.
     pub(crate) fn new(future: F, open: OpenConnections) -> Self {
-        open.open.fetch_add(1, Ordering::AcqRel);
         let signal = Arc::new(Signal {
             state: AtomicU8::new(IDLE),
             task: AtomicWaker::new(),
@@ -137,11 +146,7 @@ impl<F: Future> Repoll<F> {
             future,
             signal,
             waker,
-            linger: Linger {
-                open,
-                until: None,
-                yielded: None,
-            },
+            linger: Linger::joining(open),
         }
     }
 }
