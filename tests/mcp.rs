@@ -550,6 +550,44 @@ async fn http_refuses_bad_requests_before_anything_runs() {
 }
 
 #[tokio::test]
+async fn only_the_endpoints_own_path_reaches_it() {
+    let (url, stop, task) = http_server(HttpOptions::default()).await;
+    let http = reqwest::Client::new();
+    let post = |to: String| {
+        http.post(to)
+            .bearer_auth("viewer-token")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize().to_string())
+            .send()
+    };
+    let beside = [
+        format!("{url}/"),
+        url.replace("/mcp", "/MCP"),
+        format!("{url}/x"),
+    ];
+    for to in beside {
+        assert_eq!(post(to.clone()).await.unwrap().status(), 404, "{to}");
+    }
+    let queried = post(format!("{url}?from=docs")).await.unwrap();
+    assert_eq!(queried.status(), 200, "a query is no part of the path");
+    assert!(queried.headers().contains_key("mcp-session-id"));
+    let get = http.get(&url).bearer_auth("viewer-token");
+    let get = get
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (get.status().as_u16(), get.text().await.unwrap()),
+        (400, "Bad Request: Session ID is required".to_owned()),
+        "a GET reaches rmcp's service through the router"
+    );
+    stop.send(()).unwrap();
+    task.await.unwrap();
+}
+
+#[tokio::test]
 async fn shutdown_lets_calls_in_flight_finish() {
     let (url, stop, task) =
         http_server(HttpOptions::default().shutdown_grace(Duration::from_secs(120))).await;

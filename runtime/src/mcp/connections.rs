@@ -3,21 +3,33 @@
 //! hyper serves each connection (HTTP/1.1) with a header-read timeout; writes to a client that stopped
 //! reading fail after the idle timeout; past the connection cap the server stops accepting until a
 //! connection closes, leaving new ones in the kernel's backlog rather than taking descriptors.
+//!
+//! A connection gives a POST to the MCP endpoint's path straight to the endpoint's gate, where the
+//! router would send it, without the router's matching and the service it clones per request; every
+//! other request goes through the router.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use axum::routing::future::RouteFuture;
+use futures_util::future::Either;
+use http::Method;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_io_timeout::TimeoutStream;
+use tower_service::Service;
 
 use super::repoll::{OpenConnections, Repoll};
 
@@ -35,11 +47,38 @@ pub(crate) struct Limits {
     pub(crate) linger: Duration,
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then lets open connections finish their
+/// The answer the MCP endpoint's gate gives a request.
+pub(crate) type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// What a server's connections serve: the MCP endpoint at `path`, and `router`, which routes to the
+/// endpoint too and holds every other route.
+#[derive(Clone)]
+pub(crate) struct Routes {
+    pub(crate) path: Arc<str>,
+    pub(crate) endpoint: Arc<dyn Fn(Request) -> Answer + Send + Sync>,
+    pub(crate) router: Router,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for Routes {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Answer, RouteFuture<Infallible>>;
+
+    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+        let request = request.map(Body::new);
+        if request.method() == Method::POST && request.uri().path() == &*self.path {
+            Either::Left((self.endpoint)(request))
+        } else {
+            Either::Right(self.router.clone().call(request))
+        }
+    }
+}
+
+/// Serves `routes` on `listener` until `shutdown` completes, then lets open connections finish their
 /// responses for up to `grace`.
 pub(crate) async fn serve(
     listener: TcpListener,
-    router: Router,
+    routes: Routes,
     limits: Limits,
     grace: Duration,
     shutdown: impl Future<Output = ()>,
@@ -77,7 +116,7 @@ pub(crate) async fn serve(
         let mut stream = TimeoutStream::new(stream);
         stream.set_write_timeout(Some(limits.idle));
         let io = TokioIo::new(Box::pin(stream));
-        let connection = builder.serve_connection(io, TowerToHyperService::new(router.clone()));
+        let connection = builder.serve_connection(io, routes.clone());
         let connection = Repoll::new(graceful.watch(connection), open.clone());
         tokio::spawn(async move {
             if let Err(error) = connection.await {

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admin::{self, Admins};
 use super::auth::{Credentials, Hosts, unauthorized};
-use super::connections::{self, Limits};
+use super::connections::{self, Answer, Limits, Routes};
 use super::delegations;
 use super::direct::http::{Declined, Direct};
 use super::sessions::{BoundSession, BoundSessions, Opening, Unbound};
@@ -415,7 +415,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = Answer;
 
     /// Ready: the clone of rmcp's service that a request reaches is made ready before it is called.
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
@@ -423,6 +423,19 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        self.answer(request)
+    }
+}
+
+impl<S, H> Gated<S, H>
+where
+    S: tower_service::Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send,
+    H: ServerHandler + Clone + Send + Sync + 'static,
+{
+    /// The answer to `request`, as the tower service and a connection's [`Routes`] give it.
+    fn answer(&self, request: Request) -> Answer {
         let inner = Arc::clone(&self.inner);
         let gate = Arc::clone(&self.gate);
         let direct = self.direct.clone();
@@ -518,35 +531,41 @@ fn route<H, M>(
     manager: Arc<M>,
     config: StreamableHttpServerConfig,
     direct: Option<Arc<Direct<H>>>,
-) -> Router
+) -> Routes
 where
     H: ServerHandler + Clone + Send + Sync + 'static,
     M: SessionManager,
 {
     let inner = StreamableHttpService::new(factory, manager, config);
-    Router::new().route_service(
-        path,
-        Gated {
-            inner: Arc::new(inner),
-            gate,
-            direct,
-        },
-    )
+    let gated = Gated {
+        inner: Arc::new(inner),
+        gate,
+        direct,
+    };
+    Routes {
+        path: Arc::from(path),
+        endpoint: Arc::new({
+            let gated = gated.clone();
+            move |request| gated.answer(request)
+        }),
+        router: Router::new().route_service(path, gated),
+    }
 }
 
 impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
     /// The MCP endpoint as an axum router, to mount in an existing application (`Router::merge`).
     /// Its sessions end when `cancellation` is cancelled.
     pub fn router(&self, cancellation: CancellationToken) -> Router {
-        self.router_for(self.handler(), cancellation, &Arc::default())
+        self.routes(self.handler(), cancellation, &Arc::default())
+            .router
     }
 
-    fn router_for(
+    fn routes(
         &self,
         handler: McpHandler<H>,
         cancellation: CancellationToken,
         responses: &Arc<Responses>,
-    ) -> Router {
+    ) -> Routes {
         let config = self.http.rmcp_config(cancellation.clone());
         let sessions = (!self.http.stateless).then(|| {
             let registry = self.registry.clone();
@@ -590,16 +609,17 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             Some(manager) => route(path, gate, factory, manager, config, direct),
         };
         let hosts = Hosts(self.http.allowed_hosts.clone());
-        let mut router = mcp;
+        let mut routes = mcp;
         if self.delegations {
             let delegations = delegations::router(credentials.clone(), hosts.clone());
-            router = router.merge(delegations);
+            routes.router = routes.router.merge(delegations);
         }
         if self.admin {
             let admins = Admins { credentials, hosts };
-            router = router.merge(admin::router(self.registry.clone(), admins, cancellation));
+            let admin = admin::router(self.registry.clone(), admins, cancellation);
+            routes.router = routes.router.merge(admin);
         }
-        router
+        routes
     }
 
     /// Serves MCP over HTTP at `address` until Ctrl-C, then shuts down gracefully.
@@ -628,7 +648,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
         let shared = Arc::clone(&handler.shared);
         let cancellation = CancellationToken::new();
         let responses = Arc::new(Responses::default());
-        let router = self.router_for(handler, cancellation.clone(), &responses);
+        let routes = self.routes(handler, cancellation.clone(), &responses);
         let grace = self.http.shutdown_grace;
         let draining = async move {
             shutdown.await;
@@ -636,6 +656,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             let _ = tokio::time::timeout(grace, responses.until_idle()).await;
             cancellation.cancel();
         };
-        connections::serve(listener, router, self.http.limits, grace, draining).await
+        connections::serve(listener, routes, self.http.limits, grace, draining).await
     }
 }
+
