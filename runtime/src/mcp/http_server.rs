@@ -16,9 +16,9 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{Method, StatusCode};
-use http_body::{Frame, SizeHint};
+use http_body::{Body as _, Frame, SizeHint};
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -367,6 +367,27 @@ impl http_body::Body for Paced {
     }
 }
 
+/// All of `body`'s bytes: its one piece as it came, or its pieces joined.
+async fn whole(mut body: Body) -> Result<Bytes, axum::Error> {
+    let mut one = Bytes::new();
+    let mut joined: Option<BytesMut> = None;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let Ok(piece) = frame?.into_data() else {
+            continue;
+        };
+        match &mut joined {
+            Some(joined) => joined.extend_from_slice(&piece),
+            None if one.is_empty() => one = piece,
+            None => {
+                let mut both = BytesMut::from(&one[..]);
+                both.extend_from_slice(&piece);
+                joined = Some(both);
+            }
+        }
+    }
+    Ok(joined.map_or(one, BytesMut::freeze))
+}
+
 /// Who the HTTP layer lets through, as whom, to which sessions, and which responses are still being
 /// written.
 struct Gate<H> {
@@ -475,7 +496,7 @@ where
             if let Some(direct) = &direct
                 && let Some(pool) = direct.takes(&parts)
             {
-                let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+                let bytes = match whole(body).await {
                     Ok(bytes) => bytes,
                     Err(_) if stalled.load(Ordering::Relaxed) => return Ok(stalled_answer()),
                     Err(error) => {
@@ -660,3 +681,29 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_from_one_piece_or_many() {
+        let one = Bytes::from_static(br#"{"id":1}"#);
+        let read = whole(Body::from(one.clone())).await.unwrap();
+        assert_eq!(read.as_ptr(), one.as_ptr(), "one piece is taken as it came");
+        let split: [&[&str]; 4] = [
+            &[r#"{"id""#, ":1}"],
+            &["", r#"{"i"#, "", "d\":", "1}"],
+            &[""],
+            &[],
+        ];
+        for pieces in split {
+            let stream = futures_util::stream::iter(
+                pieces
+                    .iter()
+                    .map(|piece| Ok::<_, Infallible>(Bytes::from(*piece))),
+            );
+            let read = whole(Body::from_stream(stream)).await.unwrap();
+            assert_eq!(read, pieces.concat(), "{pieces:?}");
+        }
+    }
+}

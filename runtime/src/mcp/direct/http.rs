@@ -28,7 +28,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::request::Parts;
-use http::{HeaderMap, HeaderName, Method, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use rmcp::model::{
     ClientCapabilities, ErrorCode, Implementation, InitializeRequestParams, ProtocolVersion,
     ServerJsonRpcMessage,
@@ -39,6 +39,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 
 use crate::sync::Locked;
 
+use super::super::answers::json_response;
 use super::super::handler::{McpHandler, declares_param_headers};
 use super::super::sessions::{BoundSession, BoundSessions};
 use super::{Hot, encode, negotiated_once};
@@ -48,6 +49,9 @@ const POOLED_PEERS: usize = 64;
 
 /// The header a client names its protocol version in, named once rather than parsed on every request.
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+
+/// Asks a proxy such as nginx to pass each event on as it comes, as rmcp's streams do.
+const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The direct path of one stateless JSON server.
 pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
@@ -422,11 +426,7 @@ fn respond(
     json: bool,
 ) -> Response {
     if sent.is_empty() && (json || status != StatusCode::OK) {
-        return Response::builder()
-            .status(status)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(answer))
-            .expect("a valid response");
+        return json_response(status, answer);
     }
     let sent: Vec<Vec<u8>> = sent.iter().map(encode).collect();
     events(&sent, answer)
@@ -462,13 +462,15 @@ fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
         stream.extend_from_slice(message);
         stream.extend_from_slice(b"\n\n");
     }
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .header("X-Accel-Buffering", "no")
-        .body(Body::from(stream))
-        .expect("a valid response")
+    let mut response = Response::new(Body::from(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    response
 }
 
 #[cfg(test)]
