@@ -50,6 +50,10 @@ const POOLED_PEERS: usize = 64;
 /// The header a client names its protocol version in, named once rather than parsed on every request.
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
+/// The headers in which a 2026-07-28 request names its method and its tool.
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
 /// Asks a proxy such as nginx to pass each event on as it comes, as rmcp's streams do.
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
@@ -274,13 +278,13 @@ impl<H: ServerHandler + Clone> Direct<H> {
             Hot::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
                 let named = match hot.tool() {
                     Some(tool) => {
-                        single(&parts.headers, "mcp-name") == Some(tool)
+                        single(&parts.headers, &MCP_NAME) == Some(tool)
                             && !tool.starts_with("=?base64?")
                             && !declares_param_headers(&snapshot)
                     }
                     None => true,
                 };
-                named && single(&parts.headers, "mcp-method") == Some(hot.method())
+                named && single(&parts.headers, &MCP_METHOD) == Some(hot.method())
             })
         };
         let Some(hot) = hot else {
@@ -445,7 +449,7 @@ fn status_of(code: ErrorCode) -> StatusCode {
 }
 
 /// The header's one value, when it has exactly one and it is text.
-fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     if values.next().is_some() {

@@ -38,6 +38,8 @@ use super::handler::McpHandler;
 pub(super) struct Hot {
     id: RequestId,
     meta: RequestMetaObject,
+    /// The protocol version its `_meta` names, read once.
+    version: Option<ProtocolVersion>,
     method: Method,
     /// Whether the request may send the client anything before its answer: a call of a tool that may
     /// log, report progress or reach the client's peer.
@@ -79,6 +81,7 @@ impl Hot {
         if !lifecycle || (!progress && hot.meta.get_progress_token().is_some()) {
             return None;
         }
+        hot.version = own_version;
         Some(hot)
     }
 
@@ -179,8 +182,13 @@ impl Hot {
         handler: &McpHandler<H>,
         context: RequestContext<RoleServer>,
     ) -> (Vec<u8>, Option<ErrorCode>) {
-        let Hot { id, method, .. } = self;
-        let supported = context.meta.protocol_version().is_some_and(|version| {
+        let Hot {
+            id,
+            method,
+            version,
+            ..
+        } = self;
+        let supported = version.is_some_and(|version| {
             ServerHandler::supported_protocol_versions(handler).contains(&version)
         });
         let request = match method {

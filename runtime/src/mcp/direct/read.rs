@@ -140,6 +140,7 @@ impl Hot {
         Some(Hot {
             id,
             meta: meta.unwrap_or_default(),
+            version: None,
             method,
             sends: false,
         })
