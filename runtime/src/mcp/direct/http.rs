@@ -400,11 +400,26 @@ fn is_json(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh. A
-/// header value is visible ASCII, spaces and tabs, so it is read byte by byte.
+/// `Accept` as the SDKs' clients write it, compared whole before any other value is read entry by entry.
+const ACCEPT_BOTH: &[u8] = b"application/json, text/event-stream";
+
+/// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
 fn accepts_both(headers: &HeaderMap) -> bool {
+    let accept = headers.get_all(header::ACCEPT);
+    let mut values = accept.iter();
+    if let (Some(value), None) = (values.next(), values.next())
+        && value.as_bytes() == ACCEPT_BOTH
+    {
+        return true;
+    }
+    lists_both(accept)
+}
+
+/// Whether the values list both answers plainly. A header value is visible ASCII, spaces and tabs, so
+/// it is read byte by byte.
+fn lists_both<'a>(values: impl IntoIterator<Item = &'a HeaderValue>) -> bool {
     let (mut json, mut sse) = (false, false);
-    for value in headers.get_all(header::ACCEPT) {
+    for value in values {
         let Ok(value) = value.to_str() else {
             return false;
         };
@@ -480,6 +495,34 @@ fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accept_is_read_alike_whole_and_entry_by_entry() {
+        let both = HeaderValue::from_static("application/json, text/event-stream");
+        assert!(
+            lists_both([&both]),
+            "the value compared whole reads as both"
+        );
+        let cases: [(&[&str], bool); 10] = [
+            (&["application/json, text/event-stream"], true),
+            (&["text/event-stream, application/json"], true),
+            (&["APPLICATION/JSON,\ttext/event-stream"], true),
+            (&["application/json", "text/event-stream"], true),
+            (&["application/json, text/event-stream", "*/*"], true),
+            (&["application/json"], false),
+            (&["application/json, text/event-stream;q=0.5"], false),
+            (&["application/json, \"text/event-stream\""], false),
+            (&["*/*"], false),
+            (&[], false),
+        ];
+        for (values, expected) in cases {
+            let mut headers = HeaderMap::new();
+            for value in values {
+                headers.append(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+            }
+            assert_eq!(accepts_both(&headers), expected, "{values:?}");
+        }
+    }
 
     #[test]
     fn a_plain_host_is_read_as_http_reads_the_authority_and_any_other_is_left_to_it() {
