@@ -401,18 +401,12 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// `Accept` as the SDKs' clients write it, compared whole before any other value is read entry by entry.
-const ACCEPT_BOTH: &[u8] = b"application/json, text/event-stream";
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
 fn accepts_both(headers: &HeaderMap) -> bool {
-    let accept = headers.get_all(header::ACCEPT);
-    let mut values = accept.iter();
-    if let (Some(value), None) = (values.next(), values.next())
-        && value.as_bytes() == ACCEPT_BOTH
-    {
-        return true;
-    }
-    lists_both(accept)
+    single(headers, &header::ACCEPT) == Some(ACCEPT_BOTH)
+        || lists_both(headers.get_all(header::ACCEPT))
 }
 
 /// Whether the values list both answers plainly. A header value is visible ASCII, spaces and tabs, so
@@ -498,7 +492,7 @@ mod tests {
 
     #[test]
     fn accept_is_read_alike_whole_and_entry_by_entry() {
-        let both = HeaderValue::from_static("application/json, text/event-stream");
+        let both = HeaderValue::from_static(ACCEPT_BOTH);
         assert!(
             lists_both([&both]),
             "the value compared whole reads as both"
