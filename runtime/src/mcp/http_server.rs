@@ -209,10 +209,12 @@ impl HttpOptions {
     }
 
     /// How long a connection keeps its worker polling for the client's next request, after a request or
-    /// a read of its answer (default 50 µs), while it is the server's one open connection. With one
-    /// request at a time, the next then finds the worker awake rather than asleep, which on a virtual
-    /// machine costs more than the call; the price is up to that long of polling after each request.
-    /// `Duration::ZERO` never polls: the worker sleeps as soon as the connection waits.
+    /// a read of its answer (default 300 µs), while it is the server's one open connection and its
+    /// client has lately come back within that time. With one request at a time, the next then finds
+    /// the worker awake rather than asleep, which on a virtual machine costs more than the call; the
+    /// price is polling until the client comes back, up to that long. A client that takes longer (across
+    /// a network, or between a person's turns) costs no polling. `Duration::ZERO` never polls: the worker
+    /// sleeps as soon as the connection waits.
     #[must_use]
     pub fn linger(mut self, linger: Duration) -> Self {
         self.limits.linger = linger;

@@ -12,7 +12,9 @@
 //! waiting on its socket, so that the worker polls the reactor again without sleeping. A client that
 //! sends its next request at once finds the worker awake: on a virtual machine, waking a halted CPU costs
 //! more than a call. A connection lingers only while it is its server's one open connection: with more,
-//! the others' requests wake the worker.
+//! the others' requests wake the worker. It lingers only for a client that has lately come back within
+//! that time ([`Returns`]): one that takes longer, across a network or between a person's turns, would
+//! find the worker asleep anyway, and its connection waits at once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,7 +31,7 @@ const MAX_REPOLLS: usize = 3;
 
 /// How long a connection keeps its worker polling after a wake from outside, before it waits, unless
 /// its server sets another.
-pub(crate) const LINGER: Duration = Duration::from_micros(50);
+pub(crate) const LINGER: Duration = Duration::from_micros(300);
 
 /// A lingering connection polled again this long after it yielded found its worker busy with other
 /// tasks: it stops lingering, since the worker is not going to sleep.
@@ -68,12 +70,14 @@ impl OpenConnections {
     }
 }
 
-/// A connection's linger: its server's count of connections, until when it lingers, and when it last
-/// yielded.
+/// A connection's linger: its server's count of connections, until when it lingers, when it last
+/// yielded, since when it has waited for its client, and how long its client takes to come back.
 struct Linger {
     open: OpenConnections,
     until: Option<Instant>,
     yielded: Option<Instant>,
+    waiting: Option<Instant>,
+    returns: Returns,
 }
 
 impl Linger {
@@ -84,15 +88,27 @@ impl Linger {
             open,
             until: None,
             yielded: None,
+            waiting: None,
+            returns: Returns::default(),
         }
     }
 
-    /// At the start of a poll: a worker that took long to come back has other work, and stays awake.
-    fn resume(&mut self) {
+    /// At the start of a poll: a worker that took long to come back has other work, and stays awake;
+    /// a wake from outside (`outside`) ends the connection's wait for its client.
+    fn resume(&mut self, outside: bool) {
+        let waited = if outside { self.waiting.take() } else { None };
+        if self.yielded.is_none() && waited.is_none() {
+            return;
+        }
+        let now = Instant::now();
         if let Some(yielded) = self.yielded.take()
-            && yielded.elapsed() > BUSY
+            && now.saturating_duration_since(yielded) > BUSY
         {
             self.until = None;
+        }
+        if let Some(waited) = waited {
+            let returned = now.saturating_duration_since(waited);
+            self.returns.observe(returned, self.open.linger);
         }
     }
 
@@ -100,22 +116,48 @@ impl Linger {
     /// a wake from outside started the poll. A connection among many, or of a server that sets no
     /// linger, reads no clock.
     fn lingers(&mut self, outside: bool) -> bool {
+        let now;
         if outside {
             let OpenConnections { count, linger } = &self.open;
-            self.until = (!linger.is_zero() && count.load(Ordering::Acquire) == 1)
-                .then(|| Instant::now() + *linger);
-        }
-        let Some(until) = self.until else {
-            return false;
-        };
-        let now = Instant::now();
-        if now < until {
-            self.yielded = Some(now);
-            true
+            if linger.is_zero() || count.load(Ordering::Acquire) != 1 {
+                (self.until, self.waiting) = (None, None);
+                return false;
+            }
+            now = Instant::now();
+            self.waiting = Some(now);
+            self.until = self.returns.within(*linger).then(|| now + *linger);
+        } else if self.until.is_some() {
+            now = Instant::now();
         } else {
-            self.until = None;
-            false
+            return false;
         }
+        match self.until {
+            Some(until) if now < until => {
+                self.yielded = Some(now);
+                true
+            }
+            _ => {
+                self.until = None;
+                false
+            }
+        }
+    }
+}
+
+/// How long a connection's client has lately taken to come back after the connection began to wait: a
+/// running average that weighs the last return by a quarter, each counted as at most twice the linger,
+/// so that one long pause (a person's turn) does not outweigh the quick returns around it.
+#[derive(Debug, Default, Clone, Copy)]
+struct Returns(Duration);
+
+impl Returns {
+    fn observe(&mut self, returned: Duration, linger: Duration) {
+        self.0 = (self.0 * 3 + returned.min(linger * 2)) / 4;
+    }
+
+    /// Whether the client has lately come back within `linger`, so that lingering finds it.
+    fn within(self, linger: Duration) -> bool {
+        self.0 <= linger
     }
 }
 
@@ -159,7 +201,7 @@ impl<F: Future> Future for Repoll<F> {
         this.signal.task.register(cx.waker());
         let mut inner = Context::from_waker(this.waker);
         let outside = this.signal.outside.swap(false, Ordering::AcqRel);
-        this.linger.resume();
+        this.linger.resume(outside);
         for _ in 0..=MAX_REPOLLS {
             this.signal.state.store(POLLING, Ordering::Release);
             let poll = this.future.as_mut().poll(&mut inner);
@@ -348,6 +390,32 @@ mod tests {
         second.wake();
         second.poll();
         assert_eq!(second.task_wakes(), 3);
+    }
+
+    #[test]
+    fn a_lone_connection_lingers_only_for_a_client_that_comes_back_within_the_linger() {
+        // Long enough that a test thread's pause between a wake and its poll never reaches it.
+        let linger = Duration::from_millis(10);
+        let mut lone = Connection::open(&OpenConnections::new(linger));
+        lone.poll();
+        let mut wakes = 0;
+        let mut turn = |lone: &mut Connection, pause: Duration| {
+            std::thread::sleep(pause);
+            lone.wake();
+            lone.poll();
+            wakes += 1;
+            lone.task_wakes() - wakes
+        };
+        // A client that pauses for longer than the linger. The first wake from outside starts the
+        // connection's wait, and it lingers; it lingers after the next two pauses too (the average is
+        // still within the linger), and waits at once after the third.
+        let slow = linger * 3;
+        assert_eq!(
+            [slow, slow, slow, slow].map(|pause| turn(&mut lone, pause)),
+            [1, 2, 3, 3]
+        );
+        // Back at once: it lingers again.
+        assert_eq!(turn(&mut lone, Duration::ZERO), 4);
     }
 
     #[test]
