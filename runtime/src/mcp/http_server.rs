@@ -342,22 +342,18 @@ impl http_body::Body for Paced {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let mut this = self.project();
-        if let Poll::Ready(frame) = this.body.poll_frame(cx) {
-            this.pause.set(None);
-            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
-        }
-        if this.pause.is_none() {
-            this.pause.set(Some(tokio::time::sleep(*this.idle)));
-        }
-        if let Some(pause) = this.pause.as_pin_mut()
-            && pause.poll(cx).is_ready()
-        {
-            this.stalled.store(true, Ordering::Relaxed);
-            let stalled = io::Error::new(io::ErrorKind::TimedOut, "the request body paused");
-            return Poll::Ready(Some(Err(stalled.into())));
-        }
-        Poll::Pending
+        let this = self.project();
+        poll_paced(this.body, this.pause, *this.idle, cx).map(|frame| {
+            frame.map(|frame| {
+                frame.map_err(|unread| match unread {
+                    Unread::Paused => {
+                        this.stalled.store(true, Ordering::Relaxed);
+                        io::Error::new(io::ErrorKind::TimedOut, "the request body paused").into()
+                    }
+                    Unread::Failed(error) => error.into(),
+                })
+            })
+        })
     }
 
     fn is_end_stream(&self) -> bool {
@@ -369,11 +365,44 @@ impl http_body::Body for Paced {
     }
 }
 
-/// All of `body`'s bytes: its one piece as it came, or its pieces joined.
-async fn whole(mut body: Body) -> Result<Bytes, axum::Error> {
+/// Why a request body could not be read.
+#[derive(Debug)]
+enum Unread {
+    /// Its client paused for longer than the idle timeout.
+    Paused,
+    /// Reading it failed.
+    Failed(axum::Error),
+}
+
+/// `body`'s next frame, or [`Unread::Paused`] once it has waited on its client for `idle`: `pause`
+/// times the wait, and is set only when the body waits.
+fn poll_paced(
+    body: Pin<&mut Body>,
+    mut pause: Pin<&mut Option<Sleep>>,
+    idle: Duration,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, Unread>>> {
+    if let Poll::Ready(frame) = body.poll_frame(cx) {
+        pause.set(None);
+        return Poll::Ready(frame.map(|frame| frame.map_err(Unread::Failed)));
+    }
+    if pause.is_none() {
+        pause.set(Some(tokio::time::sleep(idle)));
+    }
+    match pause.as_pin_mut().map(|pause| pause.poll(cx)) {
+        Some(Poll::Ready(())) => Poll::Ready(Some(Err(Unread::Paused))),
+        _ => Poll::Pending,
+    }
+}
+
+/// All of `body`'s bytes, paced as [`Paced`] paces them: its one piece as it came, or its pieces joined.
+async fn whole(mut body: Body, idle: Duration) -> Result<Bytes, Unread> {
+    let mut pause = std::pin::pin!(None);
     let mut one = Bytes::new();
     let mut joined: Option<BytesMut> = None;
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+    while let Some(frame) =
+        std::future::poll_fn(|cx| poll_paced(Pin::new(&mut body), pause.as_mut(), idle, cx)).await
+    {
         let Ok(piece) = frame?.into_data() else {
             continue;
         };
@@ -487,7 +516,6 @@ where
             }
             parts.extensions.insert(caller);
             let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
-            let (mut body, stalled) = Paced::wrap(body, gate.idle);
             let stalled_answer = || {
                 let message = format!(
                     "the request body paused for longer than {} ms; send it without pauses",
@@ -495,32 +523,38 @@ where
                 );
                 (StatusCode::REQUEST_TIMEOUT, message).into_response()
             };
-            if let Some(direct) = &direct
-                && let Some(pool) = direct.takes(&parts)
-            {
-                let bytes = match whole(body).await {
-                    Ok(bytes) => bytes,
-                    Err(_) if stalled.load(Ordering::Relaxed) => return Ok(stalled_answer()),
-                    Err(error) => {
-                        let message = format!("Failed to read request body: {error}");
-                        return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
-                    }
-                };
-                match direct.answer(pool, parts, bytes).await {
-                    Ok(response) => return Ok(tracked(response, open)),
-                    Err(Declined(given_back, bytes)) => {
-                        parts = given_back;
-                        body = Body::from(bytes);
+            // The direct path paces the body as it reads it, with no wrapper or flag; one that goes on
+            // to rmcp is wrapped, and the wrapper raises `stalled`, since rmcp's answer cannot say why.
+            let (body, stalled) = match &direct {
+                Some(direct) if let Some(pool) = direct.takes(&parts) => {
+                    let bytes = match whole(body, gate.idle).await {
+                        Ok(bytes) => bytes,
+                        Err(Unread::Paused) => return Ok(stalled_answer()),
+                        Err(Unread::Failed(error)) => {
+                            let message = format!("Failed to read request body: {error}");
+                            return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
+                        }
+                    };
+                    match direct.answer(pool, parts, bytes).await {
+                        Ok(response) => return Ok(tracked(response, open)),
+                        Err(Declined(given_back, bytes)) => {
+                            parts = given_back;
+                            (Body::from(bytes), None)
+                        }
                     }
                 }
-            }
+                _ => {
+                    let (body, stalled) = Paced::wrap(body, gate.idle);
+                    (body, Some(stalled))
+                }
+            };
             let mut inner = S::clone(&inner);
             std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
             let response = inner
                 .call(Request::from_parts(parts, body))
                 .await?
                 .into_response();
-            if stalled.load(Ordering::Relaxed) {
+            if stalled.is_some_and(|stalled| stalled.load(Ordering::Relaxed)) {
                 return Ok(stalled_answer());
             }
             if let (Some((caller, opening)), Some(sessions)) = (opener, &gate.sessions)
@@ -687,10 +721,13 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
 mod tests {
     use super::*;
 
+    /// Longer than any of these bodies waits.
+    const IDLE: Duration = Duration::from_secs(30);
+
     #[tokio::test]
     async fn a_body_is_read_whole_from_one_piece_or_many() {
         let one = Bytes::from_static(br#"{"id":1}"#);
-        let read = whole(Body::from(one.clone())).await.unwrap();
+        let read = whole(Body::from(one.clone()), IDLE).await.unwrap();
         assert_eq!(read.as_ptr(), one.as_ptr(), "one piece is taken as it came");
         let split: [&[&str]; 4] = [
             &[r#"{"id""#, ":1}"],
@@ -704,7 +741,7 @@ mod tests {
                     .iter()
                     .map(|piece| Ok::<_, Infallible>(Bytes::from(*piece))),
             );
-            let read = whole(Body::from_stream(stream)).await.unwrap();
+            let read = whole(Body::from_stream(stream), IDLE).await.unwrap();
             assert_eq!(read, pieces.concat(), "{pieces:?}");
         }
     }
