@@ -251,10 +251,17 @@ impl Notifier {
 pub struct McpHandler<H = ToolsOnly> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) extras: H,
+    /// What this session has set and found, shared by its clones.
+    session: Arc<SessionState>,
+}
+
+/// A session's own state, in one allocation.
+#[derive(Debug)]
+struct SessionState {
     /// The minimum level of log messages sent to this session (`logging/setLevel`).
-    log_level: Arc<AtomicU8>,
+    log_level: AtomicU8,
     /// The deferred tools this session's searches found, listed to it from then on.
-    found: Arc<Mutex<Vec<Arc<str>>>>,
+    found: Mutex<Vec<Arc<str>>>,
 }
 
 impl<H> std::fmt::Debug for McpHandler<H> {
@@ -270,8 +277,10 @@ impl<H: Clone> McpHandler<H> {
         McpHandler {
             shared,
             extras,
-            log_level: Arc::new(AtomicU8::new(logging::DEFAULT_RANK)),
-            found: Arc::default(),
+            session: Arc::new(SessionState {
+                log_level: AtomicU8::new(logging::DEFAULT_RANK),
+                found: Mutex::default(),
+            }),
         }
     }
 
@@ -395,7 +404,11 @@ impl<H: Clone> McpHandler<H> {
     ) -> Outcome {
         let reports = resolved.is_none_or(|i| snapshot.tools[i].uses.reports);
         let (call, relay) = if reports {
-            Relay::attach(call, context, self.log_level.load(Ordering::Relaxed))
+            Relay::attach(
+                call,
+                context,
+                self.session.log_level.load(Ordering::Relaxed),
+            )
         } else {
             (call, Relay(None))
         };
@@ -418,7 +431,7 @@ impl<H: Clone> McpHandler<H> {
             return;
         }
         let added = {
-            let mut found = self.found.locked();
+            let mut found = self.session.found.locked();
             let before = found.len();
             for name in tools_found(result) {
                 if !found.iter().any(|f| **f == *name) {
@@ -614,7 +627,7 @@ impl<H: Clone> McpHandler<H> {
         let snapshot = self.shared.registry.snapshot();
         let listing = self.shared.registry.listing(&snapshot, &caller);
         let visible = {
-            let found = self.found.locked();
+            let found = self.session.found.locked();
             listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
         };
         let mut visible = visible.into_iter().skip(start);
@@ -880,8 +893,8 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: rmcp::model::SetLevelRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.log_level
-            .store(logging::rank(request.level), Ordering::Relaxed);
+        let level = logging::rank(request.level);
+        self.session.log_level.store(level, Ordering::Relaxed);
         Ok(())
     }
 
