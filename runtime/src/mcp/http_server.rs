@@ -343,17 +343,16 @@ impl http_body::Body for Paced {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
-        poll_paced(this.body, this.pause, *this.idle, cx).map(|frame| {
-            frame.map(|frame| {
-                frame.map_err(|unread| match unread {
-                    Unread::Paused => {
-                        this.stalled.store(true, Ordering::Relaxed);
-                        io::Error::new(io::ErrorKind::TimedOut, "the request body paused").into()
-                    }
-                    Unread::Failed(error) => error.into(),
-                })
+        let frame = std::task::ready!(poll_paced(this.body, this.pause, *this.idle, cx));
+        Poll::Ready(frame.map(|frame| {
+            frame.map_err(|unread| match unread {
+                Unread::Paused => {
+                    this.stalled.store(true, Ordering::Relaxed);
+                    io::Error::new(io::ErrorKind::TimedOut, "the request body paused").into()
+                }
+                Unread::Failed(error) => error.into(),
             })
-        })
+        }))
     }
 
     fn is_end_stream(&self) -> bool {
