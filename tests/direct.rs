@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolgate::mcp::rmcp::{Peer, RoleServer};
-use toolgate::mcp::{HttpOptions, McpServer};
+use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
 use toolgate::param::CancellationToken;
 use toolgate::prelude::*;
 use tower_service::Service;
@@ -115,6 +115,17 @@ async fn client_name(name: ClientName) -> String {
 async fn client_name_too(peer: toolgate::Extension<Peer<RoleServer>>) -> String {
     peer.peer_info()
         .map_or_else(String::new, |i| i.client_info.name.clone())
+}
+
+/// Who calls, as the call's caller and as the HTTP request it came with show it.
+#[tool(public, read_only)]
+async fn whoami(caller: Caller, request: toolgate::Extension<http::request::Parts>) -> String {
+    let in_request = request
+        .extensions
+        .get::<Caller>()
+        .map_or("none", Caller::id);
+    let probe = request.headers["x-probe"].to_str().unwrap_or_default();
+    format!("{} {in_request} {probe}", caller.id())
 }
 
 fn server() -> McpServer {
@@ -655,6 +666,48 @@ async fn over_http_the_direct_path_admits_exactly_the_hosts_rmcp_admits() {
             let direct = answer(router.call(post(&ping, true, &extra)).await.unwrap()).await;
             let rmcp = answer(router.call(post(&ping, false, &extra)).await.unwrap()).await;
             assert_eq!(direct, rmcp, "{host} with {allowed:?} allowed");
+        }
+    }
+}
+
+#[tokio::test]
+async fn over_http_a_tool_sees_the_same_caller_and_request_on_both_paths() {
+    let body = call(7, "whoami", json!({})).to_string();
+    for stateless in [true, false] {
+        let tokens = BearerTokens::new()
+            .token("ada-token", Caller::new("ada"))
+            .token("bob-token", Caller::new("bob"));
+        let options = HttpOptions::default()
+            .stateless(stateless)
+            .json_response(stateless);
+        let mut router = server()
+            .authenticator(tokens)
+            .http_options(options)
+            .router(CancellationToken::new());
+        for (token, expected) in [("ada-token", "ada ada p"), ("bob-token", "bob bob p")] {
+            let bearer = format!("Bearer {token}");
+            let mut extra = vec![("authorization", bearer.as_str()), ("x-probe", "p")];
+            let id;
+            if !stateless {
+                let initialize =
+                    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}})
+                    .to_string();
+                let opened = router.call(post(&initialize, true, &extra)).await.unwrap();
+                id = opened.headers()["mcp-session-id"]
+                    .to_str()
+                    .unwrap()
+                    .to_owned();
+                extra.push(("mcp-session-id", id.as_str()));
+                let initialized =
+                    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+                router.call(post(&initialized, true, &extra)).await.unwrap();
+            }
+            let direct = answer(router.call(post(&body, true, &extra)).await.unwrap()).await;
+            let rmcp = answer(router.call(post(&body, false, &extra)).await.unwrap()).await;
+            assert_eq!(direct, rmcp, "{token}, stateless: {stateless}");
+            assert_eq!(direct.2[0]["result"]["content"][0]["text"], expected);
         }
     }
 }

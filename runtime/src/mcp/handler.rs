@@ -299,20 +299,18 @@ impl<H: Clone> McpHandler<H> {
         self.notifier().tools_changed().await;
     }
 
-    /// A call of tool `name` with what the request carries: its id, cancellation, session, trace context
-    /// (from `_meta`, or the HTTP headers), and the client's peer, the notifier and the HTTP request's
-    /// parts as extensions.
     /// A call of `tool`, which may run as a task, started as one when the client declared the tasks
     /// extension on this request or its session. A write's preview and approval come first, as for any
     /// call, and so do the questions of a tool that asks them first (`after_questions`); `None` then, and
     /// when the call runs while the request waits. A tool that runs only as a task refuses a client that
-    /// cannot poll.
+    /// cannot poll. It takes the request's HTTP `parts` when it starts one.
     async fn as_task(
         &self,
         tool: &Tool,
         request: &CallToolRequestParams,
-        context: &mut RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
         caller: &Caller,
+        parts: &mut Option<Cow<'_, http::request::Parts>>,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
         let declared = context
             .client_capabilities()
@@ -331,8 +329,14 @@ impl<H: Clone> McpHandler<H> {
             .arguments
             .clone()
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let parts = context.extensions.remove::<http::request::Parts>();
-        let call = self.call_for(&request.name, arguments, context, parts, Uses::EVERYTHING);
+        let call = self.call_for(
+            &request.name,
+            arguments,
+            context,
+            parts.take(),
+            Uses::EVERYTHING,
+            caller,
+        );
         let call = replied(
             call,
             context,
@@ -351,20 +355,21 @@ impl<H: Clone> McpHandler<H> {
     }
 
     /// The pipeline's call of `name` for this request, with what the tool `uses` of it attached: the
-    /// client's peer, the notifier and the HTTP request's parts as extensions.
+    /// client's peer, the notifier and the HTTP request's `parts` (with its `caller`) as extensions.
     fn call_for(
         &self,
         name: &str,
         arguments: serde_json::Value,
         context: &RequestContext<RoleServer>,
-        parts: Option<http::request::Parts>,
+        parts: Option<Cow<'_, http::request::Parts>>,
         uses: Uses,
+        caller: &Caller,
     ) -> Call {
         let mut call = Call::new(name, arguments)
             .tool_call_id(id_text(&context.id))
             .cancellation(context.ct.clone());
         let bound = parts
-            .as_ref()
+            .as_deref()
             .and_then(|p| p.extensions.get::<BoundSession>());
         if let Some(BoundSession(session)) = bound {
             call = call.session(Arc::clone(session));
@@ -375,10 +380,7 @@ impl<H: Clone> McpHandler<H> {
                 .extension(self.notifier());
         }
         // The trace context of the request's `_meta`, or else of its HTTP headers.
-        let header = |name: &HeaderName| {
-            let parts = parts.as_ref()?;
-            parts.headers.get(name)?.to_str().ok()
-        };
+        let header = |name: &HeaderName| parts.as_deref()?.headers.get(name)?.to_str().ok();
         let trace = match context.meta.get_traceparent() {
             Some(traceparent) => Some((traceparent, context.meta.get_tracestate())),
             None => header(&TRACEPARENT).map(|parent| (parent, header(&TRACESTATE))),
@@ -387,6 +389,11 @@ impl<H: Clone> McpHandler<H> {
             call = call.trace(traceparent, tracestate.map(Into::into));
         }
         if let Some(parts) = parts.filter(|_| uses.extensions) {
+            let mut parts = parts.into_owned();
+            // Its caller among its extensions, as rmcp's path hands them over, however it came.
+            if parts.extensions.get::<Caller>().is_none() {
+                parts.extensions.insert(caller.clone());
+            }
             call = call.extension(parts);
         }
         call
@@ -459,29 +466,45 @@ impl<H: Clone> McpHandler<H> {
     }
 
     /// `tools/call`, as rmcp's dispatch calls it through [`ServerHandler::call_tool`] and the direct loops
-    /// call it themselves, leaving a finished result unencoded for them to write.
+    /// call it themselves, leaving a finished result unencoded for them to write. The caller and the HTTP
+    /// request are those it came `from`, or else those among the extensions of its `context`.
     pub(super) async fn answer_call(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
+        from: Option<FromHttp<'_>>,
     ) -> Result<CallAnswer, ErrorData> {
         let mut slot = self.call_slot().await?;
-        let caller = self.caller(&context);
+        let (caller, mut parts) = match from {
+            Some(from) => (from.caller.clone(), Some(Cow::Borrowed(from.parts))),
+            None => (
+                self.caller(&context),
+                context
+                    .extensions
+                    .remove::<http::request::Parts>()
+                    .map(Cow::Owned),
+            ),
+        };
         // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and says how the
         // result is encoded.
         let snapshot = self.shared.registry.snapshot();
         let resolved = self.shared.registry.resolve(&snapshot, &request.name);
         if let Some(index) = resolved
             && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
-            && let Some(started) =
-                Box::pin(self.as_task(&snapshot.tools[index].tool, &request, &mut context, &caller))
-                    .await
+            && let Some(started) = Box::pin(self.as_task(
+                &snapshot.tools[index].tool,
+                &request,
+                &context,
+                &caller,
+                &mut parts,
+            ))
+            .await
         {
             return started.map(CallAnswer::Response);
         }
         // Only a tool that may ask needs to know how the client answers.
         let (questions, support) = if snapshot.may_ask(resolved) {
-            Questions::of(&context)
+            Questions::of(&context, parts.as_deref())
         } else {
             (Questions::Unanswerable, ClientSupport::NONE)
         };
@@ -489,12 +512,11 @@ impl<H: Clone> McpHandler<H> {
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
         // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
-        let parts = context.extensions.remove::<http::request::Parts>();
         let spare = matches!(questions, Questions::AsRequests(_))
             .then(|| (arguments.clone(), parts.clone()));
         let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
         let call = self
-            .call_for(&request.name, arguments, &context, parts, uses)
+            .call_for(&request.name, arguments, &context, parts, uses, &caller)
             .client_support(support);
         let resumed = request.request_state.is_some();
         let call = replied(
@@ -600,6 +622,7 @@ impl<H: Clone> McpHandler<H> {
                     context,
                     asked.parts.clone(),
                     asked.uses,
+                    asked.caller,
                 )
                 .client_support(asked.support)
                 .resume(Some(state), answers);
@@ -614,9 +637,8 @@ impl<H: Clone> McpHandler<H> {
     pub(crate) fn page(
         &self,
         request: Option<PaginatedRequestParams>,
-        context: &RequestContext<RoleServer>,
+        caller: &Caller,
     ) -> Result<Page<'_>, ErrorData> {
-        let caller = self.caller(context);
         let start = match request.and_then(|r| r.cursor) {
             Some(cursor) => cursor.parse::<usize>().map_err(|_| {
                 ErrorData::invalid_params(format!("invalid cursor `{cursor}`"), None)
@@ -625,7 +647,7 @@ impl<H: Clone> McpHandler<H> {
         };
         let page_size = self.shared.page_size;
         let snapshot = self.shared.registry.snapshot();
-        let listing = self.shared.registry.listing(&snapshot, &caller);
+        let listing = self.shared.registry.listing(&snapshot, caller);
         let visible = {
             let found = self.session.found.locked();
             listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
@@ -648,7 +670,7 @@ impl<H: Clone> McpHandler<H> {
     }
 
     /// The caller of a request: set by the authentication layer over HTTP, the default one otherwise.
-    fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+    pub(crate) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         context
             .extensions
             .get::<http::request::Parts>()
@@ -658,12 +680,30 @@ impl<H: Clone> McpHandler<H> {
     }
 }
 
+/// An HTTP request that a direct path answers: its parts and the caller the gate found for it, lent as
+/// they are rather than put among the extensions of the request's context, each of which costs a map
+/// and a box.
+#[derive(Clone, Copy)]
+pub(crate) struct FromHttp<'a> {
+    pub(crate) parts: &'a http::request::Parts,
+    pub(crate) caller: &'a Caller,
+}
+
+impl FromHttp<'_> {
+    /// The parts as rmcp's service reads them, with the caller among their extensions.
+    pub(crate) fn to_parts(self) -> http::request::Parts {
+        let mut parts = self.parts.clone();
+        parts.extensions.insert(self.caller.clone());
+        parts
+    }
+}
+
 /// A call whose client answers its questions as they are asked: what each further round needs.
 struct Asked<'a> {
     peer: &'a Peer<RoleServer>,
     name: &'a str,
     arguments: serde_json::Value,
-    parts: Option<http::request::Parts>,
+    parts: Option<Cow<'a, http::request::Parts>>,
     uses: Uses,
     support: ClientSupport,
     snapshot: &'a Snapshot,
@@ -816,7 +856,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let page = self.page(request, &context)?;
+        let page = self.page(request, &self.caller(&context))?;
         let definitions = definitions(&page.snapshot);
         let tools = page.tools.iter().map(|&i| definitions[i].clone()).collect();
         let mut result = ListToolsResult::with_all_items(tools);
@@ -835,7 +875,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.answer_call(request, context)
+        self.answer_call(request, context, None)
             .await
             .map(CallAnswer::into_response)
     }

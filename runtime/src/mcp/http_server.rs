@@ -33,6 +33,7 @@ use super::auth::{Credentials, Hosts, unauthorized};
 use super::connections::{self, Answer, Limits, Routes};
 use super::delegations;
 use super::direct::http::{Declined, Direct};
+use super::handler::FromHttp;
 use super::sessions::{BoundSession, BoundSessions, Opening, Unbound};
 use super::{McpHandler, McpServer};
 
@@ -513,7 +514,6 @@ where
                     }
                 }
             }
-            parts.extensions.insert(caller);
             let open = (parts.method == Method::POST).then(|| Open::new(&gate.responses));
             let stalled_answer = || {
                 let message = format!(
@@ -534,12 +534,13 @@ where
                             return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
                         }
                     };
-                    match direct.answer(pool, parts, bytes).await {
+                    let from = FromHttp {
+                        parts: &parts,
+                        caller: &caller,
+                    };
+                    match direct.answer(pool, from, bytes).await {
                         Ok(response) => return Ok(tracked(response, open)),
-                        Err(Declined(given_back, bytes)) => {
-                            parts = given_back;
-                            (Body::from(bytes), None)
-                        }
+                        Err(Declined(bytes)) => (Body::from(bytes), None),
                     }
                 }
                 _ => {
@@ -547,6 +548,8 @@ where
                     (body, Some(stalled))
                 }
             };
+            // rmcp finds the caller among the parts' extensions.
+            parts.extensions.insert(caller);
             let mut inner = S::clone(&inner);
             std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
             let response = inner

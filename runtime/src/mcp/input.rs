@@ -91,8 +91,12 @@ pub(crate) enum Questions {
 }
 
 impl Questions {
-    /// The channel of a request, and what the client declared it can answer.
-    pub(crate) fn of(context: &RequestContext<RoleServer>) -> (Questions, ClientSupport) {
+    /// The channel of a request that came with HTTP `parts` (`None`: not over HTTP), and what the client
+    /// declared it can answer.
+    pub(crate) fn of(
+        context: &RequestContext<RoleServer>,
+        parts: Option<&http::request::Parts>,
+    ) -> (Questions, ClientSupport) {
         let declared = context
             .client_capabilities()
             .map_or(ClientSupport::NONE, |c| support(&c));
@@ -101,7 +105,6 @@ impl Questions {
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         // Over HTTP, only a session of a stateful server that the caller opened can carry a question;
         // elsewhere (stdio, in memory) the connection is the session.
-        let parts = context.extensions.get::<http::request::Parts>();
         let session = parts.is_none_or(|p| p.extensions.get::<BoundSession>().is_some());
         if modern {
             (Questions::InResult, declared)

@@ -40,7 +40,7 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 use crate::sync::Locked;
 
 use super::super::answers::json_response;
-use super::super::handler::{McpHandler, declares_param_headers};
+use super::super::handler::{FromHttp, McpHandler, declares_param_headers};
 use super::super::sessions::{BoundSession, BoundSessions};
 use super::{Hot, encode, negotiated_once};
 
@@ -158,7 +158,7 @@ impl Transport<RoleServer> for Outbox {
 }
 
 /// A request this path does not take, given back whole for rmcp.
-pub(in crate::mcp) struct Declined(pub(in crate::mcp) Parts, pub(in crate::mcp) Bytes);
+pub(in crate::mcp) struct Declined(pub(in crate::mcp) Bytes);
 
 impl<H: ServerHandler + Clone> Direct<H> {
     /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
@@ -243,21 +243,21 @@ impl<H: ServerHandler + Clone> Direct<H> {
     pub(in crate::mcp) async fn answer(
         &self,
         pool: usize,
-        parts: Parts,
+        from: FromHttp<'_>,
         body: Bytes,
     ) -> Result<Response, Declined> {
         let version = &self.pools[pool].0;
         if !negotiated_once(version) {
-            return self.answer_negotiating(pool, parts, body).await;
+            return self.answer_negotiating(pool, from, body).await;
         }
         if let Some(sessions) = &self.sessions {
-            return self.answer_in_session(sessions, parts, body).await;
+            return self.answer_in_session(sessions, from, body).await;
         }
         let registry = &self.handler.shared.registry;
         let Some(hot) = Hot::parse(&body, registry, &registry.snapshot(), false, None) else {
-            return Err(Declined(parts, body));
+            return Err(Declined(body));
         };
-        let (sent, answer, status) = self.without_session(pool, parts, hot, false).await;
+        let (sent, answer, status) = self.without_session(pool, from, hot, false).await;
         Ok(respond(sent, answer, status, true))
     }
 
@@ -268,9 +268,10 @@ impl<H: ServerHandler + Clone> Direct<H> {
     async fn answer_negotiating(
         &self,
         pool: usize,
-        parts: Parts,
+        from: FromHttp<'_>,
         body: Bytes,
     ) -> Result<Response, Declined> {
+        let headers = &from.parts.headers;
         let registry = &self.handler.shared.registry;
         let version = &self.pools[pool].0;
         let hot = {
@@ -278,19 +279,19 @@ impl<H: ServerHandler + Clone> Direct<H> {
             Hot::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
                 let named = match hot.tool() {
                     Some(tool) => {
-                        single(&parts.headers, &MCP_NAME) == Some(tool)
+                        single(headers, &MCP_NAME) == Some(tool)
                             && !tool.starts_with("=?base64?")
                             && !declares_param_headers(&snapshot)
                     }
                     None => true,
                 };
-                named && single(&parts.headers, &MCP_METHOD) == Some(hot.method())
+                named && single(headers, &MCP_METHOD) == Some(hot.method())
             })
         };
         let Some(hot) = hot else {
-            return Err(Declined(parts, body));
+            return Err(Declined(body));
         };
-        let (sent, answer, status) = self.without_session(pool, parts, hot, true).await;
+        let (sent, answer, status) = self.without_session(pool, from, hot, true).await;
         Ok(respond(sent, answer, status, self.json))
     }
 
@@ -301,21 +302,21 @@ impl<H: ServerHandler + Clone> Direct<H> {
     async fn without_session(
         &self,
         pool: usize,
-        parts: Parts,
+        from: FromHttp<'_>,
         mut hot: Hot,
         negotiating: bool,
     ) -> (Vec<ServerJsonRpcMessage>, Vec<u8>, StatusCode) {
         let pooled = self.peer(pool);
-        let mut context = hot.context(pooled.peer.clone());
-        context.extensions.insert(parts);
+        let context = hot.context(pooled.peer.clone());
         let handler = self.handler.for_session();
+        let from = Some(from);
         let (answer, status) = if negotiating {
             // Boxed: rmcp's dispatch of every method is a large future, which the common path's
             // would otherwise carry and move.
-            let (answer, error) = Box::pin(hot.negotiate(&handler, context)).await;
+            let (answer, error) = Box::pin(hot.negotiate(&handler, context, from)).await;
             (answer, error.map_or(StatusCode::OK, status_of))
         } else {
-            (hot.dispatch(&handler, context).await, StatusCode::OK)
+            (hot.dispatch(&handler, context, from).await, StatusCode::OK)
         };
         let sent = std::mem::take(&mut *pooled.outbox.locked());
         self.put_back(pool, pooled);
@@ -327,10 +328,11 @@ impl<H: ServerHandler + Clone> Direct<H> {
     async fn answer_in_session(
         &self,
         sessions: &BoundSessions<McpHandler<H>>,
-        parts: Parts,
+        from: FromHttp<'_>,
         body: Bytes,
     ) -> Result<Response, Declined> {
-        let served = parts
+        let served = from
+            .parts
             .extensions
             .get::<BoundSession>()
             .and_then(|BoundSession(id)| sessions.served(id))
@@ -338,11 +340,10 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let registry = &self.handler.shared.registry;
         let hot = Hot::parse(&body, registry, &registry.snapshot(), false, None);
         let (Some(served), Some(mut hot)) = (served, hot) else {
-            return Err(Declined(parts, body));
+            return Err(Declined(body));
         };
-        let mut context = hot.context(served.peer.clone());
-        context.extensions.insert(parts);
-        let answer = hot.dispatch(&served.handler, context).await;
+        let context = hot.context(served.peer.clone());
+        let answer = hot.dispatch(&served.handler, context, Some(from)).await;
         Ok(events(&[], answer))
     }
 

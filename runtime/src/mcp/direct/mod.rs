@@ -20,6 +20,8 @@ mod read;
 mod result;
 pub(super) mod stdio;
 
+use std::borrow::Cow;
+
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ErrorCode, ListToolsRequest, PaginatedRequestParams,
     ProtocolVersion, Request, RequestId, RequestMetaObject, RequestNoParam, ServerJsonRpcMessage,
@@ -32,7 +34,7 @@ use crate::registry::{Registry, Snapshot};
 use crate::tool::TaskSupport;
 
 use super::convert::CallAnswer;
-use super::handler::McpHandler;
+use super::handler::{FromHttp, McpHandler};
 
 /// A request a direct loop serves.
 pub(super) struct Hot {
@@ -120,26 +122,33 @@ impl Hot {
         context
     }
 
-    /// Runs the request through `handler`'s own methods with its `context`, as rmcp's dispatch does for
-    /// a session that negotiated a version before 2026-07-28 (later ones go through
-    /// [`negotiate`](Self::negotiate)): `call_tool` (as [`McpHandler::answer_call`]) or `ping`, and the
-    /// result in that version's shape; the answer as JSON text. A listing is written from the tools' JSON
-    /// made once per snapshot, after the same paging and visibility as the handler's `list_tools`, rather
-    /// than serializing every schema again.
+    /// Runs the request through `handler`'s own methods with its `context` and, over HTTP, the request it
+    /// came `from`, as rmcp's dispatch does for a session that negotiated a version before 2026-07-28
+    /// (later ones go through [`negotiate`](Self::negotiate)): `call_tool` (as
+    /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
+    /// text. A listing is written from the tools' JSON made once per snapshot, after the same paging and
+    /// visibility as the handler's `list_tools`, rather than serializing every schema again.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         context: RequestContext<RoleServer>,
+        from: Option<FromHttp<'_>>,
     ) -> Vec<u8> {
         let Hot { id, method, .. } = self;
         let mut out = envelope(&id);
         let answered = match method {
-            Method::List(page) => handler
-                .page(page, &context)
-                .map(|page| page.result_json(&mut out)),
+            Method::List(page) => {
+                let caller = from.map_or_else(
+                    || Cow::Owned(handler.caller(&context)),
+                    |from| Cow::Borrowed(from.caller),
+                );
+                handler
+                    .page(page, &caller)
+                    .map(|page| page.result_json(&mut out))
+            }
             Method::Call(params) => {
                 handler
-                    .answer_call(params, context)
+                    .answer_call(params, context, from)
                     .await
                     .map(|answer| match answer {
                         CallAnswer::Done {
@@ -175,12 +184,13 @@ impl Hot {
     /// the result for that version), with its `context`. A call on a version the handler supports, whose
     /// `_meta` [`parse`](Self::parse) checked as that dispatch does, goes to `answer_call` as that
     /// dispatch calls it, and its answer is shaped as there ([`typed`]; its errors pass unchanged, as a
-    /// call's do there); anything else goes through that dispatch itself. The answer as JSON text, and
-    /// its error's code if it is one.
+    /// call's do there); anything else goes through that dispatch itself, with the HTTP request it came
+    /// `from` among the context's extensions. The answer as JSON text, and its error's code if it is one.
     pub(super) async fn negotiate<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
+        from: Option<FromHttp<'_>>,
     ) -> (Vec<u8>, Option<ErrorCode>) {
         let Hot {
             id,
@@ -193,7 +203,7 @@ impl Hot {
         });
         let request = match method {
             Method::Call(params) if supported => {
-                let answered = handler.answer_call(params, context).await;
+                let answered = handler.answer_call(params, context, from).await;
                 return answered_or_failed(answered.map(|answer| typed(answer, &id)), id);
             }
             Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
@@ -203,6 +213,9 @@ impl Hot {
             }),
             Method::Ping => ClientRequest::PingRequest(RequestNoParam::default()),
         };
+        if let Some(from) = from {
+            context.extensions.insert(from.to_parts());
+        }
         let answered = Service::handle_request(handler, request, context).await;
         let encoded =
             answered.map(|result| encode(&ServerJsonRpcMessage::response(result, id.clone())));

@@ -133,11 +133,11 @@ where
                         let (handler, answer_id) = (&handler, id.clone());
                         let mut call: Running<'_> = if inline {
                             Box::pin(async move {
-                                (answer_id, hot.negotiate(handler, context).await.0)
+                                (answer_id, hot.negotiate(handler, context, None).await.0)
                             })
                         } else {
                             Box::pin(async move {
-                                (answer_id, hot.dispatch(handler, context).await)
+                                (answer_id, hot.dispatch(handler, context, None).await)
                             })
                         };
                         match (&mut call).now_or_never() {
