@@ -310,7 +310,7 @@ impl<H: Clone> McpHandler<H> {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         caller: &Caller,
-        parts: &mut Option<Cow<'_, http::request::Parts>>,
+        parts: Option<&http::request::Parts>,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
         let declared = context
             .client_capabilities()
@@ -333,7 +333,7 @@ impl<H: Clone> McpHandler<H> {
             &request.name,
             arguments,
             context,
-            parts.take(),
+            parts,
             Uses::EVERYTHING,
             caller,
         );
@@ -361,16 +361,14 @@ impl<H: Clone> McpHandler<H> {
         name: &str,
         arguments: serde_json::Value,
         context: &RequestContext<RoleServer>,
-        parts: Option<Cow<'_, http::request::Parts>>,
+        parts: Option<&http::request::Parts>,
         uses: Uses,
         caller: &Caller,
     ) -> Call {
         let mut call = Call::new(name, arguments)
             .tool_call_id(id_text(&context.id))
             .cancellation(context.ct.clone());
-        let bound = parts
-            .as_deref()
-            .and_then(|p| p.extensions.get::<BoundSession>());
+        let bound = parts.and_then(|p| p.extensions.get::<BoundSession>());
         if let Some(BoundSession(session)) = bound {
             call = call.session(Arc::clone(session));
         }
@@ -380,7 +378,7 @@ impl<H: Clone> McpHandler<H> {
                 .extension(self.notifier());
         }
         // The trace context of the request's `_meta`, or else of its HTTP headers.
-        let header = |name: &HeaderName| parts.as_deref()?.headers.get(name)?.to_str().ok();
+        let header = |name: &HeaderName| parts?.headers.get(name)?.to_str().ok();
         let trace = match context.meta.get_traceparent() {
             Some(traceparent) => Some((traceparent, context.meta.get_tracestate())),
             None => header(&TRACEPARENT).map(|parent| (parent, header(&TRACESTATE))),
@@ -389,7 +387,7 @@ impl<H: Clone> McpHandler<H> {
             call = call.trace(traceparent, tracestate.map(Into::into));
         }
         if let Some(parts) = parts.filter(|_| uses.extensions) {
-            let mut parts = parts.into_owned();
+            let mut parts = parts.clone();
             // Its caller among its extensions, as rmcp's path hands them over, however it came.
             if parts.extensions.get::<Caller>().is_none() {
                 parts.extensions.insert(caller.clone());
@@ -471,18 +469,15 @@ impl<H: Clone> McpHandler<H> {
     pub(super) async fn answer_call(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
     ) -> Result<CallAnswer, ErrorData> {
         let mut slot = self.call_slot().await?;
-        let (caller, mut parts) = match from {
-            Some(from) => (from.caller.clone(), Some(Cow::Borrowed(from.parts))),
+        let (caller, parts) = match from {
+            Some(from) => (from.caller.clone(), Some(from.parts)),
             None => (
                 self.caller(&context),
-                context
-                    .extensions
-                    .remove::<http::request::Parts>()
-                    .map(Cow::Owned),
+                context.extensions.get::<http::request::Parts>(),
             ),
         };
         // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and says how the
@@ -496,7 +491,7 @@ impl<H: Clone> McpHandler<H> {
                 &request,
                 &context,
                 &caller,
-                &mut parts,
+                parts,
             ))
             .await
         {
@@ -504,7 +499,7 @@ impl<H: Clone> McpHandler<H> {
         }
         // Only a tool that may ask needs to know how the client answers.
         let (questions, support) = if snapshot.may_ask(resolved) {
-            Questions::of(&context, parts.as_deref())
+            Questions::of(&context, parts)
         } else {
             (Questions::Unanswerable, ClientSupport::NONE)
         };
@@ -512,8 +507,8 @@ impl<H: Clone> McpHandler<H> {
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
         // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
-        let spare = matches!(questions, Questions::AsRequests(_))
-            .then(|| (arguments.clone(), parts.clone()));
+        let spare =
+            matches!(questions, Questions::AsRequests(_)).then(|| (arguments.clone(), parts));
         let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
         let call = self
             .call_for(&request.name, arguments, &context, parts, uses, &caller)
@@ -620,7 +615,7 @@ impl<H: Clone> McpHandler<H> {
                     asked.name,
                     asked.arguments.clone(),
                     context,
-                    asked.parts.clone(),
+                    asked.parts,
                     asked.uses,
                     asked.caller,
                 )
@@ -703,7 +698,7 @@ struct Asked<'a> {
     peer: &'a Peer<RoleServer>,
     name: &'a str,
     arguments: serde_json::Value,
-    parts: Option<Cow<'a, http::request::Parts>>,
+    parts: Option<&'a http::request::Parts>,
     uses: Uses,
     support: ClientSupport,
     snapshot: &'a Snapshot,
