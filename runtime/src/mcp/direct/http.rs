@@ -22,7 +22,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Body;
 use axum::response::Response;
@@ -65,6 +65,9 @@ pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     hosts: Vec<Authority>,
     /// Whether any host is accepted: rmcp's rule for an empty list (not for a list of unreadable ones).
     any_host: bool,
+    /// The first `Host` value admitted, admitted again as it is without being read: a server's clients
+    /// mostly name it alike.
+    admitted_host: OnceLock<HeaderValue>,
     /// Idle peers, one pool per protocol version served without per-request negotiation.
     pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
     /// The sessions of a stateful server.
@@ -187,6 +190,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             max_body_bytes,
             hosts,
             any_host,
+            admitted_host: OnceLock::new(),
             pools,
             sessions,
             json,
@@ -197,35 +201,41 @@ impl<H: ServerHandler + Clone> Direct<H> {
     /// an allowed host, accepting both answers, with a known length within the limit, on a known
     /// protocol version. The version's pool, if so.
     pub(in crate::mcp) fn takes(&self, parts: &Parts) -> Option<usize> {
-        let headers = &parts.headers;
-        if parts.method != Method::POST
-            || headers.contains_key(header::ORIGIN)
-            || !self.host_allowed(headers)
-            || !is_json(headers)
-            || !accepts_both(headers)
+        if parts.method != Method::POST {
+            return None;
+        }
+        let found = Decisive::of(&parts.headers);
+        if found.origin
+            || !self.host_allowed(found.host?)
+            || !is_json(found.content_type?)
+            || !accepts_both(&parts.headers, &found)
         {
             return None;
         }
-        let length: usize = headers
-            .get(header::CONTENT_LENGTH)?
-            .to_str()
-            .ok()?
-            .parse()
-            .ok()?;
+        let length: usize = found.content_length?.to_str().ok()?.parse().ok()?;
         if length > self.max_body_bytes {
             return None;
         }
-        let version = match headers.get(&PROTOCOL_VERSION) {
+        let version = match found.version {
             None => ProtocolVersion::V_2025_03_26.as_str(),
             Some(value) => value.to_str().ok()?,
         };
         self.pools.iter().position(|(v, _)| v.as_str() == version)
     }
 
-    fn host_allowed(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
-            return false;
-        };
+    fn host_allowed(&self, value: &HeaderValue) -> bool {
+        if self.admitted_host.get() == Some(value) {
+            return true;
+        }
+        let admitted = value.to_str().is_ok_and(|host| self.admits(host));
+        if admitted {
+            let _ = self.admitted_host.set(value.clone());
+        }
+        admitted
+    }
+
+    /// Whether `host` is one this server's clients may name, read as rmcp reads it.
+    fn admits(&self, host: &str) -> bool {
         let admits = |name, port| {
             self.any_host || self.hosts.iter().any(|allowed| allowed.admits(name, port))
         };
@@ -389,24 +399,60 @@ fn answers_nothing(peer: &Peer<RoleServer>) -> bool {
     })
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
-            essence
-                .trim_ascii()
-                .eq_ignore_ascii_case("application/json")
-        })
+/// The headers this path decides on, each by its first value (as `HeaderMap::get` reads it), found in
+/// one pass over a request's headers rather than looked up one by one.
+#[derive(Default)]
+struct Decisive<'a> {
+    host: Option<&'a HeaderValue>,
+    content_type: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+    version: Option<&'a HeaderValue>,
+    accept: Option<&'a HeaderValue>,
+    /// How many values `Accept` has.
+    accepts: usize,
+    origin: bool,
+}
+
+impl<'a> Decisive<'a> {
+    fn of(headers: &'a HeaderMap) -> Self {
+        let mut found = Decisive::default();
+        for (name, value) in headers {
+            let first = if name == header::HOST {
+                &mut found.host
+            } else if name == header::CONTENT_TYPE {
+                &mut found.content_type
+            } else if name == header::CONTENT_LENGTH {
+                &mut found.content_length
+            } else if name == PROTOCOL_VERSION {
+                &mut found.version
+            } else if name == header::ACCEPT {
+                found.accepts += 1;
+                &mut found.accept
+            } else {
+                found.origin |= name == header::ORIGIN;
+                continue;
+            };
+            first.get_or_insert(value);
+        }
+        found
+    }
+}
+
+fn is_json(value: &HeaderValue) -> bool {
+    value.to_str().is_ok_and(|v| {
+        let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+        essence
+            .trim_ascii()
+            .eq_ignore_ascii_case("application/json")
+    })
 }
 
 /// `Accept` as the SDKs' clients write it, compared whole before any other value is read entry by entry.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
-fn accepts_both(headers: &HeaderMap) -> bool {
-    single(headers, &header::ACCEPT) == Some(ACCEPT_BOTH)
+fn accepts_both(headers: &HeaderMap, found: &Decisive<'_>) -> bool {
+    (found.accepts == 1 && found.accept.is_some_and(|v| v == ACCEPT_BOTH))
         || lists_both(headers.get_all(header::ACCEPT))
 }
 
@@ -515,7 +561,8 @@ mod tests {
             for value in values {
                 headers.append(header::ACCEPT, HeaderValue::from_str(value).unwrap());
             }
-            assert_eq!(accepts_both(&headers), expected, "{values:?}");
+            let found = Decisive::of(&headers);
+            assert_eq!(accepts_both(&headers, &found), expected, "{values:?}");
         }
     }
 
