@@ -160,7 +160,7 @@ impl Transport<RoleServer> for Outbox {
     }
 }
 
-/// A request this path does not take, given back whole for rmcp.
+/// A request this path does not take: its body, given back for rmcp (the gate still holds its parts).
 pub(in crate::mcp) struct Declined(pub(in crate::mcp) Bytes);
 
 impl<H: ServerHandler + Clone> Direct<H> {
