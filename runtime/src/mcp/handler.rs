@@ -148,6 +148,8 @@ impl Page<'_> {
     /// value rmcp's `ListToolsResult` serializes to.
     pub(crate) fn result_json(&self, out: &mut Vec<u8>) {
         let json = all_definitions(&self.snapshot).map_or(&[][..], |d| d.json.as_slice());
+        // Sized once for the whole page, rather than grown as each tool's text is copied in.
+        out.reserve(self.tools.iter().map(|&i| json[i].len() + 1).sum::<usize>() + 64);
         out.extend_from_slice(br#"{"tools":["#);
         for (n, &i) in self.tools.iter().enumerate() {
             if n > 0 {
@@ -647,11 +649,11 @@ impl<H: Clone> McpHandler<H> {
             let found = self.session.found.locked();
             listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
         };
-        let mut visible = visible.into_iter().skip(start);
-        let tools: Vec<usize> = visible.by_ref().take(page_size).collect();
-        let next = visible
-            .next()
-            .map(|_| Cursor::from((start + page_size).to_string()));
+        // The page kept in place, in the vector of every visible tool.
+        let mut tools = visible;
+        tools.drain(..start.min(tools.len()));
+        let next = (tools.len() > page_size).then(|| Cursor::from((start + page_size).to_string()));
+        tools.truncate(page_size);
         Ok(Page {
             snapshot,
             tools,

@@ -76,10 +76,13 @@ pub(crate) struct Listing {
 
 impl Listing {
     /// The tools shown with the deferred ones `loaded` picks, in listing order.
-    pub(crate) fn with(&self, mut loaded: impl FnMut(usize) -> bool) -> Vec<usize> {
-        let mut indices = self.shown.clone();
-        indices.extend(self.deferred.iter().copied().filter(|&i| loaded(i)));
-        indices.sort_unstable();
+    pub(crate) fn with(self, mut loaded: impl FnMut(usize) -> bool) -> Vec<usize> {
+        let mut indices = self.shown;
+        let shown = indices.len();
+        indices.extend(self.deferred.into_iter().filter(|&i| loaded(i)));
+        if indices.len() > shown {
+            indices.sort_unstable();
+        }
         indices
     }
 }
@@ -226,13 +229,14 @@ impl Registry {
     /// marked `auto` is deferred when they may run more tools than the threshold, `tool_search` not
     /// counted. `tool_search` is shown only when something is deferred.
     pub(crate) fn listing(&self, snapshot: &Snapshot, caller: &Caller) -> Listing {
-        let mut visible: Vec<(usize, &RegisteredTool)> =
-            self.visible_tools(snapshot, caller).collect();
+        // Sized for every tool, so that a listing of many grows no vector as it goes.
+        let mut visible = Vec::with_capacity(snapshot.tools.len());
+        visible.extend(self.visible_tools(snapshot, caller));
         let search = snapshot.tool_search;
         let finder = visible.iter().position(|&(i, _)| Some(i) == search);
         let finder = finder.map(|at| visible.remove(at).0);
         let many = self.inner.defer_above.is_some_and(|n| visible.len() > n);
-        let (mut shown, mut deferred) = (Vec::new(), Vec::new());
+        let (mut shown, mut deferred) = (Vec::with_capacity(visible.len() + 1), Vec::new());
         for (i, registered) in visible {
             match registered.tool.defer.applies(many) {
                 true => deferred.push(i),
