@@ -389,12 +389,8 @@ impl<H: Clone> McpHandler<H> {
             call = call.trace(traceparent, tracestate.map(Into::into));
         }
         if let Some(parts) = parts.filter(|_| uses.extensions) {
-            let mut parts = parts.clone();
-            // Its caller among its extensions, as rmcp's path hands them over, however it came.
-            if parts.extensions.get::<Caller>().is_none() {
-                parts.extensions.insert(caller.clone());
-            }
-            call = call.extension(parts);
+            // With its caller among its extensions, as rmcp's path hands them over, however it came.
+            call = call.extension(FromHttp { parts, caller }.to_parts());
         }
         call
     }
