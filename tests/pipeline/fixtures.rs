@@ -194,10 +194,11 @@ async fn whoami(
     tenant: Tenant,
 ) -> String {
     format!(
-        "{} {} ({:?}) session={:?} call={:?} tenant={}",
+        "{} {} ({:?}) tool={} session={:?} call={:?} tenant={}",
         settings.0.greeting,
         caller.id(),
         caller.role(),
+        invocation.tool_name,
         invocation.session_id,
         invocation.tool_call_id,
         tenant.0

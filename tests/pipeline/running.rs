@@ -202,7 +202,13 @@ async fn injected_values_reach_the_tool() {
     // ANCHOR_END: call
     assert_eq!(
         text,
-        "hello vera@acme (Some(\"Viewer\")) session=Some(\"conv-9\") call=Some(\"call_3\") tenant=acme"
+        "hello vera@acme (Some(\"Viewer\")) tool=whoami session=Some(\"conv-9\") call=Some(\"call_3\") tenant=acme"
+    );
+    // A call that carries no ids is lent the tool's own invocation, and still knows which tool it is.
+    let plain = registry.call(&viewer(), "whoami", json!({})).await;
+    assert_eq!(
+        plain.into_result().text_for_model(),
+        "hello vera@acme (Some(\"Viewer\")) tool=whoami session=None call=None tenant=acme"
     );
 
     let updates = Arc::new(Mutex::new(Vec::new()));

@@ -24,7 +24,8 @@ pub(super) struct InFlight<'a> {
     /// The tools as they were when the call started; it finishes on them.
     pub(super) snapshot: &'a Snapshot,
     pub(super) caller: &'a Caller,
-    pub(super) invocation: Invocation,
+    /// The tool's own when the call carries no ids.
+    pub(super) invocation: Cow<'a, Invocation>,
     /// The admitted tool; `None` when the call was refused before admission.
     pub(super) admitted: Option<usize>,
     /// The arguments as hooks see them; `None` when there are no hooks.
@@ -144,15 +145,18 @@ impl Registry {
             let mut flight = InFlight {
                 snapshot,
                 caller,
-                invocation: Invocation {
-                    tool_name: resolved.map_or_else(
-                        || Arc::from(name),
-                        |i| Arc::clone(&snapshot.tools[i].tool.name),
-                    ),
-                    tool_call_id: meta.tool_call_id.take(),
-                    session_id: meta.session_id.take(),
-                    traceparent: meta.traceparent.take(),
-                    tracestate: meta.tracestate.take(),
+                invocation: match resolved {
+                    Some(i) if !meta.has_ids() => Cow::Borrowed(&snapshot.tools[i].invocation),
+                    _ => Cow::Owned(Invocation {
+                        tool_name: resolved.map_or_else(
+                            || Arc::from(name),
+                            |i| Arc::clone(&snapshot.tools[i].tool.name),
+                        ),
+                        tool_call_id: meta.tool_call_id.take(),
+                        session_id: meta.session_id.take(),
+                        traceparent: meta.traceparent.take(),
+                        tracestate: meta.tracestate.take(),
+                    }),
                 },
                 admitted: None,
                 hook_arguments: None,

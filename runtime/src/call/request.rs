@@ -71,6 +71,14 @@ impl Meta {
         self.reply.is_some()
     }
 
+    /// Whether the call carries an id of its own, of the tool call, its session or its trace.
+    pub(super) fn has_ids(&self) -> bool {
+        self.tool_call_id.is_some()
+            || self.session_id.is_some()
+            || self.traceparent.is_some()
+            || self.tracestate.is_some()
+    }
+
     pub(super) fn reply(&mut self) -> &mut Reply {
         self.reply.get_or_insert_with(Box::default)
     }

@@ -1,5 +1,6 @@
 //! The rounds of writes and questions: previews, approvals, declines, replays, and tools that ask.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -70,10 +71,7 @@ impl Registry {
                 let flight = InFlight {
                     snapshot: &snapshot,
                     caller,
-                    invocation: Invocation {
-                        tool_name: Arc::from("-"),
-                        ..Invocation::default()
-                    },
+                    invocation: Cow::Owned(Invocation::of(&Arc::from("-"))),
                     admitted: None,
                     hook_arguments: None,
                     audit_arguments: self.inner.audit.as_ref().map(|_| Value::Null),

@@ -81,7 +81,7 @@ impl Registry {
         let mut parts = CallParts {
             arguments,
             caller: Cow::Borrowed(flight.caller),
-            invocation: Cow::Borrowed(&flight.invocation),
+            invocation: Cow::Borrowed(&*flight.invocation),
             state: Cow::Borrowed(&self.inner.state),
             settings: registered.settings_for(flight.caller).map(Cow::Borrowed),
             progress,

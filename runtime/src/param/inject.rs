@@ -110,6 +110,16 @@ pub struct Invocation {
     pub tracestate: Option<Arc<str>>,
 }
 
+impl Invocation {
+    /// A call of `tool` that carries no ids.
+    pub(crate) fn of(tool: &Arc<str>) -> Self {
+        Invocation {
+            tool_name: Arc::clone(tool),
+            ..Invocation::default()
+        }
+    }
+}
+
 impl Param for Invocation {
     const KIND: ParamKind = ParamKind::Injected;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::caller::Caller;
-use crate::param::{CallParts, ParamKind, RequirementKind, StateMap};
+use crate::param::{CallParts, Invocation, ParamKind, RequirementKind, StateMap};
 use crate::tool::{
     Access, Body, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
     is_tool_name,
@@ -44,6 +44,9 @@ pub(crate) struct RegisteredTool {
     pub(crate) required: Box<[usize]>,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
     pub(crate) profiles: Option<Arc<Profiles>>,
+    /// What a call that carries no ids knows of itself, lent to each such call, so that it shares the
+    /// tool's name without counting one more reference to it.
+    pub(crate) invocation: Invocation,
 }
 
 /// What a tool's calls may use of what a transport attaches to them, so that a transport attaches only
@@ -210,6 +213,7 @@ pub(super) fn compiled_tool(
         has_rounds: rounds,
         via_rounds: rounds,
         uses,
+        invocation: Invocation::of(&tool.name),
         tool: Arc::new(tool),
         handler: Handler::Compiled {
             call: entry.call,
@@ -288,6 +292,7 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
     };
     let rounds = tool.preview.is_some() || tool.asks;
     Ok(RegisteredTool {
+        invocation: Invocation::of(&tool_info.name),
         tool: Arc::new(tool_info),
         handler: Handler::Dynamic {
             call: tool.handler,
