@@ -357,9 +357,10 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             next_listener: AtomicU64::new(0),
         };
         let shared = Arc::new(shared);
-        // Outside a runtime there is no client to tell, and nothing to spawn on.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let revisions = self.registry.subscribe();
+        // Outside a runtime there is no client to tell, and nothing to spawn on; fixed tools never change.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current()
+            && let Some(revisions) = self.registry.subscribe()
+        {
             runtime.spawn(handler::relay_changes(Arc::downgrade(&shared), revisions));
         }
         McpHandler::new(shared, self.extras.clone())

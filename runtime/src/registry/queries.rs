@@ -193,10 +193,11 @@ impl Registry {
         *revisions.borrow()
     }
 
-    /// The revisions of the snapshots swapped in from now on.
+    /// The revisions of the snapshots swapped in from now on; `None` when the tools are fixed, as they
+    /// never change.
     #[cfg(feature = "mcp")]
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.inner.revisions.subscribe()
+    pub(crate) fn subscribe(&self) -> Option<watch::Receiver<u64>> {
+        matches!(self.inner.tools, Tools::Live(_)).then(|| self.inner.revisions.subscribe())
     }
 
     /// The tools as they are now; a call holds its snapshot until it finishes.
