@@ -308,15 +308,16 @@ fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer
         registry = registry.tool(tool);
     }
     let registry = registry.build()?;
-    let options = match transport {
-        Transport::Stateless => HttpOptions::default().stateless(true).json_response(true),
-        _ => HttpOptions::default(),
-    };
-    Ok(McpServer::new(registry)
+    let server = McpServer::new(registry)
         .name("bench")
         .default_caller(example_shop::viewer())
-        .page_size(tools + 100)
-        .http_options(options))
+        .page_size(tools + 100);
+    Ok(match transport {
+        Transport::Stateless => {
+            server.http_options(HttpOptions::default().stateless(true).json_response(true))
+        }
+        _ => server,
+    })
 }
 
 /// The bare responder's answers: to `tools/list`, made once; to `search_orders`, the shop's query run
