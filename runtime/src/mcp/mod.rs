@@ -369,11 +369,15 @@ impl<H: ServerHandler + Clone> McpServer<H> {
     /// Serves one client over stdin and stdout until it disconnects. Log to stderr only.
     ///
     /// When both are pipes, as when a client launches the server, they are read and written on the
-    /// runtime's reactor; otherwise (a terminal, a file) through Tokio's blocking handles.
+    /// runtime's reactor; otherwise (a terminal, a file) through Tokio's blocking handles. On Linux the
+    /// pipe to the client is made to hold 1 MiB, so that a long answer (a listing of many tools, a big
+    /// result) is written at once and the server reads on while its client takes it in.
     ///
     /// # Errors
     /// When the transport fails before the client initializes.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        direct::stdio::enlarge_stdout_pipe();
         let (input, output) = rmcp::transport::stdio_pipes();
         // On a worker of its own, not on the task that awaits it: that is often `main`'s `block_on`,
         // where every read would first wake the worker that polls the reactor, and then this thread.

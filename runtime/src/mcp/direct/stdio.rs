@@ -31,6 +31,12 @@ use super::{Hot, negotiated_once};
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
 const PIPE_BYTES: usize = 1 << 20;
 
+/// How many bytes the pipe to the client should hold: an answer up to this size is written at once, not
+/// 64 KiB (a pipe's default) each time the client has read some. 1 MiB is the most an unprivileged
+/// process may ask for unless the system says otherwise (`/proc/sys/fs/pipe-max-size`).
+#[cfg(target_os = "linux")]
+const STDOUT_PIPE_BYTES: usize = 1 << 20;
+
 type Running<'a> = Pin<Box<dyn Future<Output = (RequestId, Vec<u8>)> + Send + 'a>>;
 
 /// The `requestId` of a `notifications/cancelled`.
@@ -170,6 +176,17 @@ where
     }
     out.flush().await?;
     session.await.map_err(io::Error::other)?
+}
+
+/// Lets the pipe on stdout hold [`STDOUT_PIPE_BYTES`], unless it holds more already. Nothing changes
+/// when stdout is no pipe (a terminal, a file), or when the system refuses (the user's pipes are over
+/// their quota, or the most it allows is less).
+#[cfg(target_os = "linux")]
+pub(in crate::mcp) fn enlarge_stdout_pipe() {
+    let stdout = std::io::stdout();
+    if rustix::pipe::fcntl_getpipe_size(&stdout).is_ok_and(|bytes| bytes < STDOUT_PIPE_BYTES) {
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, STDOUT_PIPE_BYTES);
+    }
 }
 
 /// Runs rmcp's service for the session on its side of the pipes, handing over its peer once the client
