@@ -463,7 +463,8 @@ async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
         _ => {
             // The ceiling: reads and writes on the reactor (non-blocking pipes, no blocking-pool hop), on
             // a worker rather than `main`'s thread (which each read would wake through the worker that
-            // polls the reactor), and answers flushed only when no further request is already buffered.
+            // polls the reactor), answers flushed only when no further request is already buffered, and a
+            // pipe to the client that holds 1 MiB, as toolgate's does, so that a long answer is written at once.
             let canned = Canned::new(tools)?;
             Ok(tokio::spawn(bare_stdio(canned)).await??)
         }
@@ -471,6 +472,7 @@ async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
 }
 
 async fn bare_stdio(canned: Canned) -> std::io::Result<()> {
+    rustix::pipe::fcntl_setpipe_size(std::io::stdout(), 1 << 20)?;
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let mut lines = BufReader::new(stdin);
     let mut out = BufWriter::new(stdout);
