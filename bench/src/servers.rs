@@ -464,7 +464,8 @@ async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
             // The ceiling: reads and writes on the reactor (non-blocking pipes, no blocking-pool hop), on
             // a worker rather than `main`'s thread (which each read would wake through the worker that
             // polls the reactor), answers flushed only when no further request is already buffered, and a
-            // pipe to the client that holds 1 MiB, as toolgate's does, so that a long answer is written at once.
+            // pipe to the client that holds 1 MiB, as toolgate's does, so that a long answer is written
+            // at once.
             let canned = Canned::new(tools)?;
             Ok(tokio::spawn(bare_stdio(canned)).await??)
         }

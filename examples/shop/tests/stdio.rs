@@ -5,7 +5,10 @@ use std::process::{Command, Stdio};
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#,
+);
 
 #[test]
 fn over_stdio_a_long_answer_fits_the_pipe_whole_and_the_server_ends_with_its_client() {
