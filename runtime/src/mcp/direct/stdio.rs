@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 
 use futures_util::FutureExt;
@@ -152,8 +152,7 @@ where
                                     .await?;
                             }
                             Some((_, answer)) => {
-                                out.write_all(&answer).await?;
-                                out.write_all(b"\n").await?;
+                                write_line(&answer, &mut out).await?;
                             }
                             None => {
                                 cancels.insert(id, ct);
@@ -245,8 +244,24 @@ async fn write_answer<W: AsyncWrite + Unpin>(
         }
     }
     copy_lines(from_rmcp_bytes, out).await?;
-    out.write_all(answer).await?;
-    out.write_all(b"\n").await
+    write_line(answer, out).await
+}
+
+/// Writes `answer` and its newline: into the buffer when they fit, else in one write of both, so that a
+/// long answer (a listing) reaches the client whole, with no second write for its last byte.
+async fn write_line<W: AsyncWrite + Unpin>(
+    answer: &[u8],
+    out: &mut BufWriter<W>,
+) -> io::Result<()> {
+    let mut line = [IoSlice::new(answer), IoSlice::new(b"\n")];
+    let mut rest = &mut line[..];
+    while !rest.is_empty() {
+        match out.write_vectored(rest).await? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            written => IoSlice::advance_slices(&mut rest, written),
+        }
+    }
+    Ok(())
 }
 
 /// Cancels the call running here that a `notifications/cancelled` line names, if any.
