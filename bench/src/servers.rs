@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use example_shop::Db;
 use example_shop::db::Status;
 use http_body_util::Full;
@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpListener;
 use toolgate::mcp::{HttpOptions, McpServer};
-use toolgate::{Defer, DynamicTool, Registry};
+use toolgate::{DynamicTool, Registry};
 
 use crate::load;
 
@@ -303,8 +303,7 @@ fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer
             |_, _| async { "not benchmarked" },
         )
         .public()
-        .read_only()
-        .defer_as(Defer::Never);
+        .read_only();
         registry = registry.tool(tool);
     }
     let registry = registry.build()?;
@@ -485,8 +484,10 @@ async fn bare_stdio(canned: Canned) -> std::io::Result<()> {
         }
         let message: Value = serde_json::from_str(&line).unwrap_or_default();
         if message.get("id").is_some() {
-            out.write_all(canned.answer(&message).as_bytes()).await?;
-            out.write_all(b"\n").await?;
+            // The answer and its newline in one write when they bypass the buffer, as toolgate writes.
+            let answer = canned.answer(&message);
+            out.write_all_buf(&mut answer.as_bytes().chain(&b"\n"[..]))
+                .await?;
         }
         if lines.buffer().is_empty() {
             out.flush().await?;
