@@ -13,9 +13,10 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 
+use bytes::Buf;
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use rmcp::model::{ProtocolVersion, RequestId};
@@ -253,15 +254,7 @@ async fn write_line<W: AsyncWrite + Unpin>(
     answer: &[u8],
     out: &mut BufWriter<W>,
 ) -> io::Result<()> {
-    let mut line = [IoSlice::new(answer), IoSlice::new(b"\n")];
-    let mut rest = &mut line[..];
-    while !rest.is_empty() {
-        match out.write_vectored(rest).await? {
-            0 => return Err(io::ErrorKind::WriteZero.into()),
-            written => IoSlice::advance_slices(&mut rest, written),
-        }
-    }
-    Ok(())
+    out.write_all_buf(&mut Buf::chain(answer, &b"\n"[..])).await
 }
 
 /// Cancels the call running here that a `notifications/cancelled` line names, if any.
