@@ -248,8 +248,9 @@ async fn write_answer<W: AsyncWrite + Unpin>(
     write_line(answer, out).await
 }
 
-/// Writes `answer` and its newline: into the buffer when they fit, else in one write of both, so that a
-/// long answer (a listing) reaches the client whole, with no second write for its last byte.
+/// Writes `answer` and its newline: into the buffer when they fit; else, to a writer that takes several
+/// slices at once (a pipe), in one write of both, so that a long answer (a listing) reaches the client
+/// whole, with no second write for its last byte.
 async fn write_line<W: AsyncWrite + Unpin>(
     answer: &[u8],
     out: &mut BufWriter<W>,
