@@ -239,7 +239,7 @@ impl Registry {
         let many = self.inner.defer_above.is_some_and(|n| visible.len() > n);
         let (mut shown, mut deferred) = (Vec::with_capacity(visible.len() + 1), Vec::new());
         for (i, registered) in visible {
-            match registered.tool.defer.applies(many) {
+            match registered.defer.applies(many) {
                 true => deferred.push(i),
                 false => shown.push(i),
             }
@@ -311,13 +311,13 @@ impl Registry {
         if caller.is_scoped() && !self.scope_allows(registered, caller) {
             return false;
         }
-        if !registered.tool.admits(caller) {
+        if !registered.admission.admits(caller) {
             return false;
         }
         match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => registered
-                .tool
+                .admission
                 .allows_holding(registered.required.iter().map(|&i| abilities_held[i])),
             (None, None) => registered.tool.allows(caller),
         }

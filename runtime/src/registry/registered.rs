@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::param::{CallParts, Invocation, ParamKind, RequirementKind, StateMap};
 use crate::tool::{
-    Access, Body, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source, Tool, ToolEntry,
-    is_tool_name,
+    Access, Admission, Body, Defer, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source,
+    Tool, ToolEntry, is_tool_name,
 };
 
 use super::error::BuildError;
@@ -42,6 +42,9 @@ pub(crate) struct RegisteredTool {
     pub(crate) withheld: Option<Arc<str>>,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
+    /// Its tool's admission and deferral, copied when the snapshot is made, as `required` is.
+    pub(crate) admission: Admission,
+    pub(crate) defer: Defer,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
     pub(crate) profiles: Option<Arc<Profiles>>,
     /// What a call that carries no ids knows of itself, lent to each such call, so that it shares the
@@ -230,6 +233,8 @@ pub(super) fn compiled_tool(
         enabled: true,
         withheld: None,
         required: Box::default(),
+        admission: Admission::default(),
+        defer: Defer::default(),
         profiles: None,
     })
 }
@@ -308,6 +313,8 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         enabled: true,
         withheld: None,
         required: Box::default(),
+        admission: Admission::default(),
+        defer: Defer::default(),
         profiles: None,
     })
 }

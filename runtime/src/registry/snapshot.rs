@@ -56,6 +56,8 @@ impl Snapshot {
                 .iter()
                 .map(|a| abilities.binary_search(a).unwrap_or_default())
                 .collect();
+            registered.admission = registered.tool.admission();
+            registered.defer = registered.tool.defer;
         }
         let by_name = tools
             .iter()

@@ -90,7 +90,17 @@ impl Tool {
     /// The default rule: public, or the caller holds every required ability (and, for a tool whose
     /// rights are enforced downstream, has an identity).
     pub fn allows(&self, caller: &Caller) -> bool {
-        self.admits(caller) && self.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+        let admission = self.admission();
+        admission.admits(caller)
+            && admission.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+    }
+
+    /// Its part of the default rule that needs no abilities' names: public, enforced downstream.
+    pub(crate) fn admission(&self) -> Admission {
+        Admission {
+            public: self.public,
+            downstream: self.downstream,
+        }
     }
 
     /// Whether its own backend checks each caller's rights (`#[tool(enforced_downstream)]`, or a remote
@@ -99,17 +109,6 @@ impl Tool {
     /// may: it is never open to an anonymous caller.
     pub fn is_enforced_downstream(&self) -> bool {
         self.downstream
-    }
-
-    /// Whether `caller` may be let through to a backend that checks rights itself: with an identity.
-    #[inline]
-    pub(crate) fn admits(&self, caller: &Caller) -> bool {
-        !self.downstream || identified(caller)
-    }
-
-    /// The default rule, given whether the caller holds each of the tool's abilities, in order.
-    pub(crate) fn allows_holding(&self, mut abilities_held: impl Iterator<Item = bool>) -> bool {
-        self.public || abilities_held.all(|holds| holds)
     }
 
     /// Whether it only reads; a tool that is not read-only is a write.
@@ -203,6 +202,28 @@ impl Tool {
     /// Whether it is the built-in `tool_search`.
     pub(crate) fn is_tool_search(&self) -> bool {
         self.source == Source::BuiltIn && &*self.name == TOOL_SEARCH
+    }
+}
+
+/// A tool's `public` and `downstream` marks: what the default rule reads of it besides its abilities.
+/// Each snapshot keeps a copy beside each tool, so that a listing of many tools reads them from the
+/// snapshot's one vector rather than from each tool's own allocation.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Admission {
+    public: bool,
+    downstream: bool,
+}
+
+impl Admission {
+    /// Whether `caller` may be let through to a backend that checks rights itself: with an identity.
+    #[inline]
+    pub(crate) fn admits(self, caller: &Caller) -> bool {
+        !self.downstream || identified(caller)
+    }
+
+    /// The default rule, given whether the caller holds each of the tool's abilities, in order.
+    pub(crate) fn allows_holding(self, mut abilities_held: impl Iterator<Item = bool>) -> bool {
+        self.public || abilities_held.all(|holds| holds)
     }
 }
 

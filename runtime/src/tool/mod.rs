@@ -6,6 +6,7 @@ mod dynamic;
 mod entry;
 mod name;
 
+pub(crate) use definition::Admission;
 #[cfg(feature = "mcp")]
 pub use definition::META_CAPABILITY;
 pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, TaskSupport, Tool};
