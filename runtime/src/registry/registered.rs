@@ -42,8 +42,10 @@ pub(crate) struct RegisteredTool {
     pub(crate) withheld: Option<Arc<str>>,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
-    /// Its tool's admission and deferral, copied when the snapshot is made, as `required` is.
+    /// Its tool's admission, copied when the snapshot is made, as `required` is set, so that a listing
+    /// reads it from the snapshot's vector.
     pub(crate) admission: Admission,
+    /// Its tool's deferral, copied with `admission`.
     pub(crate) defer: Defer,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
     pub(crate) profiles: Option<Arc<Profiles>>,
