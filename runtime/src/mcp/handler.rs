@@ -2,10 +2,12 @@
 //! handler for prompts, resources and completion.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::HeaderName;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
@@ -86,31 +88,43 @@ pub(crate) struct Shared {
     pub(crate) next_listener: AtomicU64,
 }
 
-/// The MCP definitions of a snapshot's tools, in its order, made once per snapshot: each as its JSON
-/// text, which a listing copies instead of serializing every schema again, and as rmcp's type only when
-/// rmcp's own paths first ask (its listing, its `Mcp-Param-*` checks), so that a server whose requests
-/// all take the hot path keeps one copy of each schema, its registry's.
+/// The MCP definitions of a snapshot's tools, in its order, made once per snapshot: as the JSON text of
+/// a listing of every tool, which such a listing shares and any other copies its tools from, instead of
+/// serializing every schema again; and as rmcp's type only when rmcp's own paths first ask (its listing,
+/// its `Mcp-Param-*` checks), so that a server whose requests all take the hot path keeps one copy of
+/// each schema, its registry's.
 struct Definitions {
-    json: Vec<Box<str>>,
+    /// The `result` of a listing of every tool on one page.
+    listing: Bytes,
+    /// Where each tool's definition is in `listing`.
+    spans: Vec<Range<usize>>,
     tools: OnceLock<Vec<McpTool>>,
     /// Whether some definition may ask for `Mcp-Param-*` headers.
     param_headers: bool,
 }
 
+/// What a listing's `result` starts with, before its first tool.
+const LISTING_START: &[u8] = br#"{"tools":["#;
+
 fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
     snapshot.derived(|s: &Snapshot| {
-        let json: Vec<Box<str>> = s
-            .tools
-            .iter()
-            .map(|r| {
-                serde_json::to_string(&convert::tool(&r.tool))
-                    .expect("a tool definition serializes")
-                    .into()
-            })
-            .collect();
-        let param_headers = json.iter().any(|j| j.contains(r#""x-mcp-header""#));
+        let mut listing = LISTING_START.to_vec();
+        let mut spans = Vec::with_capacity(s.tools.len());
+        let mut param_headers = false;
+        for (n, registered) in s.tools.iter().enumerate() {
+            if n > 0 {
+                listing.push(b',');
+            }
+            let json = serde_json::to_string(&convert::tool(&registered.tool))
+                .expect("a tool definition serializes");
+            param_headers |= json.contains(r#""x-mcp-header""#);
+            spans.push(listing.len()..listing.len() + json.len());
+            listing.extend_from_slice(json.as_bytes());
+        }
+        listing.extend_from_slice(b"]}");
         Definitions {
-            json,
+            listing: listing.into(),
+            spans,
             tools: OnceLock::new(),
             param_headers,
         }
@@ -144,18 +158,31 @@ pub(crate) struct Page<'a> {
 }
 
 impl Page<'_> {
-    /// The `result` of the listing as JSON text, from each tool's text made once per snapshot: the same
-    /// value rmcp's `ListToolsResult` serializes to.
+    /// The `result` of the listing as JSON text, made once per snapshot, when the page lists every tool:
+    /// the same value rmcp's `ListToolsResult` serializes to, shared rather than copied.
+    pub(crate) fn shared_json(&self) -> Option<Bytes> {
+        // The indices are distinct, so a page of as many as the snapshot has lists every tool.
+        let whole = self.next.is_none() && self.tools.len() == self.snapshot.tools.len();
+        whole
+            .then(|| all_definitions(&self.snapshot))
+            .flatten()
+            .map(|d| d.listing.clone())
+    }
+
+    /// The `result` of the listing as JSON text, with each tool's text copied from the listing of every
+    /// tool: the same value rmcp's `ListToolsResult` serializes to.
     pub(crate) fn result_json(&self, out: &mut Vec<u8>) {
-        let json = all_definitions(&self.snapshot).map_or(&[][..], |d| d.json.as_slice());
+        let (listing, spans) = all_definitions(&self.snapshot)
+            .map_or((&[][..], &[][..]), |d| (&d.listing[..], &d.spans[..]));
+        let json = |i: usize| &listing[spans[i].clone()];
         // Sized once for the whole page, rather than grown as each tool's text is copied in.
-        out.reserve(self.tools.iter().map(|&i| json[i].len() + 1).sum::<usize>() + 64);
-        out.extend_from_slice(br#"{"tools":["#);
+        out.reserve(self.tools.iter().map(|&i| json(i).len() + 1).sum::<usize>() + 64);
+        out.extend_from_slice(LISTING_START);
         for (n, &i) in self.tools.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(json[i].as_bytes());
+            out.extend_from_slice(json(i));
         }
         out.push(b']');
         if let Some(next) = &self.next {
@@ -1076,25 +1103,63 @@ mod tests {
     use crate::DynamicTool;
 
     #[test]
-    fn a_listing_copies_each_tools_json_and_only_rmcps_paths_make_its_type() {
+    fn a_listing_of_every_tool_shares_its_text_a_page_copies_it_and_only_rmcps_paths_make_its_type()
+    {
         let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
-        let find = DynamicTool::new("find", "Finds.", schema, |_, _| async { "found" }).public();
-        let registry = Registry::builder().tool(find).build().unwrap();
-        let snapshot = registry.snapshot();
-        let page = Page {
-            tools: (0..snapshot.tools.len()).collect(),
-            snapshot,
-            next: None,
+        let tools = ["find", "count", "sum"].map(|name| {
+            DynamicTool::new(name, "Reads.", schema.clone(), |_, _| async { "done" }).public()
+        });
+        let registry = tools
+            .into_iter()
+            .fold(Registry::builder(), |builder, tool| builder.tool(tool))
+            .build()
+            .unwrap();
+        let page = |tools: Vec<usize>, next: Option<&str>| Page {
+            tools,
+            snapshot: registry.snapshot(),
+            next: next.map(Cursor::from),
         };
-        let mut listed = Vec::new();
-        page.result_json(&mut listed);
-        let made = all_definitions(&page.snapshot).unwrap();
+        let json = |page: &Page<'_>| {
+            let mut listed = Vec::new();
+            page.result_json(&mut listed);
+            serde_json::from_slice::<serde_json::Value>(&listed).unwrap()
+        };
+
+        let every = page(vec![0, 1, 2], None);
+        let shared = every
+            .shared_json()
+            .expect("a listing of every tool is shared");
+        let made = all_definitions(&every.snapshot).unwrap();
+        assert_eq!(
+            shared.as_ptr(),
+            made.listing.as_ptr(),
+            "the listing was copied"
+        );
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&shared).unwrap(),
+            json(&every)
+        );
         assert!(made.tools.get().is_none(), "a listing made rmcp's type");
 
+        let some = page(vec![0, 2], Some("2"));
+        assert!(
+            some.shared_json().is_none(),
+            "a page of some tools shares the listing of all"
+        );
+        let last = page(vec![2], None);
+        assert!(
+            last.shared_json().is_none(),
+            "the last page shares the listing of all"
+        );
+
         // rmcp's own listing: the same definitions, as its type, made once.
-        let listed: serde_json::Value = serde_json::from_slice(&listed).unwrap();
-        let rmcp = serde_json::to_value(definitions(&page.snapshot)).unwrap();
-        assert_eq!(listed, json!({ "tools": rmcp }));
+        let rmcp = serde_json::to_value(definitions(&every.snapshot)).unwrap();
+        assert_eq!(json(&every), json!({ "tools": rmcp }));
+        assert_eq!(
+            json(&some),
+            json!({ "tools": [rmcp[0], rmcp[2]], "nextCursor": "2" })
+        );
+        assert_eq!(json(&last), json!({ "tools": [rmcp[2]] }));
         assert!(made.tools.get().is_some());
     }
 }

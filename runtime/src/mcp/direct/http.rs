@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Body;
 use axum::response::Response;
-use bytes::Bytes;
+use bytes::{Buf, BufMut, Bytes};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use rmcp::model::{
@@ -42,7 +42,7 @@ use crate::sync::Locked;
 use super::super::answers::json_response;
 use super::super::handler::{FromHttp, McpHandler, declares_param_headers};
 use super::super::sessions::{BoundSession, BoundSessions};
-use super::{Hot, encode, negotiated_once};
+use super::{Answer, Hot, encode, negotiated_once};
 
 /// How many idle peers each protocol version keeps for the next requests.
 const POOLED_PEERS: usize = 64;
@@ -315,7 +315,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         from: FromHttp<'_>,
         mut hot: Hot,
         negotiating: bool,
-    ) -> (Vec<ServerJsonRpcMessage>, Vec<u8>, StatusCode) {
+    ) -> (Vec<ServerJsonRpcMessage>, Answer, StatusCode) {
         let pooled = self.peer(pool);
         let context = hot.context(pooled.peer.clone());
         let handler = self.handler.for_session();
@@ -324,7 +324,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             // Boxed: rmcp's dispatch of every method is a large future, which the common path's
             // would otherwise carry and move.
             let (answer, error) = Box::pin(hot.negotiate(&handler, context, from)).await;
-            (answer, error.map_or(StatusCode::OK, status_of))
+            (answer.into(), error.map_or(StatusCode::OK, status_of))
         } else {
             (hot.dispatch(&handler, context, from).await, StatusCode::OK)
         };
@@ -481,12 +481,12 @@ fn lists_both<'a>(values: impl IntoIterator<Item = &'a HeaderValue>) -> bool {
 /// the call sent and the answer.
 fn respond(
     sent: Vec<ServerJsonRpcMessage>,
-    answer: Vec<u8>,
+    answer: Answer,
     status: StatusCode,
     json: bool,
 ) -> Response {
     if sent.is_empty() && (json || status != StatusCode::OK) {
-        return json_response(status, answer);
+        return json_response(status, answer.into_vec());
     }
     let sent: Vec<Vec<u8>> = sent.iter().map(encode).collect();
     events(&sent, answer)
@@ -515,13 +515,13 @@ fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
 }
 
 /// An SSE stream of the messages `sent`, then `answer`.
-fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
-    let mut stream = Vec::with_capacity(answer.len() + 8);
-    for message in sent.iter().chain([&answer]) {
-        stream.extend_from_slice(b"data: ");
-        stream.extend_from_slice(message);
-        stream.extend_from_slice(b"\n\n");
+fn events(sent: &[Vec<u8>], answer: Answer) -> Response {
+    let answer = answer.pieces();
+    let mut stream = Vec::with_capacity(answer.remaining() + 8);
+    for message in sent {
+        event(&mut stream, message.as_slice());
     }
+    event(&mut stream, answer);
     let mut response = Response::new(Body::from(stream));
     let headers = response.headers_mut();
     headers.insert(
@@ -531,6 +531,13 @@ fn events(sent: &[Vec<u8>], answer: Vec<u8>) -> Response {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(ACCEL_BUFFERING, HeaderValue::from_static("no"));
     response
+}
+
+/// `message` as an event of an SSE `stream`.
+fn event(stream: &mut Vec<u8>, message: impl Buf) {
+    stream.extend_from_slice(b"data: ");
+    stream.put(message);
+    stream.extend_from_slice(b"\n\n");
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! version requires, a progress token over HTTP, a malformed line) goes to rmcp unchanged, byte for
 //! byte, and so does every error rmcp would answer itself.
 
+mod answer;
 pub(super) mod http;
 mod read;
 mod result;
@@ -33,6 +34,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, Service};
 use crate::registry::{Registry, Snapshot};
 use crate::tool::TaskSupport;
 
+use self::answer::Answer;
 use super::convert::CallAnswer;
 use super::handler::{FromHttp, McpHandler};
 
@@ -126,16 +128,18 @@ impl Hot {
     /// came `from`, as rmcp's dispatch does for a session that negotiated a version before 2026-07-28
     /// (later ones go through [`negotiate`](Self::negotiate)): `call_tool` (as
     /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
-    /// text. A listing is written from the tools' JSON made once per snapshot, after the same paging and
-    /// visibility as the handler's `list_tools`, rather than serializing every schema again.
+    /// text. A listing is the tools' JSON made once per snapshot, after the same paging and visibility as
+    /// the handler's `list_tools`, rather than every schema serialized again: a listing of every tool
+    /// shares that text whole, any other copies each tool's part of it.
     pub(super) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
-    ) -> Vec<u8> {
+    ) -> Answer {
         let Hot { id, method, .. } = self;
         let mut out = envelope(&id);
+        let mut shared = None;
         let answered = match method {
             Method::List(page) => {
                 let caller = from.map_or_else(
@@ -144,7 +148,10 @@ impl Hot {
                 );
                 handler
                     .page(page, &caller)
-                    .map(|page| page.result_json(&mut out))
+                    .map(|page| match page.shared_json() {
+                        Some(listing) => shared = Some(listing),
+                        None => page.result_json(&mut out),
+                    })
             }
             Method::Call(params) => {
                 handler
@@ -168,12 +175,13 @@ impl Hot {
                 .await
                 .map(|()| write(&mut out, &ServerResult::empty(()))),
         };
-        match answered {
-            Ok(()) => {
+        match (answered, shared) {
+            (Ok(()), Some(listing)) => Answer::around(out, listing),
+            (Ok(()), None) => {
                 out.push(b'}');
-                out
+                out.into()
             }
-            Err(error) => error_answer(error, id),
+            (Err(error), _) => error_answer(error, id).into(),
         }
     }
 }

@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::super::handler::McpHandler;
-use super::{Hot, negotiated_once};
+use super::{Answer, Hot, negotiated_once};
 
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
 const PIPE_BYTES: usize = 1 << 20;
@@ -38,7 +38,7 @@ const PIPE_BYTES: usize = 1 << 20;
 #[cfg(target_os = "linux")]
 const STDOUT_PIPE_BYTES: usize = 1 << 20;
 
-type Running<'a> = Pin<Box<dyn Future<Output = (RequestId, Vec<u8>)> + Send + 'a>>;
+type Running<'a> = Pin<Box<dyn Future<Output = (RequestId, Answer)> + Send + 'a>>;
 
 /// The `requestId` of a `notifications/cancelled`.
 #[derive(serde::Deserialize)]
@@ -140,7 +140,7 @@ where
                         let (handler, answer_id) = (&handler, id.clone());
                         let mut call: Running<'_> = if inline {
                             Box::pin(async move {
-                                (answer_id, hot.negotiate(handler, context, None).await.0)
+                                (answer_id, hot.negotiate(handler, context, None).await.0.into())
                             })
                         } else {
                             Box::pin(async move {
@@ -234,7 +234,7 @@ async fn copy_lines<W: AsyncWrite + Unpin>(
 /// Writes the answer of a call that ran here, after whatever rmcp has already written: the call's
 /// progress and log messages, which it sent before it ended.
 async fn write_answer<W: AsyncWrite + Unpin>(
-    answer: &[u8],
+    answer: &Answer,
     from_rmcp: &mut DuplexStream,
     from_rmcp_bytes: &mut Vec<u8>,
     out: &mut BufWriter<W>,
@@ -249,13 +249,14 @@ async fn write_answer<W: AsyncWrite + Unpin>(
 }
 
 /// Writes `answer` and its newline: into the buffer when they fit; else, to a writer that takes several
-/// slices at once (a pipe), in one write of both, so that a long answer (a listing) reaches the client
-/// whole, with no second write for its last byte.
+/// slices at once (a pipe), in one write of all their pieces, so that a long answer (a listing) reaches
+/// the client whole, with no second write for its last byte, and is not copied on the way.
 async fn write_line<W: AsyncWrite + Unpin>(
-    answer: &[u8],
+    answer: &Answer,
     out: &mut BufWriter<W>,
 ) -> io::Result<()> {
-    out.write_all_buf(&mut Buf::chain(answer, &b"\n"[..])).await
+    out.write_all_buf(&mut answer.pieces().chain(&b"\n"[..]))
+        .await
 }
 
 /// Cancels the call running here that a `notifications/cancelled` line names, if any.
