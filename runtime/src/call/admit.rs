@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry};
+use crate::registry::{RegisteredTool, Registry, Visibility};
 use crate::schema;
 
 use super::pipeline::InFlight;
@@ -28,7 +28,7 @@ impl Registry {
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
         let registered = &flight.snapshot.tools[index];
-        self.gate(registered, caller)?;
+        self.gate(registered, flight.snapshot.visibility[index], caller)?;
         if !replying {
             self.ceiling(registered, caller, invocation, Ceilings::check)?;
         }
@@ -57,14 +57,19 @@ impl Registry {
     /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool
     /// learns why it cannot run now. A denial reaches the audit as one; unless denials are explained, the
     /// caller gets the unknown tool's answer instead (see [`call_with`](Self::call_with)).
-    pub(super) fn gate(&self, registered: &RegisteredTool, caller: &Caller) -> Result<(), Refusal> {
-        if !self.authorized(registered, caller, None) {
+    pub(super) fn gate(
+        &self,
+        registered: &RegisteredTool,
+        visibility: Visibility,
+        caller: &Caller,
+    ) -> Result<(), Refusal> {
+        if !self.authorized(registered, visibility, caller, None) {
             return Err(refuse(Outcome::Denied(ToolError::with_kind(
                 ErrorKind::Denied,
                 caller.denial(),
             ))));
         }
-        self.availability(registered).map_err(|reason| {
+        self.availability(registered, visibility).map_err(|reason| {
             refuse(Outcome::Failed(ToolError::with_kind(
                 ErrorKind::Unavailable,
                 reason,

@@ -14,7 +14,7 @@ use crate::policy::hooks::{Hook, Lookup};
 use crate::policy::{AuditSink, Authorizer};
 use crate::tool::Tool;
 
-use super::registered::RegisteredTool;
+use super::registered::{RegisteredTool, Visibility};
 use super::snapshot::{Current, Live, Snapshot, Tools};
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
@@ -114,21 +114,23 @@ impl Registry {
     pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         self.visible_tools(&snapshot, caller)
-            .filter(|(_, r)| r.tool.categories.iter().any(|c| c == category))
-            .map(|(_, r)| Arc::clone(&r.tool))
+            .into_iter()
+            .map(|i| &snapshot.tools[i].tool)
+            .filter(|tool| tool.categories.iter().any(|c| c == category))
+            .map(Arc::clone)
             .collect()
     }
 
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
-        let (index, _) = self
+        let index = self
             .visible_tools(&snapshot, caller)
-            .find(|(_, s)| s.tool.capability.as_deref() == Some(capability))?;
+            .into_iter()
+            .find(|&i| snapshot.tools[i].tool.capability.as_deref() == Some(capability))?;
         let index = self.redirect(&snapshot, Lookup::Capability(capability), index);
-        let registered = &snapshot.tools[index];
-        self.may_see(registered, caller, None)
-            .then(|| Arc::clone(&registered.tool))
+        self.may_see(&snapshot, index, caller, None)
+            .then(|| Arc::clone(&snapshot.tools[index].tool))
     }
 
     /// The tools `caller` may run that best match `query`, best first: ranked with BM25 over their names,
@@ -141,10 +143,9 @@ impl Registry {
             .search_index()
             .ranked(query)
             .into_iter()
-            .map(|(index, _)| &snapshot.tools[index])
-            .filter(|registered| self.may_see(registered, caller, held.as_deref()))
+            .filter(|&(index, _)| self.may_see(&snapshot, index, caller, held.as_deref()))
             .take(limit)
-            .map(|registered| Arc::clone(&registered.tool))
+            .map(|(index, _)| Arc::clone(&snapshot.tools[index].tool))
             .collect()
     }
 
@@ -158,9 +159,9 @@ impl Registry {
     /// The tool `name` resolves to, when `caller` may see it and run it now.
     pub(crate) fn runnable(&self, caller: &Caller, name: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
-        let registered = &snapshot.tools[self.resolve(&snapshot, name)?];
-        self.may_see(registered, caller, None)
-            .then(|| Arc::clone(&registered.tool))
+        let index = self.resolve(&snapshot, name)?;
+        self.may_see(&snapshot, index, caller, None)
+            .then(|| Arc::clone(&snapshot.tools[index].tool))
     }
 
     /// The settings a tool runs with now, the operator's merged over the code's and the configuration
@@ -230,20 +231,19 @@ impl Registry {
     /// marked `auto` is deferred when they may run more tools than the threshold, `tool_search` not
     /// counted. `tool_search` is shown only when something is deferred.
     pub(crate) fn listing(&self, snapshot: &Snapshot, caller: &Caller) -> Listing {
-        // Sized for every tool, so that a listing of many grows no vector as it goes.
-        let mut visible = Vec::with_capacity(snapshot.tools.len());
-        visible.extend(self.visible_tools(snapshot, caller));
+        let mut shown = self.visible_tools(snapshot, caller);
         let search = snapshot.tool_search;
-        let finder = visible.iter().position(|&(i, _)| Some(i) == search);
-        let finder = finder.map(|at| visible.remove(at).0);
-        let many = self.inner.defer_above.is_some_and(|n| visible.len() > n);
-        let (mut shown, mut deferred) = (Vec::with_capacity(visible.len() + 1), Vec::new());
-        for (i, registered) in visible {
-            match registered.defer.applies(many) {
-                true => deferred.push(i),
-                false => shown.push(i),
+        let finder = shown.iter().position(|&i| Some(i) == search);
+        let finder = finder.map(|at| shown.remove(at));
+        let many = self.inner.defer_above.is_some_and(|n| shown.len() > n);
+        let mut deferred = Vec::new();
+        shown.retain(|&i| {
+            let defer = snapshot.visibility[i].defer.applies(many);
+            if defer {
+                deferred.push(i);
             }
-        }
+            !defer
+        });
         if let Some(finder) = finder.filter(|_| !deferred.is_empty()) {
             shown.insert(shown.partition_point(|&i| i < finder), finder);
         }
@@ -256,18 +256,17 @@ impl Registry {
         self.inner.ceilings.end_session(session_id);
     }
 
-    /// The tools `caller` may see, with their indices, in listing order: the one filter every listing uses.
-    fn visible_tools<'a, 'c>(
-        &'a self,
-        snapshot: &'a Snapshot,
-        caller: &'c Caller,
-    ) -> impl Iterator<Item = (usize, &'a RegisteredTool)> + use<'a, 'c> {
+    /// The indices of the tools `caller` may see, in listing order: the one filter every listing uses.
+    fn visible_tools(&self, snapshot: &Snapshot, caller: &Caller) -> Vec<usize> {
         let abilities_held = self.abilities_held(snapshot, caller);
-        snapshot
-            .tools
-            .iter()
-            .enumerate()
-            .filter(move |(_, s)| self.may_see(s, caller, abilities_held.as_deref()))
+        // Sized for every tool, so that a listing of many grows no vector as it goes.
+        let mut visible = Vec::with_capacity(snapshot.visibility.len());
+        for index in 0..snapshot.visibility.len() {
+            if self.may_see(snapshot, index, caller, abilities_held.as_deref()) {
+                visible.push(index);
+            }
+        }
+        visible
     }
 
     /// With the default authorizer: which of the snapshot's abilities `caller` holds, looked up once per
@@ -279,23 +278,33 @@ impl Registry {
             .then(|| snapshot.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
+    /// Whether `caller` may see the tool at `index` of `snapshot`: from its visibility, and from its entry
+    /// only when that does not decide (a narrowed caller, an authorizer, abilities to check).
+    #[inline]
     fn may_see(
         &self,
-        registered: &RegisteredTool,
+        snapshot: &Snapshot,
+        index: usize,
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
-        self.availability(registered).is_ok() && self.authorized(registered, caller, abilities_held)
+        let (registered, visibility) = (&snapshot.tools[index], snapshot.visibility[index]);
+        self.availability(registered, visibility).is_ok()
+            && self.authorized(registered, visibility, caller, abilities_held)
     }
 
-    /// Whether the tool is switched on and allowed in the current mode.
-    pub(crate) fn availability<'r>(&self, registered: &'r RegisteredTool) -> Result<(), &'r str> {
-        if !registered.enabled && !registered.tool.system {
+    /// Whether the tool, of `visibility`, is switched on and allowed in the current mode.
+    pub(crate) fn availability<'r>(
+        &self,
+        registered: &'r RegisteredTool,
+        visibility: Visibility,
+    ) -> Result<(), &'r str> {
+        if !visibility.on {
             Err(registered
                 .withheld
                 .as_deref()
                 .unwrap_or("This tool is switched off."))
-        } else if self.inner.read_only && !registered.tool.read_only {
+        } else if self.inner.read_only && !visibility.read_only {
             Err("This tool changes data and the server only allows reading.")
         } else {
             Ok(())
@@ -305,18 +314,19 @@ impl Registry {
     pub(crate) fn authorized(
         &self,
         registered: &RegisteredTool,
+        visibility: Visibility,
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
-        if caller.is_scoped() && !self.scope_allows(registered, caller) {
+        if caller.is_scoped() && !self.scope_allows(registered, visibility, caller) {
             return false;
         }
-        if !registered.admission.admits(caller) {
+        if !visibility.admission.admits(caller) {
             return false;
         }
         match (&self.inner.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
-            (None, Some(abilities_held)) => registered
+            (None, Some(abilities_held)) => visibility
                 .admission
                 .allows_holding(registered.required.iter().map(|&i| abilities_held[i])),
             (None, None) => registered.tool.allows(caller),
@@ -327,15 +337,20 @@ impl Registry {
     /// caller up its chain may, until it expires. Kept apart, so that `authorized` is no recursion and
     /// inlines.
     #[inline(never)]
-    fn scope_allows(&self, registered: &RegisteredTool, caller: &Caller) -> bool {
+    fn scope_allows(
+        &self,
+        registered: &RegisteredTool,
+        visibility: Visibility,
+        caller: &Caller,
+    ) -> bool {
         if let Some(profile) = caller.profile()
             && !registered.in_profile(profile)
         {
             return false;
         }
-        caller
-            .on_behalf_of()
-            .is_none_or(|parent| !caller.expired() && self.authorized(registered, parent, None))
+        caller.on_behalf_of().is_none_or(|parent| {
+            !caller.expired() && self.authorized(registered, visibility, parent, None)
+        })
     }
 
     /// The index of the tool for a name in `snapshot`, after resolution hooks.

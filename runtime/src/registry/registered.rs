@@ -42,16 +42,35 @@ pub(crate) struct RegisteredTool {
     pub(crate) withheld: Option<Arc<str>>,
     /// The abilities it requires, as indices into the registry's list of abilities.
     pub(crate) required: Box<[usize]>,
-    /// Its tool's admission, copied when the snapshot is made, as `required` is set, so that a listing
-    /// reads it from the snapshot's vector.
-    pub(crate) admission: Admission,
-    /// Its tool's deferral, copied with `admission`.
-    pub(crate) defer: Defer,
     /// The profiles it is assigned to, each with the settings its callers get (`None`: the tool's own).
     pub(crate) profiles: Option<Arc<Profiles>>,
     /// What a call that carries no ids knows of itself, lent to each such call, so that it shares the
     /// tool's name without counting one more reference to it.
     pub(crate) invocation: Invocation,
+}
+
+/// What decides who sees a tool besides the abilities it requires, for each tool of a snapshot in a
+/// vector of its own, so that a listing of many tools decides from a few bytes a tool rather than from
+/// each tool's whole entry and its `Tool`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Visibility {
+    /// Switched on, or a system tool, which is never switched off.
+    pub(crate) on: bool,
+    pub(crate) read_only: bool,
+    pub(crate) admission: Admission,
+    pub(crate) defer: Defer,
+}
+
+impl Visibility {
+    pub(crate) fn of(registered: &RegisteredTool) -> Visibility {
+        let tool = &registered.tool;
+        Visibility {
+            on: registered.enabled || tool.system,
+            read_only: tool.read_only,
+            admission: tool.admission(),
+            defer: tool.defer,
+        }
+    }
 }
 
 /// What a tool's calls may use of what a transport attaches to them, so that a transport attaches only
@@ -235,8 +254,6 @@ pub(super) fn compiled_tool(
         enabled: true,
         withheld: None,
         required: Box::default(),
-        admission: Admission::default(),
-        defer: Defer::default(),
         profiles: None,
     })
 }
@@ -315,8 +332,6 @@ pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredToo
         enabled: true,
         withheld: None,
         required: Box::default(),
-        admission: Admission::default(),
-        defer: Defer::default(),
         profiles: None,
     })
 }

@@ -12,11 +12,13 @@ use crate::search::Index;
 
 use crate::store::RecordStore;
 
-use super::registered::RegisteredTool;
+use super::registered::{RegisteredTool, Visibility};
 
 /// The tools in listing order, their index by name, and the abilities they require.
 pub(crate) struct Snapshot {
     pub(crate) tools: Vec<RegisteredTool>,
+    /// What decides who sees each tool, in the same order.
+    pub(crate) visibility: Vec<Visibility>,
     pub(crate) by_name: FxHashMap<Box<str>, usize>,
     /// Every ability some tool requires, sorted; a tool's `required` indexes into it.
     pub(crate) abilities: Vec<String>,
@@ -56,9 +58,8 @@ impl Snapshot {
                 .iter()
                 .map(|a| abilities.binary_search(a).unwrap_or_default())
                 .collect();
-            registered.admission = registered.tool.admission();
-            registered.defer = registered.tool.defer;
         }
+        let visibility = tools.iter().map(Visibility::of).collect();
         let by_name = tools
             .iter()
             .enumerate()
@@ -68,6 +69,7 @@ impl Snapshot {
         Snapshot {
             tool_search,
             tools,
+            visibility,
             by_name,
             abilities,
             revision,
