@@ -293,7 +293,8 @@ impl Registry {
             && self.authorized(registered, visibility, caller, abilities_held)
     }
 
-    /// Whether the tool, of `visibility`, is switched on and allowed in the current mode.
+    /// Whether the tool is switched on and allowed in the current mode, as its `visibility` says; its
+    /// entry says why it is withheld.
     pub(crate) fn availability<'r>(
         &self,
         registered: &'r RegisteredTool,

@@ -62,6 +62,7 @@ pub(crate) struct Visibility {
 }
 
 impl Visibility {
+    /// What decides who sees `registered` as it is now.
     pub(crate) fn of(registered: &RegisteredTool) -> Visibility {
         let tool = &registered.tool;
         Visibility {
