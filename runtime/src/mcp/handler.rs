@@ -123,7 +123,9 @@ fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
         }
         listing.extend_from_slice(b"]}");
         Definitions {
-            listing: listing.into(),
+            // Without the room the vector grew by, which the listing would otherwise hold as long as
+            // its snapshot lives.
+            listing: listing.into_boxed_slice().into(),
             spans,
             tools: OnceLock::new(),
             param_headers,
