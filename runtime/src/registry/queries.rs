@@ -124,10 +124,10 @@ impl Registry {
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
-        let index = self
-            .visible_tools(&snapshot, caller)
-            .into_iter()
-            .find(|&i| snapshot.tools[i].tool.capability.as_deref() == Some(capability))?;
+        let index = (0..snapshot.tools.len()).find(|&i| {
+            snapshot.tools[i].tool.capability.as_deref() == Some(capability)
+                && self.may_see(&snapshot, i, caller, None)
+        })?;
         let index = self.redirect(&snapshot, Lookup::Capability(capability), index);
         self.may_see(&snapshot, index, caller, None)
             .then(|| Arc::clone(&snapshot.tools[index].tool))

@@ -206,9 +206,9 @@ impl Tool {
 }
 
 /// A tool's `public` and `downstream` marks: what the default rule reads of it besides its abilities.
-/// Each snapshot keeps a copy beside each tool, so that a listing of many tools reads them from the
-/// snapshot's one vector rather than from each tool's own allocation.
-#[derive(Debug, Clone, Copy, Default)]
+/// Each snapshot keeps a copy in each tool's `Visibility`, so that a listing of many tools reads them
+/// from the snapshot's one vector rather than from each tool's own allocation.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Admission {
     public: bool,
     downstream: bool,
