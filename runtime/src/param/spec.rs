@@ -358,14 +358,11 @@ pub fn default_value<T: serde::Serialize>(value: T) -> Value {
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
     const KIND: ParamKind = ParamKind::Argument;
 
+    /// Inlined into the tool's call, so that reading an argument is a lookup and its conversion.
+    #[inline]
     fn extract(parts: &mut CallParts<'_>, spec: &'static ParamSpec) -> Result<Self, ToolError> {
         let value = parts.arguments().get(spec.name()).unwrap_or(&Value::Null);
-        T::deserialize(value).map_err(|e| {
-            ToolError::with_kind(
-                ErrorKind::InvalidArguments,
-                format!("argument `{}`: {e}", spec.name()),
-            )
-        })
+        T::deserialize(value).map_err(|e| invalid_argument(spec, &e))
     }
 
     fn schema(generator: &mut SchemaGenerator) -> Option<ArgSchema> {
@@ -375,6 +372,15 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Param for T {
             optional,
         })
     }
+}
+
+/// The error of an argument that does not convert to its parameter's type: off the inlined path.
+#[cold]
+fn invalid_argument(spec: &ParamSpec, error: &serde_json::Error) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::InvalidArguments,
+        format!("argument `{}`: {error}", spec.name()),
+    )
 }
 
 /// The whole input of a tool as one struct: `async fn create(input: Input<NewOrder>)`.
