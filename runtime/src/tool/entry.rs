@@ -99,16 +99,24 @@ pub fn fail<T: Send + 'static>(
 }
 
 /// Not public API: the output of a future that finishes in its first poll, as one whose body has no
-/// `.await` does; an error, never a hang, if it waits after all.
+/// `.await` does; an error, never a hang, if it waits after all. Inlined into the tool's call, so that
+/// its result is written where the call returns it.
 #[doc(hidden)]
+#[inline]
 pub fn finish<F: Future<Output = Finished>>(future: F) -> Finished {
     match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(result) => result,
-        Poll::Pending => Err(ToolError::with_kind(
-            ErrorKind::Internal,
-            "the tool waited, though its body has no `.await`",
-        )),
+        Poll::Pending => Err(waited()),
     }
+}
+
+/// The error of a body that waited though it has no `.await`.
+#[cold]
+fn waited() -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::Internal,
+        "the tool waited, though its body has no `.await`",
+    )
 }
 
 /// Not public API: converts a preview hook's return value.
