@@ -35,7 +35,7 @@ struct Property {
 }
 
 /// A property's bounds, lengths and allowed values.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 struct Limits {
     minimum: Option<Number>,
     maximum: Option<Number>,
@@ -310,12 +310,7 @@ impl Property {
 impl Limits {
     /// The limits as a property keeps them: `None` when there are none.
     fn boxed(self) -> Option<Box<Limits>> {
-        let none = self.minimum.is_none()
-            && self.maximum.is_none()
-            && self.min_length.is_none()
-            && self.max_length.is_none()
-            && self.allowed.is_none();
-        (!none).then(|| Box::new(self))
+        (self != Limits::default()).then(|| Box::new(self))
     }
 
     /// Whether `value`, of its property's type, is within these limits.
