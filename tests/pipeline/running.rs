@@ -67,6 +67,28 @@ async fn bad_arguments_get_a_message_naming_the_field_and_run_nothing() {
     assert!(ledger.lines().is_empty());
 }
 
+/// An argument the schema allows but the parameter's type cannot hold (an `i64` beyond its range, which
+/// `"type": "integer"` admits) is refused by the argument's extraction, naming the argument, and the tool
+/// does not run.
+#[tokio::test]
+async fn an_argument_its_type_cannot_hold_is_refused_naming_it() {
+    let registry = registry(&Ledger::default());
+    let outcome = registry
+        .call(
+            &manager(),
+            "add",
+            json!({ "a": 9_223_372_036_854_775_808_u64, "b": 1 }),
+        )
+        .await;
+    assert_eq!(
+        failure(&outcome),
+        (
+            ErrorKind::InvalidArguments,
+            "argument `a`: invalid value: integer `9223372036854775808`, expected i64".into()
+        )
+    );
+}
+
 #[tokio::test]
 async fn unknown_tools_are_a_clear_failure() {
     let registry = registry(&Ledger::default());
