@@ -214,6 +214,12 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
         json!({"jsonrpc": "1.0", "id": 9, "method": "ping"})
             .to_string()
             .into_bytes(),
+        // What a 2026-07-28 client says of itself, in a request without a version of its own.
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add",
+            "arguments": {"a": 2, "b": 40},
+            "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string()
+        .into_bytes(),
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#.to_vec(),
         // Not UTF-8: a Latin-1 byte in a string.
         b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":40,\"c\":\"\xe9\"}}}".to_vec(),
@@ -327,6 +333,26 @@ async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
         .unwrap()
         .remove("io.modelcontextprotocol/clientCapabilities");
     bodies.push(incomplete.to_string());
+    // A `_meta` with more than the client's context, or with parts of it that do not read.
+    let meta_variants = [
+        json!({"io.modelcontextprotocol/logLevel": "debug", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor/key": [1]}),
+        json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {"listChanged": true}}}),
+        json!({"io.modelcontextprotocol/clientCapabilities": 5}),
+        json!({"io.modelcontextprotocol/clientInfo": 5}),
+        json!({"io.modelcontextprotocol/protocolVersion": 20260728}),
+    ];
+    for extra in meta_variants {
+        let mut varied: Value = serde_json::from_str(&bodies[0]).unwrap();
+        let meta = varied["params"]["_meta"].as_object_mut().unwrap();
+        meta.extend(extra.as_object().unwrap().clone());
+        bodies.push(varied.to_string());
+    }
+    // A call that logs, from a client that asks for its log messages.
+    let mut logged: Value =
+        serde_json::from_str(&negotiating(&call(7, "chatty", json!({})).to_string())).unwrap();
+    logged["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let logged = logged.to_string();
+    bodies.push(logged.clone());
     bodies.push(bodies[0].replace(
         r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#,
         r#""io.modelcontextprotocol/protocolVersion":"2025-11-25""#,
@@ -373,6 +399,15 @@ async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"add"), "{names:?}");
+    let (_, _, messages) = answer(router.call(ask(&logged)).await.unwrap()).await;
+    let methods: Vec<&str> = messages
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or("answer"))
+        .collect();
+    assert_eq!(
+        methods,
+        ["notifications/message", "notifications/message", "answer"]
+    );
     let ping = bodies.iter().find(|b| b.contains(r#""ping""#)).unwrap();
     let (status, _, messages) = answer(router.call(ask(ping)).await.unwrap()).await;
     assert_eq!(status, 404, "2026-07-28 has no ping");

@@ -321,9 +321,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let handler = self.handler.for_session();
         let from = Some(from);
         let (answer, status) = if negotiating {
-            // Boxed: rmcp's dispatch of every method is a large future, which the common path's
-            // would otherwise carry and move.
-            let (answer, error) = Box::pin(hot.negotiate(&handler, context, from)).await;
+            let (answer, error) = hot.negotiate(&handler, context, from).await;
             (answer.into(), error.map_or(StatusCode::OK, status_of))
         } else {
             (hot.dispatch(&handler, context, from).await, StatusCode::OK)

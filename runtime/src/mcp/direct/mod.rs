@@ -35,6 +35,7 @@ use crate::registry::{Registry, Snapshot};
 use crate::tool::TaskSupport;
 
 use self::answer::Answer;
+use self::read::Declared;
 use super::convert::CallAnswer;
 use super::handler::{FromHttp, McpHandler};
 
@@ -42,8 +43,8 @@ use super::handler::{FromHttp, McpHandler};
 pub(super) struct Hot {
     id: RequestId,
     meta: RequestMetaObject,
-    /// The protocol version its `_meta` names, read once.
-    version: Option<ProtocolVersion>,
+    /// What its `_meta` says of its client.
+    declared: Declared,
     method: Method,
     /// Whether the request may send the client anything before its answer: a call of a tool that may
     /// log, report progress or reach the client's peer.
@@ -62,7 +63,7 @@ impl Hot {
     /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token
     /// unless `progress` may be relayed. On a version that negotiates per request (`negotiating`, the
     /// version its HTTP header names) its `_meta` names that version and carries all it requires;
-    /// otherwise it names no version of its own.
+    /// otherwise it says nothing of its client: no version, capabilities or name.
     pub(super) fn parse(
         body: &[u8],
         registry: &Registry,
@@ -74,18 +75,11 @@ impl Hot {
         if let Method::Call(call) = &hot.method {
             hot.sends = only_reads(registry, snapshot, &call.name)?;
         }
-        let own_version = hot.meta.protocol_version();
-        let lifecycle = match negotiating {
-            Some(version) => {
-                own_version.as_ref() == Some(version)
-                    && hot.meta.missing_required_keys(version).is_empty()
-            }
-            None => own_version.is_none(),
-        };
-        if !lifecycle || (!progress && hot.meta.get_progress_token().is_some()) {
+        if !hot.declared.admits(negotiating)
+            || (!progress && hot.meta.get_progress_token().is_some())
+        {
             return None;
         }
-        hot.version = own_version;
         Some(hot)
     }
 
@@ -203,10 +197,10 @@ impl Hot {
         let Hot {
             id,
             method,
-            version,
+            declared,
             ..
         } = self;
-        let supported = version.is_some_and(|version| {
+        let supported = declared.version.is_some_and(|version| {
             ServerHandler::supported_protocol_versions(handler).contains(&version)
         });
         let request = match method {
@@ -224,7 +218,9 @@ impl Hot {
         if let Some(from) = from {
             context.extensions.insert(from.to_parts());
         }
-        let answered = Service::handle_request(handler, request, context).await;
+        // Boxed: rmcp's dispatch of every method is a large future, which a call's would otherwise
+        // carry and move.
+        let answered = Box::pin(Service::handle_request(handler, request, context)).await;
         let encoded =
             answered.map(|result| encode(&ServerJsonRpcMessage::response(result, id.clone())));
         answered_or_failed(encoded, id)
