@@ -253,12 +253,8 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
     // A call that logs is answered with its log messages first, as an SSE stream.
     let (_, kind, messages) = answer(router.call(post(&chatty, true, &[])).await.unwrap()).await;
     assert_eq!(kind, "text/event-stream");
-    let methods: Vec<&str> = messages
-        .iter()
-        .map(|m| m["method"].as_str().unwrap_or("answer"))
-        .collect();
     assert_eq!(
-        methods,
+        methods(&messages),
         ["notifications/message", "notifications/message", "answer"]
     );
     assert_eq!(messages[2]["result"]["content"][0]["text"], "said");
@@ -273,6 +269,14 @@ async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
         status, 403,
         "a foreign host is refused on the direct path too"
     );
+}
+
+/// The method of each message, `answer` for the answer.
+fn methods(messages: &[Value]) -> Vec<&str> {
+    messages
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or("answer"))
+        .collect()
 }
 
 /// `body` as a 2026-07-28 client sends it: its `_meta` says what the client is and can do.
@@ -400,12 +404,8 @@ async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
         .collect();
     assert!(names.contains(&"add"), "{names:?}");
     let (_, _, messages) = answer(router.call(ask(&logged)).await.unwrap()).await;
-    let methods: Vec<&str> = messages
-        .iter()
-        .map(|m| m["method"].as_str().unwrap_or("answer"))
-        .collect();
     assert_eq!(
-        methods,
+        methods(&messages),
         ["notifications/message", "notifications/message", "answer"]
     );
     let ping = bodies.iter().find(|b| b.contains(r#""ping""#)).unwrap();
