@@ -88,6 +88,9 @@ where
     let mut peer: Option<Peer<RoleServer>> = None;
     let mut running: FuturesUnordered<Running<'_>> = FuturesUnordered::new();
     let mut cancels: HashMap<RequestId, CancellationToken> = HashMap::new();
+    // A call's future is large. Most calls finish when first polled, so the box each is made in is
+    // reused for the next, and only a call that waits keeps it (then the next gets a new one).
+    let mut slot = Box::pin(None);
     loop {
         tokio::select! {
             read = from_rmcp.read_buf(&mut from_rmcp_bytes) => {
@@ -138,16 +141,15 @@ where
                         let context = hot.context(peer.clone());
                         let ct = context.ct.clone();
                         let (handler, answer_id) = (&handler, id.clone());
-                        let mut call: Running<'_> = if inline {
-                            Box::pin(async move {
-                                (answer_id, hot.negotiate(handler, context, None).await.0.into())
-                            })
-                        } else {
-                            Box::pin(async move {
-                                (answer_id, hot.dispatch(handler, context, None).await)
-                            })
-                        };
-                        match (&mut call).now_or_never() {
+                        slot.set(Some(async move {
+                            let answer = if inline {
+                                hot.negotiate(handler, context, None).await.0.into()
+                            } else {
+                                hot.dispatch(handler, context, None).await
+                            };
+                            (answer_id, answer)
+                        }));
+                        match slot.as_mut().as_pin_mut().and_then(FutureExt::now_or_never) {
                             Some((_, answer)) if sends => {
                                 write_answer(&answer, &mut from_rmcp, &mut from_rmcp_bytes, &mut out)
                                     .await?;
@@ -157,7 +159,10 @@ where
                             }
                             None => {
                                 cancels.insert(id, ct);
-                                running.push(call);
+                                let mut call = std::mem::replace(&mut slot, Box::pin(None));
+                                running.push(Box::pin(async move {
+                                    call.as_mut().as_pin_mut().expect("a call is set").await
+                                }));
                             }
                         }
                     }
