@@ -52,19 +52,20 @@ pub(super) struct Declared {
 }
 
 impl Declared {
-    /// What rmcp's `meta` says, read by rmcp's own accessors; `None` when a key is there but does not read.
+    /// What rmcp's `meta` says, each key decoded as rmcp's accessors decode it; `None` when a key is there
+    /// but does not read.
     fn of(meta: &RequestMetaObject) -> Option<Declared> {
-        let version = match meta.get(VERSION) {
-            Some(_) => Some(meta.protocol_version()?),
-            None => None,
-        };
-        let capabilities = meta.contains_key(CAPABILITIES);
-        if capabilities {
-            meta.client_capabilities()?;
+        fn decoded<'a, T: Deserialize<'a>>(value: Option<&'a Value>) -> Option<Option<T>> {
+            match value {
+                Some(value) => T::deserialize(value).ok().map(Some),
+                None => Some(None),
+            }
         }
+        let version = decoded::<ProtocolVersion>(meta.get(VERSION))?;
+        let capabilities = decoded::<ClientCapabilities>(meta.get(CAPABILITIES))?;
         Some(Declared {
             version,
-            capabilities,
+            capabilities: capabilities.is_some(),
             client_info: meta.contains_key(CLIENT_INFO),
         })
     }
