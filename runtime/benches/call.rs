@@ -6,6 +6,8 @@
 //! - `call/registry_records`: the same on a registry with operator records, whose tools are a live
 //!   snapshot (arc-swap) instead of fixed.
 //! - `call/registry_profile`: the same by a caller that carries a profile the tool is assigned to.
+//! - `call/registry_rate_limited`: the same under an operator's rate limit on every caller's calls,
+//!   counted in memory (what a limit costs a call that is within it).
 //! - `call/registry_1000`: the same on a registry of 1,000 more tools.
 //! - `call/direct_text`, `call/registry_text`: the same from the model's JSON text to the text it reads.
 //! - `list/1000`: list 1,000 tools (half of them needing abilities the caller lacks) for one caller.
@@ -22,7 +24,7 @@ use std::task::{Context, Poll, Waker};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate::store::{ProfileChange, ProfileEdit};
+use toolgate::store::{LimitChange, LimitEdit, ProfileChange, ProfileEdit, Rate, Scope};
 use toolgate::{Caller, DynamicTool, Registry, tool};
 
 /// Add two integers.
@@ -94,6 +96,12 @@ fn call(c: &mut Criterion) {
     let bot = Caller::anonymous().with_profile("bench");
     group.bench_function("registry_profile", |b| {
         b.iter(|| black_box(ready(live.call(&bot, "add", black_box(args.clone())))));
+    });
+    let rate = Rate::new(u32::MAX, 86_400).expect("a rate");
+    let limit = LimitEdit::new("bench", Scope::Caller, 0, LimitChange::Set(rate));
+    ready(live.edit_limit(&limit)).expect("limited");
+    group.bench_function("registry_rate_limited", |b| {
+        b.iter(|| black_box(ready(live.call(&caller, "add", black_box(args.clone())))));
     });
     let mut many = Registry::builder();
     for i in 0..1000 {

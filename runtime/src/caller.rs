@@ -6,8 +6,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::text::Ident;
+
 /// The id of the caller with no identity.
 const ANONYMOUS: &str = "anonymous";
+
+/// The most delegations a chain may have, from the person at its root to the caller at its end.
+pub(crate) const MAX_CHAIN: usize = 8;
 
 /// Who is calling: an id, an optional role label, and the abilities they hold. Cheap to clone.
 ///
@@ -43,9 +48,10 @@ pub(crate) struct Delegated {
     pub(crate) parent: Caller,
     /// This delegation's id: its calls are counted under it, in every process its token reaches.
     pub(crate) id: String,
-    /// The chain's ids, nearest first, joined by ` < `: what counts and grants are keyed by, so that two
-    /// chains never share them.
-    key: String,
+    /// What its tasks, sessions and questions belong to: `<` and the random id, which no caller's own
+    /// id can be (an [`Ident`](crate::text::Ident) has no `<`), so two delegations never share one,
+    /// whatever their sub-agents are named.
+    owner: String,
     pub(crate) max_calls: Option<u32>,
     pub(crate) expires: Option<SystemTime>,
 }
@@ -241,6 +247,21 @@ impl Caller {
         std::iter::successors(Some(self), |caller| caller.on_behalf_of())
     }
 
+    /// This caller's id, then those of whom it acts for up to the person at the root, joined by ` < `:
+    /// how the records' history and the operator's commands name it.
+    ///
+    /// ```
+    /// use toolgate::{Caller, Delegation};
+    ///
+    /// let olga = Caller::new("olga@shop.example").with_abilities(["toolgate.admin"]);
+    /// let agent = olga.delegate(Delegation::to("max@shop.example").abilities(["toolgate.admin"]));
+    /// assert_eq!(agent.chain_label(), "max@shop.example < olga@shop.example");
+    /// assert_eq!(olga.chain_label(), "olga@shop.example");
+    /// ```
+    pub fn chain_label(&self) -> String {
+        self.chain().map(Caller::id).collect::<Vec<_>>().join(" < ")
+    }
+
     /// The caller at the root of the chain: this one when it is not delegated.
     pub fn root(&self) -> &Caller {
         self.chain().last().unwrap_or(self)
@@ -272,9 +293,38 @@ impl Caller {
         self.expires_at().is_some_and(|at| at <= SystemTime::now())
     }
 
-    /// What this caller's counts and grants are keyed by: its id, or a delegated caller's whole chain.
-    pub(crate) fn key(&self) -> &str {
-        self.0.delegated.as_ref().map_or(&self.0.id, |d| &d.key)
+    /// Whose this caller's tasks, sessions and questions are: its id, or for a delegated caller its
+    /// delegation's server-made id, so that a sibling delegation with the same name and fewer rights
+    /// never reads them.
+    pub(crate) fn owner(&self) -> &str {
+        self.0.delegated.as_ref().map_or(&self.0.id, |d| &d.owner)
+    }
+
+    /// What this caller's budgets (runs of a tool, sessions, calls at once, calls a minute) count
+    /// against: the person at the root of its chain, so that delegating never multiplies them.
+    pub(crate) fn budget(&self) -> &str {
+        self.root().owner()
+    }
+
+    /// Every name of its chain (ids, roles, profiles) as an [`Ident`](crate::text::Ident), and a chain
+    /// no longer than [`MAX_CHAIN`] delegations: what a door checks of a caller it did not make.
+    ///
+    /// # Errors
+    /// The first name that is not an identifier, or the chain's length.
+    pub(crate) fn check_names(&self) -> Result<(), String> {
+        let depth = self.delegations().count();
+        if depth > MAX_CHAIN {
+            return Err(format!(
+                "a chain of {depth} delegations is longer than the {MAX_CHAIN} this server takes"
+            ));
+        }
+        for caller in self.chain() {
+            let names = [Some(caller.id()), caller.role(), caller.profile()];
+            for name in names.into_iter().flatten() {
+                Ident::check(name).map_err(|error| error.to_string())?;
+            }
+        }
+        Ok(())
     }
 
     /// Its own delegation, when it is delegated.
@@ -295,7 +345,7 @@ impl Caller {
     ) -> Caller {
         let (id, role, abilities, profile) = fields;
         let (delegation_id, max_calls, expires) = delegation;
-        let key = format!("{id} < {}", parent.key());
+        let owner = format!("<{delegation_id}");
         Caller(Arc::new(Inner {
             id,
             role,
@@ -304,7 +354,7 @@ impl Caller {
             delegated: Some(Arc::new(Delegated {
                 parent: parent.clone(),
                 id: delegation_id,
-                key,
+                owner,
                 max_calls,
                 expires,
             })),

@@ -64,6 +64,7 @@ mod search;
 pub use store::sqlite;
 pub mod store;
 mod sync;
+pub mod text;
 mod tool;
 
 // What a tool author and an app write every day; the rest is in its concept's module.

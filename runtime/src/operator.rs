@@ -15,6 +15,7 @@
 //! # }).unwrap();
 //! ```
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -24,9 +25,10 @@ use serde_json::{Value, json};
 
 use crate::registry::Registry;
 use crate::store::{
-    AuditQuery, AuditRecord, Change, Edit, KeyInfo, Profile, ProfileChange, ProfileEdit,
-    RecordError, RecordErrorKind, RecordStore, ToolRecord,
+    AuditQuery, AuditRecord, Change, Edit, KeyInfo, LimitChange, LimitEdit, Profile, ProfileChange,
+    ProfileEdit, Rate, RecordError, RecordErrorKind, RecordStore, Scope, ToolRecord,
 };
+use crate::text::{capped, hides_itself, shown};
 
 /// Exit code: done.
 ///
@@ -104,6 +106,24 @@ enum Action {
     #[cfg(feature = "remote")]
     #[command(subcommand)]
     Servers(Servers),
+    /// Rate limits: calls per time window, for every caller, one tool, or one profile's callers.
+    #[command(subcommand)]
+    Limits(Limits),
+}
+
+#[derive(Debug, Subcommand)]
+enum Limits {
+    /// Every rate limit.
+    List,
+    /// Set the rate limit of a scope: `caller` (each caller, any tool), `tool:NAME` (each caller, that
+    /// tool) or `profile:NAME` (that profile's callers together).
+    Set {
+        scope: String,
+        /// Calls per window: `30/1m`, `1000/1h`, `5/10s`.
+        rate: String,
+    },
+    /// Remove the rate limit of a scope.
+    Remove { scope: String },
 }
 
 #[cfg(feature = "remote")]
@@ -175,7 +195,7 @@ enum Audit {
     },
     /// The calls that match every filter given, newest first.
     Query {
-        /// Only this caller's calls.
+        /// Only the calls of this person and of the sub-agents acting for them.
         #[arg(long)]
         caller: Option<String>,
         /// Only calls of this tool.
@@ -193,6 +213,13 @@ enum Audit {
         /// At most this many rows.
         #[arg(long, default_value_t = 100)]
         limit: usize,
+    },
+    /// Forget the calls that finished before a time (the registry forgets those past its retention
+    /// every hour on its own).
+    Prune {
+        /// An RFC 3339 time (`2026-12-01T09:00:00Z`) or an age (`30d`): calls before it are forgotten.
+        #[arg(long, value_parser = parse_time)]
+        before: u64,
     },
 }
 
@@ -257,7 +284,7 @@ where
                 RecordErrorKind::Database | RecordErrorKind::Newer => UNAVAILABLE,
                 _ => REFUSED,
             };
-            (code, format!("{}\n", error.message()))
+            (code, format!("{}\n", shown(error.message())))
         }
     }
 }
@@ -289,14 +316,17 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
         Action::History { limit } => {
             let history = store.history(limit).await?;
             if json {
-                return Ok(format!("{}\n", json!(history)));
+                return Ok(json_line(&json!(history)));
             }
             let mut out = String::new();
             for entry in history {
                 let _ = writeln!(
                     out,
                     "{:>5}  {:<16} {:<24} {}",
-                    entry.revision, entry.actor, entry.tool, entry.what
+                    entry.revision,
+                    cell(&entry.actor),
+                    cell(&entry.tool),
+                    shown(&entry.what.to_string())
                 );
             }
             Ok(out)
@@ -306,6 +336,14 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
         Action::Keys(command) => keys(registry, store, &actor, json, command).await,
         #[cfg(feature = "remote")]
         Action::Servers(command) => servers(registry, &actor, json, command).await,
+        Action::Limits(command) => limits(registry, store, &actor, json, command).await,
+        Action::Audit(Audit::Prune { before }) => {
+            let rows = registry.prune_audit(before).await?;
+            Ok(format!(
+                "Forgot {rows} audit rows of calls before {}.\n",
+                rfc3339(before)
+            ))
+        }
         Action::Audit(audit) => {
             let query = match audit {
                 Audit::Tail { limit } => AuditQuery::newest(limit),
@@ -324,10 +362,14 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
                     until_ms: until,
                     ..AuditQuery::newest(limit)
                 },
+                Audit::Prune { .. } => unreachable!("answered above"),
             };
             let rows = store.audit_trail(&query).await?;
             if json {
-                return Ok(format!("{}\n", json!(rows)));
+                return Ok(json_line(&json!(rows)));
+            }
+            if rows.is_empty() {
+                return Ok("No calls recorded.\n".to_owned());
             }
             Ok(rows.iter().map(audit_line).collect())
         }
@@ -353,20 +395,20 @@ async fn servers(
             registry.refresh_servers().await?;
             let servers = registry.servers();
             if json {
-                return Ok(format!("{}\n", json!(servers)));
+                return Ok(json_line(&json!(servers)));
             }
             let mut out = String::new();
             for server in servers {
                 let _ = writeln!(
                     out,
                     "{:<16} {:<9} {:>3} tools  {}",
-                    server.label,
+                    cell(&server.label),
                     server.health.as_str(),
                     server.tools,
-                    server.reached_by
+                    cell(&server.reached_by)
                 );
                 for line in server.last_error.iter().chain(&server.problems) {
-                    let _ = writeln!(out, "    {line}");
+                    let _ = writeln!(out, "    {}", message(line));
                 }
             }
             return Ok(out);
@@ -386,10 +428,46 @@ async fn servers(
     let revision = registry
         .edit_server(&ServerEdit::new(actor, &label, seen, change))
         .await?;
-    Ok(format!("`{label}`: revision {revision}.\n"))
+    Ok(format!("`{}`: revision {revision}.\n", cell(&label)))
 }
 
-/// An audit row in one line: when, who, what, how it ended, under which revision.
+async fn limits(
+    registry: &Registry,
+    store: &dyn RecordStore,
+    actor: &str,
+    json: bool,
+    command: Limits,
+) -> Result<String, RecordError> {
+    let limits = store.load().await?.limits;
+    let (scope, change) = match command {
+        Limits::List => {
+            if json {
+                return Ok(json_line(&json!(limits.values().collect::<Vec<_>>())));
+            }
+            if limits.is_empty() {
+                return Ok("No rate limits.\n".to_owned());
+            }
+            return Ok(limits
+                .values()
+                .map(|limit| format!("{:<32} {}\n", cell(&limit.scope.to_string()), limit.rate))
+                .collect());
+        }
+        Limits::Set { scope, rate } => (scope, LimitChange::Set(rate.parse::<Rate>()?)),
+        Limits::Remove { scope } => (scope, LimitChange::Remove),
+    };
+    let scope: Scope = scope.parse()?;
+    let version = limits.get(&scope.to_string()).map_or(0, |l| l.version);
+    let edit = LimitEdit::new(actor, scope.clone(), version, change);
+    let revision = registry.edit_limit(&edit).await?;
+    let now = match store.load().await?.limits.get(&scope.to_string()) {
+        Some(limit) => format!("`{scope}`: {}", limit.rate),
+        None => format!("`{scope}`: no rate limit"),
+    };
+    Ok(format!("{now}. Revision {revision}.\n"))
+}
+
+/// An audit row in one line: when, who (a delegated caller with whom it acted for), what, how it
+/// ended, under which revision. Every field is [shown](shown) escaped, so that no name forges a line.
 fn audit_line(row: &AuditRecord) -> String {
     let at = UNIX_EPOCH + Duration::from_millis(row.at_ms);
     let revision = row
@@ -398,11 +476,72 @@ fn audit_line(row: &AuditRecord) -> String {
     format!(
         "{}  {:<24} {:<8} {:<24} {:<20} r{revision}\n",
         humantime::format_rfc3339_millis(at),
-        row.caller,
-        row.action,
-        row.tool,
-        row.outcome,
+        who(&row.caller, &row.on_behalf_of),
+        cell(&row.action),
+        cell(&row.tool),
+        cell(&row.outcome),
     )
+}
+
+/// A caller as the operator reads it: its id, then whom it acts for up to the person at the root
+/// (`max@shop.example < vera@shop.example`).
+fn who(caller: &str, on_behalf_of: &[String]) -> String {
+    std::iter::once(caller)
+        .chain(on_behalf_of.iter().map(String::as_str))
+        .map(cell)
+        .collect::<Vec<_>>()
+        .join(" < ")
+}
+
+/// A name another party chose, as one field of a line the operator reads: escaped, and cut to a
+/// bounded length.
+fn cell(text: &str) -> Cow<'_, str> {
+    match capped(text) {
+        Cow::Borrowed(text) => shown(text),
+        Cow::Owned(cut) => Cow::Owned(shown(&cut).into_owned()),
+    }
+}
+
+/// A message another party wrote (a remote server's error), as one line the operator reads: escaped,
+/// and cut to a few hundred characters.
+fn message(text: &str) -> Cow<'_, str> {
+    const LONGEST: usize = 400;
+    let text = match text.char_indices().nth(LONGEST) {
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+        None => Cow::Borrowed(text),
+    };
+    match text {
+        Cow::Borrowed(text) => shown(text),
+        Cow::Owned(cut) => Cow::Owned(shown(&cut).into_owned()),
+    }
+}
+
+/// `value` as one line of JSON: see [`json_text`].
+fn json_line(value: &Value) -> String {
+    json_text(&value.to_string())
+}
+
+/// `value` as JSON over several lines: see [`json_text`].
+fn json_pretty(value: &impl serde::Serialize) -> String {
+    json_text(&serde_json::to_string_pretty(value).unwrap_or_default())
+}
+
+/// JSON `text` in which every character that hides itself is a `\uXXXX` escape, so that a terminal
+/// shows it as text, followed by a newline: the same value to a JSON reader.
+fn json_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        if hides_itself(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// A point in time as milliseconds since the Unix epoch: an RFC 3339 time, or an age before now.
@@ -429,10 +568,9 @@ async fn tools(
         Tools::List => {
             let records = store.load().await?;
             if json {
-                return Ok(format!(
-                    "{}\n",
-                    json!(records.tools.values().collect::<Vec<_>>())
-                ));
+                return Ok(json_line(&json!(
+                    records.tools.values().collect::<Vec<_>>()
+                )));
             }
             return Ok(records
                 .tools
@@ -442,10 +580,7 @@ async fn tools(
         }
         Tools::Show { name } => {
             let record = registry.tool_record(&name).await?;
-            return Ok(format!(
-                "{}\n",
-                serde_json::to_string_pretty(&record).unwrap_or_default()
-            ));
+            return Ok(json_pretty(&record));
         }
         Tools::Delete { name } => {
             let revision = registry.delete_record(&actor, &name).await?;
@@ -477,16 +612,13 @@ async fn profiles(
         Profiles::List => {
             let profiles: Vec<Profile> = store.load().await?.profiles.into_values().collect();
             if json {
-                return Ok(format!("{}\n", json!(profiles)));
+                return Ok(json_line(&json!(profiles)));
             }
             return Ok(profiles.iter().map(profile_line).collect());
         }
         Profiles::Show { name } => {
             let profile = registry.profile(&name).await?;
-            return Ok(format!(
-                "{}\n",
-                serde_json::to_string_pretty(&profile).unwrap_or_default()
-            ));
+            return Ok(json_pretty(&profile));
         }
         Profiles::Create { name, description } => {
             let revision = registry
@@ -528,7 +660,7 @@ async fn keys(
             let ring = store.key_ring().await?;
             let keys = KeyInfo::of(&ring);
             if json {
-                return Ok(format!("{}\n", json!(keys)));
+                return Ok(json_line(&json!(keys)));
             }
             Ok(keys
                 .iter()
@@ -538,7 +670,7 @@ async fn keys(
                         (false, 0) => "opens what it sealed".to_owned(),
                         (false, from) => format!("seals from {}", rfc3339(from)),
                     };
-                    format!("{:<16} {state}\n", key.id)
+                    format!("{:<16} {state}\n", cell(key.id))
                 })
                 .collect())
         }
@@ -574,9 +706,9 @@ fn profile_line(profile: &Profile) -> String {
         .collect();
     format!(
         "{:<24} {:<48} {}\n",
-        profile.name,
-        tools.join(","),
-        profile.description
+        cell(&profile.name),
+        cell(&tools.join(",")),
+        message(&profile.description)
     )
 }
 
@@ -602,16 +734,17 @@ fn line(record: &ToolRecord) -> String {
     } else {
         abilities.join(",")
     };
+    let settings = record
+        .settings
+        .as_ref()
+        .map_or_else(String::new, Value::to_string);
     format!(
         "{:<28} {:<4} {:<8} {:<32} {}",
-        record.name,
+        cell(&record.name),
         if record.enabled { "on" } else { "off" },
         record.status.as_str(),
-        abilities,
-        record
-            .settings
-            .as_ref()
-            .map_or_else(String::new, Value::to_string),
+        shown(&abilities),
+        shown(&settings),
     )
     .trim_end()
     .to_owned()

@@ -111,8 +111,21 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let store = Database::open(store.as_deref().unwrap_or(db)).await?;
-    let registry = registry(Db::open(db)?, &store, config).await?;
+    let operating = matches!(options.command, Some(Command::Toolgate { .. }));
+    let opened = async {
+        let store = Database::open(store.as_deref().unwrap_or(db)).await?;
+        let registry = registry(Db::open(db)?, &store, config).await?;
+        Ok::<_, Box<dyn std::error::Error>>(registry)
+    };
+    let registry = match opened.await {
+        Ok(registry) => registry,
+        // An operator's command says that its database cannot be used, as every command does.
+        Err(error) if operating => {
+            eprintln!("example-shop: the database cannot be used: {error}");
+            std::process::exit(toolgate::operator::UNAVAILABLE);
+        }
+        Err(error) => return Err(error),
+    };
     if options.sync {
         eprint!("{}", registry.sync("example-shop --sync").await?);
     }

@@ -123,7 +123,10 @@ pub(super) fn unknown_tool(name: &str) -> Refusal {
 pub(super) fn unknown_tool_error(name: &str) -> ToolError {
     ToolError::with_kind(
         ErrorKind::UnknownTool,
-        format!("Unknown tool `{name}`. List the tools to see which ones you can use."),
+        format!(
+            "Unknown tool `{}`. List the tools to see which ones you can use.",
+            crate::text::capped(&crate::text::shown(name))
+        ),
     )
 }
 

@@ -148,8 +148,9 @@ impl Registry {
                 invocation: match resolved {
                     Some(i) if !meta.has_ids() => Cow::Borrowed(&snapshot.tools[i].invocation),
                     _ => Cow::Owned(Invocation {
+                        // A name no tool has is the client's choice: kept to a bounded length.
                         tool_name: resolved.map_or_else(
-                            || Arc::from(name),
+                            || Arc::from(crate::text::capped(name)),
                             |i| Arc::clone(&snapshot.tools[i].tool.name),
                         ),
                         tool_call_id: meta.tool_call_id.take(),
@@ -167,7 +168,10 @@ impl Registry {
             let replying = meta.is_reply();
             let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
                 Ok((index, arguments))
-                    if snapshot.tools[index].via_rounds || replying || caller.is_delegated() =>
+                    if snapshot.tools[index].via_rounds
+                        || replying
+                        || caller.is_delegated()
+                        || snapshot.rates.is_some() =>
                 {
                     // Boxed whole, so that the common path's state machine holds one pointer for it.
                     let rounds = self.call_with_rounds(flight, index, arguments, meta);
@@ -184,6 +188,7 @@ impl Registry {
                         log,
                         extensions,
                         cancellation,
+                        waited,
                         ..
                     } = meta;
                     let attachments = Attachments {
@@ -192,6 +197,7 @@ impl Registry {
                         extensions,
                         cancellation,
                         answers: None,
+                        waited,
                     };
                     // A span wraps the body's future, so a traced call runs none in place.
                     let step = if traced.is_some() {

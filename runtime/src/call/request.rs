@@ -1,6 +1,7 @@
 //! [`Call`]: a call with its metadata, and what it carries back to a write or a question.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -40,6 +41,8 @@ pub(super) struct Meta {
     /// What a call brings back to a write or a question; boxed, as most calls bring nothing.
     pub(super) reply: Option<Box<Reply>>,
     pub(super) support: Option<ClientSupport>,
+    /// How long the call waited for a slot before it got here: it counts toward the tool's timeout.
+    pub(super) waited: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -189,6 +192,13 @@ impl Call {
         self
     }
 
+    /// The call waited this long for a slot to run in: the tool's timeout is that much shorter.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn waited(mut self, waited: Duration) -> Self {
+        self.meta.waited = waited;
+        self
+    }
+
     /// The tool it calls.
     pub(crate) fn name(&self) -> &str {
         &self.name
@@ -213,4 +223,5 @@ pub(super) struct Attachments {
     pub(super) extensions: StateMap,
     pub(super) cancellation: Option<CancellationToken>,
     pub(super) answers: Option<Arc<Answers>>,
+    pub(super) waited: Duration,
 }

@@ -97,10 +97,15 @@ impl Registry {
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> Outcome {
-        let counted = match flight.caller.is_delegated() {
+        let mut counted = match flight.caller.is_delegated() {
             true => self.inner.ceilings.take_calls(flight.caller).await,
             false => Ok(()),
         };
+        // A reply to a preview or a question is the same call: it was counted when it was first made.
+        if let (Ok(()), Some(rates), false) = (&counted, &flight.snapshot.rates, meta.is_reply()) {
+            let tool = &flight.snapshot.tools[index].tool.name;
+            counted = rates.take(&self.inner.ceilings, tool, flight.caller).await;
+        }
         let (mut outcome, claimed) = match counted {
             Ok(()) => self.round(&mut flight, index, arguments, meta).await,
             Err(error) => (Outcome::Failed(error), None),
@@ -132,6 +137,7 @@ impl Registry {
             cancellation,
             reply,
             support,
+            waited,
             ..
         } = meta;
         let mut attachments = Attachments {
@@ -140,6 +146,7 @@ impl Registry {
             extensions,
             cancellation,
             answers: None,
+            waited,
         };
         let Reply {
             mut decided,

@@ -43,6 +43,7 @@ impl Registry {
             extensions,
             cancellation,
             answers,
+            waited,
         } = attachments;
         let registered = &flight.snapshot.tools[index];
         flight.admitted = Some(index);
@@ -76,7 +77,11 @@ impl Registry {
             return Launched::Done(refusal);
         }
         let external = cancellation.is_some();
-        let timeout = registered.tool.timeout.or(self.inner.default_timeout);
+        let timeout = registered
+            .tool
+            .timeout
+            .or(self.inner.default_timeout)
+            .map(|timeout| timeout.saturating_sub(waited));
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
         let mut parts = CallParts {
             arguments,
@@ -168,16 +173,17 @@ impl Registry {
             return launched;
         };
         let store = Arc::clone(store);
-        let caller: Box<str> = flight.caller.key().into();
+        let caller: Box<str> = flight.caller.budget().into();
         let session = flight.invocation.session_id.clone();
         let tool = Arc::clone(&tool.name);
+        let expires = self.inner.ceilings.run_expiry();
         let future: ToolFuture = Box::pin(async move {
             let key = RunKey {
                 caller: &caller,
                 session: session.as_deref(),
                 tool: &tool,
             };
-            match store.take(key, max).await {
+            match store.take(key, max, expires).await {
                 Ok(true) => future.await,
                 Ok(false) => Err(limit_error(&tool, max, &Refused::Reached)),
                 Err(error) => {

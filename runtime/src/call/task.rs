@@ -210,9 +210,10 @@ impl Registry {
             )));
         }
         let tasks = &self.inner.tasks;
+        let unfinished = Unfinished::count(self, caller)?;
         let ttl = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
         let task = TaskRecord::new(
-            caller.key(),
+            caller.owner(),
             name,
             call.arguments().clone(),
             ttl,
@@ -223,7 +224,7 @@ impl Registry {
             .create(&task)
             .await
             .map_err(TaskError::Unavailable)?;
-        self.run_task(caller.clone(), call, task.clone());
+        self.run_task(caller.clone(), call, task.clone(), Some(unfinished));
         Ok(task)
     }
 
@@ -239,7 +240,7 @@ impl Registry {
                 .get(id)
                 .await
                 .map_err(TaskError::Unavailable)?
-                .filter(|t| t.owner == caller.key())
+                .filter(|t| t.owner == caller.owner())
                 .ok_or_else(|| TaskError::Unknown(id.to_owned()))?;
             if task.status != TaskStatus::Working || task.lease_until_ms >= unix_ms() {
                 return Ok(task);
@@ -296,7 +297,7 @@ impl Registry {
                 let answers = std::mem::take(&mut task.answers);
                 let call = Call::new(task.tool.clone(), task.arguments.clone())
                     .resume(task.resume_state.take(), answers);
-                self.run_task(caller.clone(), call, task);
+                self.run_task(caller.clone(), call, task, None);
             }
             return Ok(());
         }
@@ -324,9 +325,16 @@ impl Registry {
             .map_err(TaskError::Unavailable)
     }
 
-    /// Runs `task`'s call in the background, renewing its lease and keeping its progress, and writes how
-    /// it ended.
-    fn run_task(&self, caller: Caller, call: Call, task: TaskRecord) {
+    /// Runs `task`'s call in the background, in one of the slots calls run in (it waits as `working`
+    /// for one, its lease renewed), keeping its progress, and writes how it ended; then it is no longer
+    /// one of its caller's `unfinished` tasks.
+    fn run_task(
+        &self,
+        caller: Caller,
+        call: Call,
+        task: TaskRecord,
+        unfinished: Option<Unfinished>,
+    ) {
         let token = CancellationToken::new();
         self.inner
             .tasks
@@ -348,8 +356,12 @@ impl Registry {
         });
         let registry = self.clone();
         tokio::spawn(async move {
+            let running = async {
+                let _slot = registry.inner.slots.take(&caller, None).await;
+                registry.run(&caller, call).await
+            };
             let outcome = tokio::select! {
-                outcome = registry.run(&caller, call) => outcome,
+                outcome = running => outcome,
                 () = registry.keep_alive(&task.id, &token, &progress) => unreachable!("renews until dropped"),
             };
             registry.inner.tasks.running.locked().remove(&task.id);
@@ -357,6 +369,7 @@ impl Registry {
             registry
                 .settle(task, outcome, token.is_cancelled(), message)
                 .await;
+            drop(unfinished);
         });
     }
 
@@ -439,6 +452,38 @@ impl Registry {
             wait = (wait * 2).min(Duration::from_secs(5));
         }
         tracing::error!(target: "toolgate::task", task = task.id, "gave up writing the task's end: it reads as failed once its lease runs out");
+    }
+}
+
+/// One of a caller's tasks counted as unfinished in this process, until dropped.
+struct Unfinished {
+    registry: Registry,
+    budget: Box<str>,
+}
+
+impl Unfinished {
+    /// Counts a new task of `caller`'s, unless it has as many unfinished as it may.
+    fn count(registry: &Registry, caller: &Caller) -> Result<Self, TaskError> {
+        let budget = caller.budget();
+        registry.inner.tasks.start(budget).map_err(|most| {
+            TaskError::NotStarted(ToolError::with_kind(
+                ErrorKind::LimitReached,
+                format!(
+                    "You have {most} tasks running or waiting to run, as many as you may. Nothing was \
+                     started; wait for one of them to end, then start this again."
+                ),
+            ))
+        })?;
+        Ok(Unfinished {
+            registry: registry.clone(),
+            budget: budget.into(),
+        })
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        self.registry.inner.tasks.end(&self.budget);
     }
 }
 

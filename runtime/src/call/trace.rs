@@ -26,8 +26,12 @@ pub(super) fn call_span(
     if !tracing::enabled!(target: "toolgate::call", Level::INFO) {
         return None;
     }
-    let tool = resolved.map_or(name, |i| &*snapshot.tools[i].tool.name);
-    span_of(tool, caller, meta).map(|span| (span, Instant::now()))
+    let tool = match resolved {
+        Some(i) => std::borrow::Cow::Borrowed(&*snapshot.tools[i].tool.name),
+        // A name no tool has is the client's choice: bounded and escaped in every log line.
+        None => crate::text::capped(name),
+    };
+    span_of(&crate::text::shown(&tool), caller, meta).map(|span| (span, Instant::now()))
 }
 
 #[cold]
@@ -54,9 +58,8 @@ fn span_of(tool: &str, caller: &Caller, meta: &Meta) -> Option<Span> {
     if span.is_disabled() {
         return None;
     }
-    if caller.is_delegated() {
-        let chain: Vec<&str> = caller.chain().skip(1).map(Caller::id).collect();
-        span.record("on_behalf_of", chain.join(" < "));
+    if let Some(parent) = caller.on_behalf_of() {
+        span.record("on_behalf_of", parent.chain_label());
     }
     #[cfg(feature = "opentelemetry")]
     if let Some(traceparent) = traceparent {

@@ -8,6 +8,11 @@ use sha2::{Digest, Sha256};
 pub(crate) fn digest(arguments: &Map<String, Value>) -> String {
     let mut text = String::new();
     write_object(&mut text, arguments);
+    digest_text(&text)
+}
+
+/// The SHA-256 of `text`, in hex.
+pub(crate) fn digest_text(text: &str) -> String {
     super::hex(&Sha256::digest(text.as_bytes()))
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub(crate) use canonical::digest;
+pub(crate) use canonical::{digest, digest_text};
 pub use keys::{KeyError, KeyRing};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use store::store_failed;
@@ -199,8 +199,8 @@ impl Confirmations {
 /// alone decides it; a question's answers to the caller that was asked.
 fn bound_to(kind: GrantKind, caller: &Caller) -> &str {
     match kind {
-        GrantKind::Confirm => caller.root().key(),
-        GrantKind::Ask => caller.key(),
+        GrantKind::Confirm => caller.root().owner(),
+        GrantKind::Ask => caller.owner(),
     }
 }
 
@@ -218,11 +218,7 @@ pub(crate) fn refused(message: impl Into<String>) -> ToolError {
     ToolError::with_kind(ErrorKind::Confirmation, message)
 }
 
-pub(crate) fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, millis)
-}
+pub(crate) use crate::store::unix_ms;
 
 /// Whole milliseconds, saturating.
 pub(crate) fn millis(duration: Duration) -> u64 {

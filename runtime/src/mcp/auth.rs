@@ -25,8 +25,10 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + '
 
 /// Maps an HTTP request (its headers, typically a bearer token) to the caller it acts for.
 ///
-/// `None` means the request is not authenticated: it gets `401 Unauthorized` and runs nothing. Over stdio
-/// there is no request; the server serves its configured default caller.
+/// `None` means the request is not authenticated: it gets `401 Unauthorized` and runs nothing. So does a
+/// caller whose id, role or profile is not an [`Ident`](crate::text::Ident), as when an id is taken from a
+/// header or a token's claim that the client chose. Over stdio there is no request; the server serves its
+/// configured default caller.
 ///
 /// An API key in a header of its own, looked up per request (in a database, typically):
 ///
@@ -133,24 +135,34 @@ impl Credentials {
                 .open_delegation(token)
                 .map_err(|error| error.message().to_owned());
         }
-        match &self.authenticator {
-            None => Ok(self.default_caller.clone()),
-            Some(authenticator) => authenticator
-                .authenticate(request)
-                .await
-                .ok_or_else(|| "missing or invalid credentials".to_owned()),
-        }
+        let Some(authenticator) = &self.authenticator else {
+            return Ok(self.default_caller.clone());
+        };
+        let caller = authenticator
+            .authenticate(request)
+            .await
+            .ok_or_else(|| "missing or invalid credentials".to_owned())?;
+        // The names may come from the request (a header, a token's claim): checked like any other.
+        caller.check_names().map_err(|problem| {
+            format!("the credentials name a caller this server does not accept: {problem}")
+        })?;
+        Ok(caller)
     }
 }
 
-/// The hosts the HTTP endpoints beside MCP answer for (against DNS rebinding): the server's allowed hosts,
-/// or loopback names only.
+/// What every HTTP endpoint beside MCP (`/admin`, `/delegations`) checks before anything else, as the MCP
+/// endpoint does: the `Host` (against DNS rebinding: the server's allowed hosts, or loopback names
+/// only), the browser's `Origin` (the server's allowed origins, or loopback origins), and that a write
+/// carries JSON (`Content-Type: application/json`, which a cross-site form cannot send).
 #[derive(Clone)]
-pub(crate) struct Hosts(pub(crate) Option<Vec<String>>);
+pub(crate) struct Hosts {
+    pub(crate) hosts: Option<Vec<String>>,
+    pub(crate) origins: Vec<String>,
+}
 
 impl Hosts {
-    /// The caller of a request to a host this server answers for: 403 for another host, 401 without a
-    /// caller.
+    /// The caller of a request that passes the checks: 403 for another host or origin, 415 for a write
+    /// that is not JSON, 401 without a caller.
     pub(crate) async fn admit(
         &self,
         credentials: &Credentials,
@@ -158,6 +170,21 @@ impl Hosts {
     ) -> Result<Caller, axum::response::Response> {
         if !self.answers_for(request) {
             return Err(foreign_host());
+        }
+        if !self.allows_origin(request) {
+            return Err(super::answers::problem(
+                http::StatusCode::FORBIDDEN,
+                "forbidden",
+                "this server does not answer requests from that origin",
+            ));
+        }
+        let writes = !matches!(request.method, http::Method::GET | http::Method::HEAD);
+        if writes && request.method != http::Method::DELETE && !is_json(request) {
+            return Err(super::answers::problem(
+                http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "invalid",
+                "a write must carry its body as `Content-Type: application/json`; nothing was changed",
+            ));
         }
         credentials.caller(request).await.map_err(unauthorized)
     }
@@ -169,12 +196,43 @@ impl Hosts {
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .map(host_name);
-        match (&self.0, host) {
+        match (&self.hosts, host) {
             (_, None) => false,
             (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
             (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
         }
     }
+
+    /// Whether the request comes from no browser (no `Origin`), or from an origin the server allows:
+    /// one written in full, or one whose pattern ends in `:*` (any port).
+    fn allows_origin(&self, request: &Parts) -> bool {
+        let Some(origin) = request.headers.get(http::header::ORIGIN) else {
+            return true;
+        };
+        let Ok(origin) = origin.to_str() else {
+            return false;
+        };
+        self.origins
+            .iter()
+            .any(|allowed| match allowed.strip_suffix('*') {
+                Some(prefix) if prefix.ends_with(':') => {
+                    origin.strip_prefix(prefix).is_some_and(|port| {
+                        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+                    })
+                }
+                _ => origin == allowed,
+            })
+    }
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(request: &Parts) -> bool {
+    request
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// The answer to a request for a host this server does not answer for.

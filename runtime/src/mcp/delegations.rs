@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::caller::Delegation;
 use crate::confirm::millis;
 use crate::registry::MAX_DELEGATION_TTL;
+use crate::text::Ident;
 
 use super::answers::{json_response, problem};
 use super::auth::{Credentials, Hosts};
@@ -21,16 +22,16 @@ use super::auth::{Credentials, Hosts};
 /// The largest request body the endpoint reads.
 const MAX_BODY: usize = 64 * 1024;
 
-/// What a caller asks to hand on.
+/// What a caller asks to hand on: every name in it is an [`Ident`], checked as the body is read.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Asked {
     /// The sub-agent's id.
-    to: String,
-    role: Option<String>,
+    to: Ident,
+    role: Option<Ident>,
     #[serde(default)]
-    abilities: Vec<String>,
-    profile: Option<String>,
+    abilities: Vec<Ident>,
+    profile: Option<Ident>,
     max_calls: Option<u32>,
     /// How long the token lives, at most a day.
     expires_in_secs: u64,
@@ -67,9 +68,6 @@ async fn delegate(State(endpoint): State<Endpoint>, request: Request<Body>) -> R
     let longest = MAX_DELEGATION_TTL.as_secs();
     if asked.expires_in_secs == 0 || asked.expires_in_secs > longest {
         return bad(&format!("`expires_in_secs` must be from 1 to {longest}"));
-    }
-    if asked.to.trim().is_empty() {
-        return bad("`to` names the sub-agent and must not be empty");
     }
     let mut delegation = Delegation::to(asked.to)
         .abilities(asked.abilities)

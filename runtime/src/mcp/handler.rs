@@ -20,7 +20,7 @@ use rmcp::model::{
 use rmcp::model::{NumberOrString, ProgressToken, RequestId, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use tokio::sync::{Semaphore, SemaphorePermit, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::call::Call;
@@ -29,6 +29,7 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::{ClientSupport, LogEntry, ProgressUpdate};
+use crate::policy::slots::{Busy, Slot};
 use crate::registry::{Current, Registry, Snapshot, Uses, tools_found};
 use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
@@ -74,8 +75,6 @@ pub(crate) struct Shared {
     pub(crate) info: ServerConfig,
     pub(crate) default_caller: Caller,
     pub(crate) page_size: usize,
-    /// Slots for calls running at once; a call waiting for its client's answer holds none.
-    pub(crate) calls: Semaphore,
     /// How long a question during a call waits for the client's answer.
     pub(crate) question_timeout: Duration,
     pub(crate) draining: AtomicBool,
@@ -102,6 +101,10 @@ struct Definitions {
     /// Whether some definition may ask for `Mcp-Param-*` headers.
     param_headers: bool,
 }
+
+/// The most bytes of tool definitions one `tools/list` page holds after its first tool: half the 1 MiB
+/// event the official Python SDK reads at most.
+const MAX_PAGE_BYTES: usize = 512 * 1024;
 
 /// What a listing's `result` starts with, before its first tool.
 const LISTING_START: &[u8] = br#"{"tools":["#;
@@ -200,14 +203,20 @@ pub(crate) fn serves_view(snapshot: &Snapshot) -> bool {
     snapshot.tools.iter().any(|r| r.tool.shows_view())
 }
 
-/// Tells every connected client when the registry swaps in new tools, until the server or the registry
-/// is gone.
+/// How often clients are told at most that the tools changed: a storm of changes (a remote server that
+/// relists again and again) is one notification a window.
+const CHANGE_WINDOW: Duration = Duration::from_secs(1);
+
+/// Tells every connected client when the registry swaps in new tools, at once and then at most once a
+/// [`CHANGE_WINDOW`], until the server or the registry is gone.
 pub(crate) async fn relay_changes(shared: Weak<Shared>, mut revisions: watch::Receiver<u64>) {
     while revisions.changed().await.is_ok() {
-        let Some(shared) = shared.upgrade() else {
+        let Some(strong) = shared.upgrade() else {
             return;
         };
-        Notifier(shared).tools_changed().await;
+        Notifier(strong).tools_changed().await;
+        // Changes during the window are marked seen by the next `changed`, which then returns at once.
+        tokio::time::sleep(CHANGE_WINDOW).await;
     }
 }
 
@@ -477,17 +486,27 @@ impl<H: Clone> McpHandler<H> {
         }
     }
 
-    /// A slot among the calls that may run at once, waiting for one if need be.
-    async fn call_slot(&self) -> Result<SemaphorePermit<'_>, ErrorData> {
-        let shutting_down = || ErrorData::internal_error("the server is shutting down", None);
+    /// A slot among the calls that may run at once (the registry's, shared with tasks and every
+    /// transport), waiting for one and for the caller's share of them for at most `limit`: an error
+    /// answer while the server shuts down, [`Busy`] when none came free in time.
+    async fn call_slot(
+        &self,
+        caller: &Caller,
+        limit: Option<Duration>,
+    ) -> Result<Result<Slot<'_>, Busy>, ErrorData> {
+        self.open()?;
+        Ok(self.shared.registry.inner.slots.take(caller, limit).await)
+    }
+
+    /// The error answer of a server that is shutting down, which starts nothing more.
+    fn open(&self) -> Result<(), ErrorData> {
         if self.shared.draining.load(Ordering::Relaxed) {
-            return Err(shutting_down());
+            return Err(ErrorData::internal_error(
+                "the server is shutting down",
+                None,
+            ));
         }
-        self.shared
-            .calls
-            .acquire()
-            .await
-            .map_err(|_| shutting_down())
+        Ok(())
     }
 
     /// `tools/call`, as rmcp's dispatch calls it through [`ServerHandler::call_tool`] and the direct loops
@@ -499,7 +518,7 @@ impl<H: Clone> McpHandler<H> {
         context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
     ) -> Result<CallAnswer, ErrorData> {
-        let mut slot = self.call_slot().await?;
+        self.open()?;
         let (caller, parts) = match from {
             Some(from) => (from.caller.clone(), Some(from.parts)),
             None => (
@@ -509,10 +528,14 @@ impl<H: Clone> McpHandler<H> {
         };
         // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and says how the
         // result is encoded.
-        let snapshot = self.shared.registry.snapshot();
-        let resolved = self.shared.registry.resolve(&snapshot, &request.name);
+        let registry = &self.shared.registry;
+        let snapshot = registry.snapshot();
+        let resolved = registry.resolve(&snapshot, &request.name);
+        // A tool the caller may not run is answered as an unknown one, whatever its task mode. Starting a
+        // task takes no slot: the task takes one when it runs.
         if let Some(index) = resolved
             && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
+            && registry.may_run(&snapshot, index, &caller)
             && let Some(started) = Box::pin(self.as_task(
                 &snapshot.tools[index].tool,
                 &request,
@@ -524,6 +547,19 @@ impl<H: Clone> McpHandler<H> {
         {
             return started.map(CallAnswer::Response);
         }
+        // The wait for a slot counts toward the tool's timeout.
+        let timeout = resolved
+            .and_then(|i| snapshot.tools[i].tool.timeout)
+            .or(registry.inner.default_timeout);
+        let asked_at = timeout.map(|_| std::time::Instant::now());
+        let mut slot = match self.call_slot(&caller, timeout).await? {
+            Ok(slot) => slot,
+            Err(busy) => {
+                let busy = Outcome::Failed(busy.error(&crate::text::capped(&request.name)));
+                return convert::call_result(busy, false).map(Into::into);
+            }
+        };
+        let waited = asked_at.map_or(Duration::ZERO, |at| at.elapsed());
         // Only a tool that may ask needs to know how the client answers.
         let (questions, support) = if snapshot.may_ask(resolved) {
             Questions::of(&context, parts)
@@ -539,7 +575,8 @@ impl<H: Clone> McpHandler<H> {
         let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
         let call = self
             .call_for(&request.name, arguments, &context, parts, uses, &caller)
-            .client_support(support);
+            .client_support(support)
+            .waited(waited);
         let resumed = request.request_state.is_some();
         let call = replied(
             call,
@@ -618,9 +655,9 @@ impl<H: Clone> McpHandler<H> {
         &'s self,
         asked: Asked<'_>,
         mut outcome: Outcome,
-        mut slot: SemaphorePermit<'s>,
+        mut slot: Slot<'s>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(Outcome, SemaphorePermit<'s>), ErrorData> {
+    ) -> Result<(Outcome, Slot<'s>), ErrorData> {
         for _ in 0..input::MAX_ROUNDS {
             let (state, questions) = match &outcome {
                 Outcome::InputRequired(input) => {
@@ -636,7 +673,10 @@ impl<H: Clone> McpHandler<H> {
             drop(slot);
             let answers =
                 input::ask_during(asked.peer, &questions, self.shared.question_timeout).await?;
-            slot = self.call_slot().await?;
+            slot = self
+                .call_slot(asked.caller, None)
+                .await?
+                .expect("a wait without a limit ends with a slot");
             let call = self
                 .call_for(
                     asked.name,
@@ -674,11 +714,22 @@ impl<H: Clone> McpHandler<H> {
             let found = self.session.found.locked();
             listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
         };
-        // The page kept in place, in the vector of every visible tool.
+        // The page kept in place, in the vector of every visible tool: at most `page_size` tools, and no
+        // more than `MAX_PAGE_BYTES` of definitions after the first, so that a page of long definitions
+        // stays readable to every client.
         let mut tools = visible;
         tools.drain(..start.min(tools.len()));
-        let next = (tools.len() > page_size).then(|| Cursor::from((start + page_size).to_string()));
-        tools.truncate(page_size);
+        let spans = all_definitions(&snapshot).map_or(&[][..], |d| &d.spans[..]);
+        let (mut taken, mut bytes) = (0, 0);
+        for &i in tools.iter().take(page_size) {
+            bytes += spans.get(i).map_or(0, ExactSizeIterator::len);
+            if taken > 0 && bytes > MAX_PAGE_BYTES {
+                break;
+            }
+            taken += 1;
+        }
+        let next = (tools.len() > taken).then(|| Cursor::from((start + taken).to_string()));
+        tools.truncate(taken);
         Ok(Page {
             snapshot,
             tools,

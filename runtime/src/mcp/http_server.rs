@@ -222,14 +222,18 @@ impl HttpOptions {
         self
     }
 
-    fn rmcp_config(&self, cancellation: CancellationToken) -> StreamableHttpServerConfig {
-        let origins = self.allowed_origins.clone().unwrap_or_else(|| {
+    /// The browser origins every endpoint accepts: those allowed, or loopback ones on any port.
+    fn origins(&self) -> Vec<String> {
+        self.allowed_origins.clone().unwrap_or_else(|| {
             ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
                 .map(String::from)
                 .to_vec()
-        });
+        })
+    }
+
+    fn rmcp_config(&self, cancellation: CancellationToken) -> StreamableHttpServerConfig {
         let mut config = StreamableHttpServerConfig::default()
-            .with_allowed_origins(origins)
+            .with_allowed_origins(self.origins())
             .with_max_request_body_bytes(self.max_body_bytes)
             .with_legacy_session_mode(!self.stateless)
             .with_json_response(self.json_response)
@@ -667,7 +671,10 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> McpServer<H> {
             ),
             Some(manager) => route(path, gate, factory, manager, config, direct),
         };
-        let hosts = Hosts(self.http.allowed_hosts.clone());
+        let hosts = Hosts {
+            hosts: self.http.allowed_hosts.clone(),
+            origins: self.http.origins(),
+        };
         let mut routes = mcp;
         if self.delegations {
             let delegations = delegations::router(credentials.clone(), hosts.clone());

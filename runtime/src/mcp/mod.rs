@@ -53,7 +53,6 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::ServerHandler;
 use rmcp::model::{Implementation, ToolsCapability};
-use tokio::sync::Semaphore;
 
 pub use crate::tool::META_CAPABILITY;
 pub use auth::{AuthFuture, Authenticator, BearerTokens};
@@ -115,7 +114,6 @@ pub struct McpServer<H = ToolsOnly> {
     authenticator: Option<Arc<dyn Authenticator>>,
     http: HttpOptions,
     page_size: usize,
-    max_concurrent_calls: usize,
     refuse_unconfirmable_writes: bool,
     /// Serve the admin API under `/admin` beside MCP.
     admin: bool,
@@ -143,7 +141,6 @@ impl McpServer {
             authenticator: None,
             http: HttpOptions::default(),
             page_size: 200,
-            max_concurrent_calls: 64,
             refuse_unconfirmable_writes: false,
             admin: false,
             delegations: false,
@@ -209,13 +206,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
-    /// How many tool calls run at once across all sessions (default 64); more wait for a slot.
-    #[must_use]
-    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
-        self.max_concurrent_calls = calls.clamp(1, Semaphore::MAX_PERMITS);
-        self
-    }
-
     /// What a write with a preview does for a client that can show no approval prompt (neither a
     /// 2026-07-28 client declaring elicitation, nor an older one with elicitation on a session).
     /// By default it gets the preview and the sealed confirmation (in `_meta` under
@@ -229,7 +219,9 @@ impl<H: ServerHandler + Clone> McpServer<H> {
     }
 
     /// Serves the admin API ([`admin`]) under `/admin` on the same HTTP listener, behind the same
-    /// authenticator; a caller needs the ability [`admin::ADMIN_ABILITY`]. Off by default.
+    /// authenticator; a caller needs the ability [`admin::ADMIN_ABILITY`]. Off by default. Without an
+    /// [`authenticator`](Self::authenticator) every request to it is refused (403), since none could be
+    /// told from another; its writes must be JSON and come from no browser or an allowed origin.
     #[must_use]
     pub fn admin_api(mut self) -> Self {
         self.admin = true;
@@ -298,7 +290,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             authenticator: self.authenticator,
             http: self.http,
             page_size: self.page_size,
-            max_concurrent_calls: self.max_concurrent_calls,
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
             admin: self.admin,
             delegations: self.delegations,
@@ -348,7 +339,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             info,
             default_caller: self.default_caller.clone(),
             page_size: self.page_size,
-            calls: Semaphore::new(self.max_concurrent_calls),
             question_timeout: self.registry.inner.confirmations.ttl,
             draining: AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),

@@ -73,8 +73,9 @@ impl<H> Opening<H> {
 }
 
 struct Session<H> {
-    /// The owner's id; `None` until the `initialize` that opened it is answered.
-    owner: Option<Arc<str>>,
+    /// Who owns it ([`Caller::owner`]), and whose sessions it counts among ([`Caller::budget`]); `None`
+    /// until the `initialize` that opened it is answered.
+    owner: Option<(Arc<str>, Arc<str>)>,
     served: Option<Arc<Served<H>>>,
     /// When a request last came for it.
     seen: Instant,
@@ -125,7 +126,10 @@ impl<H: Send + Sync + 'static> BoundSessions<H> {
         let Some(session) = table.sessions.get_mut(id) else {
             return false;
         };
-        let owned = session.owner.as_deref() == Some(caller.key());
+        let owned = session
+            .owner
+            .as_ref()
+            .is_some_and(|(owner, _)| **owner == *caller.owner());
         if owned {
             session.seen = Instant::now();
         }
@@ -152,12 +156,13 @@ impl<H: Send + Sync + 'static> BoundSessions<H> {
         if session.owner.is_some() {
             return Err(Unbound::Gone);
         }
-        let count = open.entry(Arc::from(caller.key())).or_default();
+        let budget: Arc<str> = Arc::from(caller.budget());
+        let count = open.entry(Arc::clone(&budget)).or_default();
         if *count >= self.per_caller {
             return Err(Unbound::TooMany);
         }
         *count += 1;
-        session.owner = Some(Arc::from(caller.key()));
+        session.owner = Some((Arc::from(caller.owner()), budget));
         session.served = opening.and_then(Opening::take);
         session.seen = Instant::now();
         Ok(())
@@ -168,12 +173,12 @@ impl<H: Send + Sync + 'static> BoundSessions<H> {
         let owner = {
             let mut table = self.table.locked();
             let owner = table.sessions.remove(id).and_then(|s| s.owner);
-            if let Some(owner) = &owner
-                && let Some(count) = table.open.get_mut(owner)
+            if let Some((_, budget)) = &owner
+                && let Some(count) = table.open.get_mut(budget)
             {
                 *count -= 1;
                 if *count == 0 {
-                    table.open.remove(owner);
+                    table.open.remove(budget);
                 }
             }
             owner

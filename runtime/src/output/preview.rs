@@ -1,7 +1,5 @@
 //! [`Preview`]: what a write would do, for a person to approve before it runs.
 
-use std::fmt::Write;
-
 use serde::Serialize;
 use serde_json::Value;
 
@@ -52,39 +50,15 @@ impl Preview {
         self.data.as_ref()
     }
 
-    /// The preview as a person is shown it: characters that change how text looks without showing
-    /// themselves (see [`hides_itself`]) written out as `\u{..}` escapes, so that argument text cannot
-    /// make the prompt say what the write does not do.
+    /// The preview as a person is shown it, through [`shown`](crate::text::shown): characters that
+    /// change how text looks without showing themselves written out as `\u{..}` escapes, so that
+    /// argument text cannot make the prompt say what the write does not do.
     pub(crate) fn shown_to_people(mut self) -> Self {
-        if self.text.chars().any(hides_itself) {
-            let mut shown = String::with_capacity(self.text.len() + 16);
-            for c in self.text.chars() {
-                if hides_itself(c) {
-                    let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
-                } else {
-                    shown.push(c);
-                }
-            }
+        if let std::borrow::Cow::Owned(shown) = crate::text::shown(&self.text) {
             self.text = shown;
         }
         self
     }
-}
-
-/// C0 and C1 controls (newlines and the escape of terminal sequences among them), bidirectional controls,
-/// zero-width and other invisible format characters, and the line and paragraph separators.
-fn hides_itself(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{ad}'
-                | '\u{61c}'
-                | '\u{180e}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}'
-                | '\u{feff}'
-        )
 }
 
 /// What a preview hook may return: a [`Preview`], or a `Result` of one.

@@ -161,20 +161,6 @@ impl AuditEvent<'_> {
         }
     }
 
-    /// The columns a database keeps beside the call, each `None` when there is nothing.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn extra_columns(&self) -> ExtraColumns {
-        let chain: Vec<&str> = self.on_behalf_of().collect();
-        ExtraColumns {
-            on_behalf_of: (!chain.is_empty()).then(|| Value::from(chain).to_string()),
-            session_log: self.session_log().map(str::to_owned),
-            telemetry: self
-                .telemetry()
-                .map(|t| Value::Object(t.clone()).to_string()),
-            preview: self.preview().map(str::to_owned),
-        }
-    }
-
     /// The SHA-256 of the arguments' canonical JSON, in hex: the same arguments give the same digest, so
     /// a preview and its approval can be matched without storing the arguments.
     pub fn argument_digest(&self) -> String {
@@ -183,20 +169,6 @@ impl AuditEvent<'_> {
             _ => crate::confirm::digest(&serde_json::Map::new()),
         }
     }
-}
-
-/// The columns of an audit row a database keeps beside the call.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-#[derive(Debug)]
-pub(crate) struct ExtraColumns {
-    /// Whom the caller acted for, as a JSON array.
-    pub(crate) on_behalf_of: Option<String>,
-    /// The result's session log line.
-    pub(crate) session_log: Option<String>,
-    /// The result's telemetry, as a JSON object.
-    pub(crate) telemetry: Option<String>,
-    /// The preview's text.
-    pub(crate) preview: Option<String>,
 }
 
 /// Receives an [`AuditEvent`] for every call, after the hooks ran. Keep it fast: it runs on the call path.

@@ -1,11 +1,13 @@
-//! Who may do what, and what is kept of it: the authorizer, hooks around every call, the audit, and call
-//! ceilings.
+//! Who may do what, and what is kept of it: the authorizer, hooks around every call, the audit, counts
+//! with a ceiling (runs, delegated calls, rate limits) and the slots calls run in.
 
 mod audit;
 mod authorizer;
 pub(crate) mod ceiling;
 pub mod hooks;
+pub(crate) mod rates;
+pub(crate) mod slots;
 
 pub use audit::{AuditAction, AuditEvent, AuditSink, TracingAudit};
 pub use authorizer::Authorizer;
-pub use ceiling::{CeilingStore, RunKey};
+pub use ceiling::{CeilingStore, MAX_COUNTS, RunKey};

@@ -13,8 +13,9 @@ use crate::caller::Caller;
 use crate::confirm::{ConfirmationStore, Confirmations, KeyRing, MemoryStore, SkipPolicy};
 use crate::param::StateMap;
 use crate::policy::CeilingStore;
-use crate::policy::ceiling::Ceilings;
+use crate::policy::ceiling::{self, Ceilings};
 use crate::policy::hooks::Hook;
+use crate::policy::slots::{self, Slots};
 use crate::policy::{AuditSink, Authorizer};
 use crate::store::{RecordError, RecordStore, TaskStore, Tasks};
 use crate::tool::{Defer, DynamicTool, Source, Tool, ToolEntry, is_replaceable};
@@ -100,7 +101,34 @@ pub struct RegistryBuilder {
     pub(super) built_ins: Vec<BuiltIn>,
     #[cfg(feature = "remote")]
     pub(super) remotes: Vec<crate::remote::RemoteServer>,
+    pub(super) limits: Limits,
 }
+
+/// The bounds that keep one caller from taking the whole server, each a builder method and a key of the
+/// operator's file.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub(super) max_concurrent_calls: usize,
+    pub(super) max_calls_per_caller: Option<usize>,
+    pub(super) max_unfinished_tasks_per_caller: usize,
+    pub(super) count_window: Duration,
+    pub(super) audit_retention: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_concurrent_calls: slots::DEFAULT_MAX_CONCURRENT,
+            max_calls_per_caller: None,
+            max_unfinished_tasks_per_caller: Tasks::DEFAULT_UNFINISHED_PER_CALLER,
+            count_window: ceiling::DEFAULT_COUNT_WINDOW,
+            audit_retention: Some(DEFAULT_AUDIT_RETENTION),
+        }
+    }
+}
+
+/// How long the audit keeps a call by default: 90 days.
+pub(super) const DEFAULT_AUDIT_RETENTION: Duration = Duration::from_secs(90 * 24 * 3600);
 
 impl Registry {
     /// Starts a registry of every `#[tool]` linked into the binary.
@@ -142,6 +170,7 @@ impl Default for RegistryBuilder {
             built_ins: Vec::new(),
             #[cfg(feature = "remote")]
             remotes: Vec::new(),
+            limits: Limits::default(),
         }
     }
 }
@@ -379,6 +408,48 @@ impl RegistryBuilder {
         self
     }
 
+    /// How many tool calls and tasks run at once, across every transport and session (default 64); more
+    /// wait for a slot, and the wait counts toward the call's timeout. A call waiting for its client's
+    /// answer holds none.
+    #[must_use]
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.limits.max_concurrent_calls = calls.max(1);
+        self
+    }
+
+    /// How many of those slots one caller holds at once, its delegated sub-agents' calls included
+    /// (default: a quarter of [`max_concurrent_calls`](Self::max_concurrent_calls), at least one); its
+    /// further calls wait for one of its own, so that one caller's slow calls never hold up the others'.
+    #[must_use]
+    pub fn max_calls_per_caller(mut self, calls: usize) -> Self {
+        self.limits.max_calls_per_caller = Some(calls.max(1));
+        self
+    }
+
+    /// How many of one caller's tasks run or wait to run at once in this process, its sub-agents'
+    /// included (default 32); past it, starting another is refused until one ends.
+    #[must_use]
+    pub fn max_unfinished_tasks_per_caller(mut self, tasks: usize) -> Self {
+        self.limits.max_unfinished_tasks_per_caller = tasks.max(1);
+        self
+    }
+
+    /// How long a count of a tool's runs lasts (`max_runs`; default a day): a session's counts end with
+    /// it sooner, and a caller without a session gets this many runs per window.
+    #[must_use]
+    pub fn count_window(mut self, window: Duration) -> Self {
+        self.limits.count_window = window;
+        self
+    }
+
+    /// How long the audit trail in the records' database keeps a call (default 90 days; `None` keeps
+    /// every call): a [watched](Registry::watch) registry forgets older rows every hour.
+    #[must_use]
+    pub fn audit_retention(mut self, retention: Option<Duration>) -> Self {
+        self.limits.audit_retention = retention;
+        self
+    }
+
     /// The operator's records of the tools (see [`toolgate::store`](crate::store)): switched on or off,
     /// settings, abilities required on top of the code's, changed while the server runs. Build with
     /// [`load`](Self::load), which reads them before anything is served; a registry whose records are
@@ -460,6 +531,11 @@ impl RegistryBuilder {
             mask_internal_errors,
             first,
             allow_only,
+            max_concurrent_calls,
+            max_calls_per_caller,
+            max_unfinished_tasks_per_caller,
+            count_window_secs,
+            audit_retention_days,
             tools,
             #[cfg(feature = "remote")]
             servers,
@@ -473,6 +549,22 @@ impl RegistryBuilder {
         }
         if let Some(secs) = confirmation_ttl_secs {
             self.confirmation_ttl = Duration::from_secs(secs);
+        }
+        if let Some(calls) = max_concurrent_calls {
+            self = self.max_concurrent_calls(calls);
+        }
+        if let Some(calls) = max_calls_per_caller {
+            self = self.max_calls_per_caller(calls);
+        }
+        if let Some(tasks) = max_unfinished_tasks_per_caller {
+            self = self.max_unfinished_tasks_per_caller(tasks);
+        }
+        if let Some(secs) = count_window_secs {
+            self.limits.count_window = Duration::from_secs(secs);
+        }
+        if let Some(days) = audit_retention_days {
+            self.limits.audit_retention =
+                (days > 0).then(|| Duration::from_secs(days.saturating_mul(24 * 3600)));
         }
         self.first = first.unwrap_or(self.first);
         if let Some(names) = allow_only {
@@ -600,6 +692,8 @@ impl RegistryBuilder {
                         store: self.records,
                         #[cfg(feature = "remote")]
                         remotes,
+                        #[cfg(feature = "remote")]
+                        prepared: Default::default(),
                     })
                 } else {
                     Tools::Fixed(Arc::new(Snapshot::new(tools, (0, 0), true)))
@@ -612,7 +706,14 @@ impl RegistryBuilder {
                 read_only: self.read_only,
                 mask_internal_errors: self.mask_internal_errors,
                 default_timeout: self.default_timeout,
-                ceilings: self.ceilings.map(Ceilings::shared).unwrap_or_default(),
+                ceilings: Ceilings::new(self.ceilings, self.limits.count_window),
+                slots: Slots::new(
+                    self.limits.max_concurrent_calls,
+                    self.limits
+                        .max_calls_per_caller
+                        .unwrap_or(self.limits.max_concurrent_calls / 4),
+                ),
+                audit_retention: self.limits.audit_retention,
                 explain_denials: self.explain_denials,
                 confirmations: Confirmations {
                     from_records: keys_from_records,
@@ -624,7 +725,11 @@ impl RegistryBuilder {
                     skip: self.skip_confirmation,
                 },
                 defer_above: self.defer_above,
-                tasks: Tasks::new(self.tasks, self.task_ttl),
+                tasks: Tasks::new(
+                    self.tasks,
+                    self.task_ttl,
+                    self.limits.max_unfinished_tasks_per_caller,
+                ),
             }),
         };
         // Set only here, so a search never runs on a registry that is still being built.

@@ -58,6 +58,16 @@ pub struct Config {
     pub first: Option<Vec<String>>,
     /// Switches off every tool not named here, except `system` tools.
     pub allow_only: Option<Vec<String>>,
+    /// `max_concurrent_calls`.
+    pub max_concurrent_calls: Option<usize>,
+    /// `max_calls_per_caller`.
+    pub max_calls_per_caller: Option<usize>,
+    /// `max_unfinished_tasks_per_caller`.
+    pub max_unfinished_tasks_per_caller: Option<usize>,
+    /// `count_window`, in seconds.
+    pub count_window_secs: Option<u64>,
+    /// `audit_retention`, in days; 0 keeps every call.
+    pub audit_retention_days: Option<u64>,
     /// Per tool, by name.
     pub tools: BTreeMap<String, ToolConfig>,
     /// Remote MCP servers, by label: `[servers.<label>]` (see the book's chapter on federation).
@@ -109,13 +119,48 @@ impl Config {
     }
 
     fn checked(self) -> Result<Config, ConfigError> {
-        match self.default_timeout_secs {
-            Some(secs) if !(secs.is_finite() && secs > 0.0 && secs < 1e9) => Err(ConfigError::new(
+        if let Some(secs) = self.default_timeout_secs
+            && !(secs.is_finite() && secs > 0.0 && secs < 1e9)
+        {
+            return Err(ConfigError::new(
                 None,
                 format!("`default_timeout_secs` must be a positive number of seconds, not {secs}"),
-            )),
-            _ => Ok(self),
+            ));
         }
+        let bounds: [(&str, Option<u64>, u64); 5] = [
+            (
+                "max_concurrent_calls",
+                self.max_concurrent_calls.map(|n| n as u64),
+                1_000_000,
+            ),
+            (
+                "max_calls_per_caller",
+                self.max_calls_per_caller.map(|n| n as u64),
+                1_000_000,
+            ),
+            (
+                "max_unfinished_tasks_per_caller",
+                self.max_unfinished_tasks_per_caller.map(|n| n as u64),
+                1_000_000,
+            ),
+            ("count_window_secs", self.count_window_secs, 366 * 24 * 3600),
+            (
+                "audit_retention_days",
+                self.audit_retention_days.map(|d| d.max(1)),
+                36_500,
+            ),
+        ];
+        for (key, value, most) in bounds {
+            if let Some(value) = value
+                && !(1..=most).contains(&value)
+            {
+                return Err(ConfigError::new(
+                    None,
+                    format!("`{key}` must be from 1 to {most}, not {value}"),
+                ));
+            }
+        }
+        Ok(self)
     }
 
     /// Reads a file: JSON if its name ends in `.json`, TOML otherwise.

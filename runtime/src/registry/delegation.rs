@@ -6,9 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::caller::Caller;
+use crate::caller::{Caller, MAX_CHAIN};
 use crate::confirm::{millis, unix_ms};
 use crate::error::{ErrorKind, ToolError};
+use crate::text::Ident;
 
 use super::queries::Registry;
 
@@ -37,13 +38,13 @@ struct Sealed {
 
 const PURPOSE: &str = "delegation";
 
-/// One caller of the chain as the token carries it.
+/// One caller of the chain as the token carries it: its names are checked again as it is opened.
 #[derive(Serialize, Deserialize)]
 struct Link {
-    id: String,
-    role: Option<String>,
+    id: Ident,
+    role: Option<Ident>,
     abilities: BTreeSet<String>,
-    profile: Option<String>,
+    profile: Option<Ident>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -56,13 +57,21 @@ struct Delegated {
 }
 
 impl Link {
-    fn of(caller: &Caller) -> Self {
-        Link {
-            id: caller.id().to_owned(),
-            role: caller.role().map(str::to_owned),
+    /// A caller whose names were checked ([`Caller::check_names`]).
+    fn of(caller: &Caller) -> Option<Self> {
+        let name = |text: &str| Ident::new(text).ok();
+        Some(Link {
+            id: name(caller.id())?,
+            role: match caller.role() {
+                Some(role) => Some(name(role)?),
+                None => None,
+            },
             abilities: caller.abilities().map(str::to_owned).collect(),
-            profile: caller.profile().map(str::to_owned),
-        }
+            profile: match caller.profile() {
+                Some(profile) => Some(name(profile)?),
+                None => None,
+            },
+        })
     }
 }
 
@@ -93,7 +102,8 @@ impl Registry {
     /// ```
     ///
     /// # Errors
-    /// When `caller` is not delegated.
+    /// When `caller` is not delegated, when a name of its chain (an id, a role, a profile) is not an
+    /// [`Ident`], and when its chain has more than eight delegations.
     pub fn seal_delegation(&self, caller: &Caller) -> Result<String, ToolError> {
         if !caller.is_delegated() {
             return Err(ToolError::with_kind(
@@ -101,6 +111,12 @@ impl Registry {
                 "Only a delegated caller is sealed into a token: make one with `Caller::delegate`.",
             ));
         }
+        caller.check_names().map_err(|problem| {
+            ToolError::with_kind(
+                ErrorKind::InvalidArguments,
+                format!("This caller cannot be sealed into a delegation token: {problem}."),
+            )
+        })?;
         let latest = unix_ms().saturating_add(millis(MAX_DELEGATION_TTL));
         let mut delegations: Vec<Delegated> = caller
             .chain()
@@ -108,7 +124,7 @@ impl Registry {
                 let delegation = link.delegation()?;
                 let expires = delegation.expires.map_or(latest, ms).min(latest);
                 Some(Delegated {
-                    caller: Link::of(link),
+                    caller: Link::of(link)?,
                     delegation: delegation.id.clone(),
                     max_calls: delegation.max_calls,
                     expires_ms: Some(expires),
@@ -118,7 +134,7 @@ impl Registry {
         delegations.reverse();
         let sealed = Sealed {
             purpose: PURPOSE.to_owned(),
-            root: Link::of(caller.root()),
+            root: Link::of(caller.root()).unwrap_or_else(|| unreachable!("checked above")),
             delegations,
         };
         let payload = serde_json::to_vec(&sealed).unwrap_or_default();
@@ -150,6 +166,9 @@ impl Registry {
         if sealed.delegations.is_empty() {
             return Err(refused("it carries no delegation"));
         }
+        if sealed.delegations.len() > MAX_CHAIN {
+            return Err(refused("its chain of delegations is too long"));
+        }
         let now = unix_ms();
         let mut caller = caller_of(sealed.root);
         let mut expires_before = u64::MAX;
@@ -180,7 +199,12 @@ impl Registry {
                 .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
             caller = Caller::redelegated(
                 &caller,
-                (id, role, abilities, profile),
+                (
+                    id.into(),
+                    role.map(Into::into),
+                    abilities,
+                    profile.map(Into::into),
+                ),
                 (link.delegation, link.max_calls, expires),
             );
         }
@@ -285,7 +309,13 @@ mod tests {
             .delegate(Delegation::to("agent").abilities(["a"]).max_calls(3));
         let token = one.seal_delegation(&agent).unwrap();
         let opened = one.open_delegation(&token).unwrap();
-        assert_eq!((opened.max_calls(), opened.key()), (Some(3), "agent < ada"));
+        assert_eq!(opened.max_calls(), Some(3));
+        assert_eq!(
+            opened.owner(),
+            agent.owner(),
+            "the same delegation, whoever opens it"
+        );
+        assert_eq!(opened.budget(), "ada");
         assert!(
             opened.expires_at().unwrap() <= SystemTime::now() + MAX_DELEGATION_TTL,
             "a delegation without an expiry gets the longest a token lives"

@@ -11,6 +11,7 @@ use crate::confirm::Confirmations;
 use crate::param::StateMap;
 use crate::policy::ceiling::Ceilings;
 use crate::policy::hooks::{Hook, Lookup};
+use crate::policy::slots::Slots;
 use crate::policy::{AuditSink, Authorizer};
 use crate::tool::Tool;
 
@@ -57,6 +58,10 @@ pub(crate) struct Inner {
     pub(crate) mask_internal_errors: bool,
     pub(crate) default_timeout: Option<Duration>,
     pub(crate) ceilings: Ceilings,
+    /// The slots calls and tasks run in.
+    pub(crate) slots: Slots,
+    /// How long the audit trail in the records' database keeps a call.
+    pub(crate) audit_retention: Option<Duration>,
     /// Tell a caller who may not run a tool that their role may not, instead of the unknown tool's answer.
     pub(crate) explain_denials: bool,
     pub(crate) confirmations: Confirmations,
@@ -160,7 +165,7 @@ impl Registry {
     pub(crate) fn runnable(&self, caller: &Caller, name: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
         let index = self.resolve(&snapshot, name)?;
-        self.may_see(&snapshot, index, caller, None)
+        self.may_run(&snapshot, index, caller)
             .then(|| Arc::clone(&snapshot.tools[index].tool))
     }
 
@@ -210,11 +215,19 @@ impl Registry {
     /// Swaps in the snapshot of `tools` at `revision` (of the records, and of the remote servers) into
     /// `live`, unless a newer one was swapped in meanwhile (by a refresh that read later but finished
     /// first).
-    pub(crate) fn swap(&self, live: &Live, tools: Vec<RegisteredTool>, revision: (u64, u64)) {
+    pub(crate) fn swap(
+        &self,
+        live: &Live,
+        tools: Vec<RegisteredTool>,
+        revision: (u64, u64),
+        rates: Option<crate::policy::rates::Rates>,
+    ) {
         let stale = |current: &Snapshot| {
             current.loaded && (current.revision, current.remote_generation) > revision
         };
-        let next = Arc::new(Snapshot::new(tools, revision, true));
+        let mut next = Snapshot::new(tools, revision, true);
+        next.rates = rates.map(Arc::new);
+        let next = Arc::new(next);
         let previous = live.current.rcu(|current| {
             if stale(current) {
                 Arc::clone(current)
@@ -281,6 +294,12 @@ impl Registry {
     /// Whether `caller` may see the tool at `index` of `snapshot`: from its visibility, and from its entry
     /// only when that does not decide (a narrowed caller, an authorizer, abilities to check).
     #[inline]
+    /// Whether `caller` may see and run the tool at `index` of `snapshot` now: what a transport asks
+    /// before it tells a caller anything of a tool, so that one it may not run is an unknown one.
+    pub(crate) fn may_run(&self, snapshot: &Snapshot, index: usize, caller: &Caller) -> bool {
+        self.may_see(snapshot, index, caller, None)
+    }
+
     fn may_see(
         &self,
         snapshot: &Snapshot,

@@ -9,8 +9,8 @@ use crate::schema::merge_settings;
 #[cfg(any(feature = "operator", feature = "mcp"))]
 use crate::store::Profile;
 use crate::store::{
-    Edit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, Status, SyncPlan,
-    ToolRecord, Write,
+    Edit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan, ToolRecord,
+    Write,
 };
 use crate::tool::Tool;
 
@@ -94,7 +94,8 @@ impl Registry {
             }
         };
         let tools = served_tools(live, &records);
-        self.swap(live, tools, (records.revision, generation));
+        let rates = crate::policy::rates::Rates::of(&records);
+        self.swap(live, tools, (records.revision, generation), rates);
         Ok(true)
     }
 
@@ -102,6 +103,7 @@ impl Registry {
     /// dropped: checks the records' revision whenever the store hears of a change (PostgreSQL's
     /// `NOTIFY`), and every `every` in any case, so a change made by any process is served within that
     /// time; lists and checks each remote server on its own schedule; then swaps in the new snapshot.
+    /// Every hour it forgets the audit rows past the [retention](crate::RegistryBuilder::audit_retention).
     /// Spawn it. An outage is logged once, and calls go on under the last policy loaded; when the
     /// database is back, what changed meanwhile is picked up.
     pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
@@ -117,11 +119,18 @@ impl Registry {
                 }
             }
             let mut down = false;
+            let mut prune_at = tokio::time::Instant::now();
             while let Some(inner) = weak.upgrade() {
                 let registry = Registry { inner };
                 let Some(store) = registry.live().map(|live| live.store.clone()) else {
                     return;
                 };
+                if let (Some(store), Some(retention)) = (&store, registry.inner.audit_retention)
+                    && tokio::time::Instant::now() >= prune_at
+                {
+                    prune_at += AUDIT_PRUNE_EVERY;
+                    prune_audit(&**store, retention).await;
+                }
                 match (registry.refresh().await, down) {
                     (Ok(_), true) => {
                         down = false;
@@ -157,6 +166,14 @@ impl Registry {
         }
     }
 
+    /// Forgets the audit rows of calls that finished before `before_ms`; how many.
+    ///
+    /// # Errors
+    /// Without records, or when their database cannot be written.
+    pub async fn prune_audit(&self, before_ms: u64) -> Result<u64, RecordError> {
+        self.store()?.prune_audit(before_ms).await
+    }
+
     /// What a sync would write: the code's tools, and the remote servers' as they list them now,
     /// against the records.
     ///
@@ -175,12 +192,13 @@ impl Registry {
         };
         #[cfg(feature = "remote")]
         {
-            let remote = super::remote::remote_tools(&live.declared, &live.remotes);
+            let remote = super::remote::remote_tools(&live.declared, &live.remotes, &live.prepared);
             let tools = live.declared.iter().chain(&remote).map(|r| &*r.tool);
             let mut plan = SyncPlan::new(tools, &records, crate::store::unix_ms());
             // A server whose last listing failed or was empty says nothing about what it still has.
             plan.vanished
                 .retain(|name| !super::remote::unlisted(&live.remotes, &records.tools[name]));
+            super::remote::bound_new_records(&mut plan, &records);
             Ok(plan)
         }
         #[cfg(not(feature = "remote"))]
@@ -225,6 +243,17 @@ impl Registry {
         self.served(revision).await
     }
 
+    /// Writes an operator's change of a rate limit and serves it at once: calls are counted against it
+    /// from the next one on, in every replica within its watch.
+    ///
+    /// # Errors
+    /// When the change is refused (see [`LimitEdit::apply`](crate::store::LimitEdit::apply)) or the
+    /// records cannot be written; then nothing changed.
+    pub async fn edit_limit(&self, edit: &crate::store::LimitEdit) -> Result<u64, RecordError> {
+        let revision = self.store()?.write(Write::Limit(edit)).await?;
+        self.served(revision).await
+    }
+
     /// Writes an operator's edit of one record and serves it at once.
     ///
     /// # Errors
@@ -249,8 +278,17 @@ impl Registry {
         actor: &str,
         after: Duration,
     ) -> Result<Rotated, RecordError> {
-        let after_ms = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
-        let seals_from_ms = crate::store::unix_ms().saturating_add(after_ms);
+        if after > LONGEST_KEY_WAIT {
+            return Err(RecordError::new(
+                crate::store::RecordErrorKind::Invalid,
+                format!(
+                    "a new key seals within a day of its rotation at the latest (asked: {} s); nothing \
+                     was changed",
+                    after.as_secs()
+                ),
+            ));
+        }
+        let seals_from_ms = crate::store::unix_ms().saturating_add(crate::confirm::millis(after));
         let (id, revision) = self.store()?.add_key(actor, seals_from_ms).await?;
         self.served(Rotated {
             id,
@@ -291,7 +329,11 @@ fn served_tools(live: &Live, records: &Records) -> Vec<RegisteredTool> {
     {
         super::remote::reconcile(&live.remotes, records);
         let mut all = live.declared.clone();
-        all.extend(super::remote::remote_tools(&live.declared, &live.remotes));
+        all.extend(super::remote::remote_tools(
+            &live.declared,
+            &live.remotes,
+            &live.prepared,
+        ));
         let mut tools = overlay(&all, records);
         super::remote::withhold_undecided(&mut tools);
         tools
@@ -343,9 +385,10 @@ fn assigned(tool: &RegisteredTool, records: &Records) -> Option<Arc<Profiles>> {
 
 fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
     let mut tool = declared.clone();
-    // A record a sync marked missing is of a tool that is back in the code but not synced yet: the code's
-    // switch holds.
-    tool.enabled = declared.enabled && (record.enabled || record.status == Status::Missing);
+    // The operator's switch holds whatever the tool's source does meanwhile: a tool that went missing
+    // and came back (a remote server that left it out of a listing, say) stays off until an operator
+    // turns it on.
+    tool.enabled = declared.enabled && record.enabled;
     if let Some(over) = &record.settings {
         let mut settings = declared.settings.as_deref().cloned().unwrap_or_default();
         merge_settings(&mut settings, over.clone());
@@ -374,4 +417,25 @@ fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
         tool.tool = Arc::new(definition);
     }
     tool
+}
+
+/// The longest a rotated key waits before it seals: long enough for every replica to hear of it.
+#[cfg(any(feature = "operator", feature = "mcp"))]
+const LONGEST_KEY_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// How often a watched registry forgets audit rows past the retention.
+const AUDIT_PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// Forgets the audit rows older than `retention`, logging what it did.
+async fn prune_audit(store: &dyn RecordStore, retention: Duration) {
+    let before = crate::store::unix_ms().saturating_sub(crate::confirm::millis(retention));
+    match store.prune_audit(before).await {
+        Ok(0) => {}
+        Ok(rows) => {
+            tracing::info!(target: "toolgate::audit", rows, "forgot audit rows past the retention");
+        }
+        Err(error) => {
+            tracing::warn!(target: "toolgate::audit", error = error.message(), "cannot forget audit rows past the retention");
+        }
+    }
 }

@@ -121,15 +121,25 @@ impl RegisteredTool {
                 .is_some_and(|p| p.contains_key(profile))
     }
 
-    /// The settings a call by `caller` gets: its profile's assignment's, else the tool's.
+    /// The settings a call by `caller` gets: those of the assignment of the profile nearest the root of
+    /// its chain that assigns the tool (the person's assignment wins over any its sub-agents carry, so
+    /// that delegating never reaches another profile's settings), else the tool's.
     #[inline]
     pub(crate) fn settings_for(&self, caller: &Caller) -> Option<&Arc<Value>> {
-        if let Some(profile) = caller.profile()
-            && let Some(Some(settings)) = self.profiles.as_ref().and_then(|p| p.get(profile))
-        {
-            return Some(settings);
+        let Some(profiles) = &self.profiles else {
+            return self.settings.as_ref();
+        };
+        let assigned = |caller: &Caller| profiles.get(caller.profile()?);
+        let assignment = if caller.is_delegated() {
+            let chain: Vec<&Caller> = caller.chain().collect();
+            chain.into_iter().rev().find_map(assigned)
+        } else {
+            assigned(caller)
+        };
+        match assignment {
+            Some(Some(settings)) => Some(settings),
+            _ => self.settings.as_ref(),
         }
-        self.settings.as_ref()
     }
 }
 

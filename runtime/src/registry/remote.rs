@@ -2,16 +2,17 @@
 //! policy, and withheld while their server is offline or no operator decided who may run them.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::remote::{
-    Health, Offer, RemoteServer, Remotes, SEPARATOR, Served, ServerStatus, offers,
+    Health, Offer, Remote, RemoteServer, Remotes, SEPARATOR, Served, ServerStatus, offers,
     server_from_entry,
 };
 use crate::store::{
     RecordError, RecordErrorKind, Records, ServerChange, ServerEdit, ServerRecord, ToolRecord,
     Write,
 };
+use crate::sync::Locked;
 use crate::tool::{Source, Tool};
 
 use super::error::BuildError;
@@ -54,39 +55,67 @@ pub(super) fn reconcile(remotes: &Remotes, records: &Records) {
     remotes.reconcile(added);
 }
 
+/// One server's tools made ready for the registry from one listing (their schemas compiled), with the
+/// problems of those that cannot be served: kept until the server lists anew or is replaced, so that a
+/// change of one server (a storm of relistings) rebuilds no other server's tools.
+pub(crate) struct Prepared {
+    remote: Weak<Remote>,
+    definitions: Arc<[crate::remote::RemoteDefinition]>,
+    tools: Vec<RegisteredTool>,
+    problems: Vec<String>,
+}
+
+/// Each server's [`Prepared`] tools, by label.
+pub(crate) type PreparedTools = Mutex<HashMap<String, Arc<Prepared>>>;
+
 /// The tools every server serves now, after the declared ones. A tool whose name does not fit, or is
 /// taken by a declared tool or another server's, is left out and reported to the operator in its
 /// server's status, naming both sources.
-pub(super) fn remote_tools(declared: &[RegisteredTool], remotes: &Remotes) -> Vec<RegisteredTool> {
+pub(super) fn remote_tools(
+    declared: &[RegisteredTool],
+    remotes: &Remotes,
+    prepared: &PreparedTools,
+) -> Vec<RegisteredTool> {
     let mut taken: HashMap<Arc<str>, Source> = declared
         .iter()
         .map(|r| (Arc::clone(&r.tool.name), r.tool.source.clone()))
         .collect();
+    let servers = remotes.servers();
+    let mut prepared = prepared.locked();
+    prepared.retain(|label, _| servers.iter().any(|r| r.label() == label));
     let mut tools = Vec::new();
-    for remote in remotes.servers().iter() {
+    for remote in servers.iter() {
         let served = remote.served();
-        let (offered, mut problems) = offers(remote, &served.definitions);
+        let ready = match prepared.get(remote.label()) {
+            Some(ready)
+                if Weak::as_ptr(&ready.remote) == Arc::as_ptr(remote)
+                    && Arc::ptr_eq(&ready.definitions, &served.definitions) =>
+            {
+                Arc::clone(ready)
+            }
+            _ => {
+                let ready = Arc::new(prepare(remote, &served.definitions));
+                prepared.insert(remote.label().to_owned(), Arc::clone(&ready));
+                ready
+            }
+        };
+        let mut problems = ready.problems.clone();
         let mut own = Vec::new();
-        for offer in offered {
-            let name = offer.tool.name.clone();
-            if let Some(other) = taken.get(name.as_str()) {
+        for registered in &ready.tools {
+            let name = &registered.tool.name;
+            if let Some(other) = taken.get(name) {
+                let remote_name = match &registered.tool.source {
+                    Source::Remote { tool, .. } => tool,
+                    _ => name,
+                };
                 problems.push(format!(
-                    "the tool `{}` of the server `{}` is not served: `{name}` is already {other}",
-                    offer.remote_name,
+                    "the tool `{remote_name}` of the server `{}` is not served: `{name}` is already {other}",
                     remote.label()
                 ));
                 continue;
             }
-            match registered(offer, remote.label(), &served) {
-                Ok(registered) => {
-                    taken.insert(
-                        Arc::clone(&registered.tool.name),
-                        registered.tool.source.clone(),
-                    );
-                    own.push(registered);
-                }
-                Err(problem) => problems.push(problem),
-            }
+            taken.insert(Arc::clone(name), registered.tool.source.clone());
+            own.push(served_now(registered.clone(), remote.label(), &served));
         }
         own.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         tools.extend(own);
@@ -95,7 +124,25 @@ pub(super) fn remote_tools(declared: &[RegisteredTool], remotes: &Remotes) -> Ve
     tools
 }
 
-fn registered(offer: Offer, label: &str, served: &Served) -> Result<RegisteredTool, String> {
+/// `remote`'s tools of `definitions`, made ready for the registry.
+fn prepare(remote: &Arc<Remote>, definitions: &Arc<[crate::remote::RemoteDefinition]>) -> Prepared {
+    let (offered, mut problems) = offers(remote, definitions);
+    let mut tools = Vec::new();
+    for offer in offered {
+        match registered(offer, remote.label()) {
+            Ok(registered) => tools.push(registered),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    Prepared {
+        remote: Arc::downgrade(remote),
+        definitions: Arc::clone(definitions),
+        tools,
+        problems,
+    }
+}
+
+fn registered(offer: Offer, label: &str) -> Result<RegisteredTool, String> {
     let source = Source::Remote {
         server: label.into(),
         tool: Arc::clone(&offer.remote_name),
@@ -105,16 +152,21 @@ fn registered(offer: Offer, label: &str, served: &Served) -> Result<RegisteredTo
         format!("the tool `{remote_name}` of the server `{label}` is not served: {error}")
     })?;
     registered.enabled = offer.enabled;
+    Ok(registered)
+}
+
+/// `registered` as its server's health allows now: withheld while the server is offline.
+fn served_now(mut registered: RegisteredTool, label: &str, served: &Served) -> RegisteredTool {
     if served.health == Health::Offline {
-        let error = served.last_error.as_deref().unwrap_or("it does not answer");
+        // Why it is offline (addresses, the transport's errors) is in the server's status, for operators.
         let reason = format!(
-            "This tool comes from the remote server `{label}`, which is offline ({error}). It comes back \
+            "This tool comes from the remote server `{label}`, which does not answer now. It comes back \
              when the server answers again."
         );
         registered.enabled = false;
         registered.withheld = Some(reason.into());
     }
-    Ok(registered)
+    registered
 }
 
 /// Switches off every remote tool about which no one decided who may run it, even after the operator's
@@ -141,6 +193,45 @@ pub(super) fn withhold_undecided(tools: &mut [RegisteredTool]) {
 
 /// Whether `record` is of a server whose last listing failed or came back empty, which then says nothing
 /// of whether the tool is still there: a sync leaves it as it is.
+/// The most records one remote server's tools have, missing ones included: a server that renames its
+/// tools at every listing cannot grow the records without end.
+pub(crate) const MAX_RECORDS_PER_SERVER: usize = 2 * crate::remote::MAX_TOOLS;
+
+/// Leaves out of `plan` the new records of a server that has as many as it may, logging how many.
+pub(super) fn bound_new_records(plan: &mut crate::store::SyncPlan, records: &Records) {
+    let server = |name: &str| {
+        name.split_once(SEPARATOR)
+            .map(|(label, _)| label.to_owned())
+    };
+    let mut kept: HashMap<String, usize> = HashMap::new();
+    for record in records.tools.values().filter(|r| r.source == "remote") {
+        if let Some(label) = server(&record.name) {
+            *kept.entry(label).or_default() += 1;
+        }
+    }
+    let mut left_out: HashMap<String, usize> = HashMap::new();
+    plan.new.retain(|record| {
+        let Some(label) = server(&record.name).filter(|_| record.source == "remote") else {
+            return true;
+        };
+        let count = kept.entry(label.clone()).or_default();
+        if *count >= MAX_RECORDS_PER_SERVER {
+            *left_out.entry(label).or_default() += 1;
+            return false;
+        }
+        *count += 1;
+        true
+    });
+    for (server, tools) in left_out {
+        tracing::warn!(
+            target: "toolgate::records",
+            server,
+            tools,
+            "the server's tools have {MAX_RECORDS_PER_SERVER} records already: no record was made for its new ones (delete the missing ones to make room)"
+        );
+    }
+}
+
 pub(super) fn unlisted(remotes: &Remotes, record: &ToolRecord) -> bool {
     let Some((label, _)) = record.name.split_once(SEPARATOR) else {
         return false;

@@ -31,6 +31,8 @@ pub(crate) struct Snapshot {
     pub(crate) loaded: bool,
     /// Where the built-in `tool_search` is, when some tool may be deferred.
     pub(crate) tool_search: Option<usize>,
+    /// The operator's rate limits, when there are any: calls then take the path that counts them.
+    pub(crate) rates: Option<Arc<crate::policy::rates::Rates>>,
     /// The search index of these tools, made on first search.
     search: OnceLock<Index>,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
@@ -75,6 +77,7 @@ impl Snapshot {
             revision,
             remote_generation,
             loaded,
+            rates: None,
             search: OnceLock::new(),
             derived: OnceLock::new(),
         }
@@ -122,6 +125,9 @@ pub(crate) struct Live {
     pub(crate) store: Option<Arc<dyn RecordStore>>,
     #[cfg(feature = "remote")]
     pub(crate) remotes: crate::remote::Remotes,
+    /// Each remote server's tools as its last listing made them.
+    #[cfg(feature = "remote")]
+    pub(crate) prepared: super::remote::PreparedTools,
 }
 
 impl Live {

@@ -11,8 +11,8 @@ use rmcp::model::{
     Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
@@ -22,6 +22,7 @@ use crate::param::Progress;
 use crate::sync::Locked;
 
 use super::server::{RemoteServer, Transport};
+use super::shallow::Shallow;
 
 /// The progress of the calls in flight, by the token their request carried.
 pub(crate) type InFlight = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
@@ -76,6 +77,8 @@ pub(crate) struct Session {
     pub(crate) protocol: Option<String>,
     /// Reads the child's standard error into the log, and the 2026-07-28 listen stream.
     tasks: Vec<JoinHandle<()>>,
+    /// A child process's handle: dropping it kills the process.
+    _child: Option<tokio::process::Child>,
 }
 
 impl Drop for Session {
@@ -108,6 +111,8 @@ pub(crate) async fn connect(
     // What a child process said last on its standard error: why it died, when it dies at start-up.
     let last_words = Arc::new(Mutex::new(None::<String>));
     let mut stderr_task = None;
+    // The child process, killed when the session is dropped.
+    let mut child = None;
     let service = match &server.transport {
         Transport::Stdio {
             command,
@@ -116,14 +121,24 @@ pub(crate) async fn connect(
             pass_env,
         } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env).kill_on_drop(true);
+            cmd.args(args)
+                .envs(env)
+                .kill_on_drop(true)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             for name in pass_env {
                 cmd.env(name, read_env(&label, name)?);
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
+            let mut spawned = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let (Some(stdin), Some(stdout)) = (spawned.stdin.take(), spawned.stdout.take()) else {
+                return Err(format!("cannot talk to `{command}`: no pipes"));
+            };
+            let stderr = spawned.stderr.take();
+            child = Some(spawned);
+            let transport = (Shallow::new(stdout), stdin);
             if let Some(stderr) = stderr {
                 let (label, last_words) = (label.clone(), Arc::clone(&last_words));
                 stderr_task = Some(tokio::spawn(async move {
@@ -202,6 +217,7 @@ pub(crate) async fn connect(
         discovers,
         protocol,
         tasks,
+        _child: child,
     })
 }
 

@@ -11,6 +11,7 @@ mod names;
 mod result;
 mod server;
 mod session;
+mod shallow;
 mod status;
 mod tools;
 
@@ -21,9 +22,10 @@ use crate::sync::Locked;
 
 pub use names::SEPARATOR;
 pub use result::tool_result;
+pub(crate) use rmcp::model::Tool as RemoteDefinition;
 pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
-pub(crate) use session::{Remote, Served, Signal};
+pub(crate) use session::{MAX_TOOLS, Remote, Served, Signal};
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 

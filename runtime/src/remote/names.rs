@@ -1,5 +1,6 @@
 //! The names remote tools are served under: the server's label, `_`, then the remote name.
 
+use crate::text::{capped, shown};
 use crate::tool::is_tool_name;
 
 /// What separates a server's label from its tool's own name; labels never contain it.
@@ -15,15 +16,17 @@ pub(crate) const MAX_NAME: usize = 64;
 /// The name `remote` of the server `label` is served under, or why it cannot be served.
 pub(crate) fn served_name(label: &str, remote: &str) -> Result<String, String> {
     let name = format!("{label}{SEPARATOR}{remote}");
+    // The remote's name as an operator reads it: its own text, escaped and bounded.
+    let shown = capped(&shown(remote)).into_owned();
     if !is_tool_name(&name) {
         Err(format!(
-            "the tool `{remote}` of the server `{label}` is not served: its name has characters outside \
+            "the tool `{shown}` of the server `{label}` is not served: its name has characters outside \
              MCP's letters, digits, `_`, `-` and `.`"
         ))
     } else if name.len() > MAX_NAME {
         Err(format!(
-            "the tool `{remote}` of the server `{label}` is not served: `{name}` is {} characters, past the \
-             {MAX_NAME} the model APIs take; give the server a shorter label",
+            "the tool `{shown}` of the server `{label}` is not served: its served name is {} characters, \
+             past the {MAX_NAME} the model APIs take; give the server a shorter label",
             name.len()
         ))
     } else {
@@ -50,7 +53,7 @@ mod tests {
         assert!(
             served_name("x", &long)
                 .unwrap_err()
-                .contains("65 characters")
+                .contains("is 65 characters")
         );
         assert!(served_name("x", &"a".repeat(62)).is_ok());
     }

@@ -43,6 +43,8 @@ pub struct RemoteServer {
     pub(crate) approve_writes: bool,
     pub(crate) timeout: Duration,
     pub(crate) health_every: Duration,
+    /// How many of its calls run at once at most.
+    pub(crate) max_concurrent: usize,
     pub(crate) tools: BTreeMap<String, RemoteTool>,
     /// It checks each caller's rights itself: every call carries the caller's own credential.
     pub(crate) downstream: bool,
@@ -178,6 +180,10 @@ impl RemoteTool {
 /// How long a remote call may take when the registry sets no default timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How many calls one server runs at once unless set: well below the registry's slots, so that a server
+/// that hangs holds few of them.
+pub(crate) const DEFAULT_MAX_CONCURRENT: usize = 8;
+
 impl RemoteServer {
     /// A server run as a child process, `command`, that speaks MCP on its standard input and output.
     pub fn stdio(label: impl Into<String>, command: impl Into<String>) -> Self {
@@ -213,6 +219,7 @@ impl RemoteServer {
             approve_writes: false,
             timeout: DEFAULT_TIMEOUT,
             health_every: Duration::from_secs(10),
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
             tools: BTreeMap::new(),
             downstream: false,
             exchange: None,
@@ -342,6 +349,14 @@ impl RemoteServer {
     {
         self.downstream = true;
         self.exchange = Some(Exchange(Arc::new(move |caller| Box::pin(exchange(caller)))));
+        self
+    }
+
+    /// How many of its calls run at once at most (8 unless set): past it, a call is refused at once as
+    /// `unavailable`, so that a server that hangs holds few of the registry's slots.
+    #[must_use]
+    pub fn max_concurrent(mut self, calls: usize) -> Self {
+        self.max_concurrent = calls.max(1);
         self
     }
 
@@ -479,6 +494,7 @@ struct ServerConfig {
     enforced_downstream: bool,
     timeout_secs: Option<f64>,
     health_every_secs: Option<f64>,
+    max_concurrent: Option<usize>,
     tools: BTreeMap<String, ToolConfig>,
 }
 
@@ -556,6 +572,16 @@ impl ServerConfig {
         }
         if let Some(secs) = self.health_every_secs {
             server.health_every = seconds("health_every_secs", secs)?;
+        }
+        match self.max_concurrent {
+            Some(0) => {
+                return Err(format!(
+                    "the server `{label}` has a `max_concurrent` of 0: it would run no call; give it at \
+                     least 1"
+                ));
+            }
+            Some(calls) => server = server.max_concurrent(calls),
+            None => {}
         }
         for (name, tool) in self.tools {
             let decided = RemoteTool {

@@ -12,6 +12,7 @@ use rmcp::model::{
     ServerResult, Tool as RemoteDefinition,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -20,6 +21,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::ToolResult;
 use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
+use crate::text::{capped, shown};
 
 use super::client::{InFlight, Session, connect};
 use super::result::tool_result;
@@ -62,6 +64,8 @@ pub(crate) struct Remote {
     /// The server said its tools changed.
     list_changed: Arc<Notify>,
     signal: Arc<Signal>,
+    /// Its calls running now, at most `max_concurrent`.
+    calls: tokio::sync::Semaphore,
 }
 
 struct State {
@@ -72,6 +76,8 @@ struct State {
     definitions: Arc<[RemoteDefinition]>,
     /// Whether the last listing succeeded with tools in it: only then may a sync mark tools missing.
     listed: bool,
+    /// Its tools that are not served, and why: what its listing had wrong, then what the registry found.
+    listing_problems: Vec<String>,
     problems: Vec<String>,
     last_seen_ms: Option<u64>,
     failures: u32,
@@ -82,7 +88,6 @@ struct State {
 pub(crate) struct Served {
     pub(crate) definitions: Arc<[RemoteDefinition]>,
     pub(crate) health: Health,
-    pub(crate) last_error: Option<String>,
     pub(crate) listed: bool,
 }
 
@@ -92,17 +97,27 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How many callers' sessions a server that checks each caller's rights keeps open at most.
 const MAX_CALLER_SESSIONS: usize = 256;
 
-/// The error of a call to a server that cannot be reached.
+/// How many of a server's tools are served at most; a listing of more is cut, and the cut reported.
+pub(crate) const MAX_TOOLS: usize = 1_000;
+
+/// The shortest time between two listings of one server that said its tools changed: a storm of
+/// `list_changed` is one listing a second.
+const RELIST_EVERY: Duration = Duration::from_secs(1);
+
+/// The error of a call to a server that cannot be reached. What went wrong (addresses, the transport's
+/// error chain) is for the operator's log and the server's status, not for the caller.
 fn unreachable(label: &str, error: &str) -> ToolError {
+    tracing::warn!(target: "toolgate::remote", server = label, error, "a call could not reach its server");
     ToolError::with_kind(
         ErrorKind::Unavailable,
-        format!("The remote server `{label}` cannot be reached ({error}); try again later."),
+        format!("The remote server `{label}` cannot be reached now; try again later."),
     )
 }
 
 impl Remote {
     pub(crate) fn new(server: RemoteServer, signal: Arc<Signal>) -> Self {
         Remote {
+            calls: tokio::sync::Semaphore::new(server.max_concurrent),
             server,
             state: Mutex::new(State {
                 health: Health::Pending,
@@ -110,6 +125,7 @@ impl Remote {
                 protocol: None,
                 definitions: Arc::from([]),
                 listed: false,
+                listing_problems: Vec::new(),
                 problems: Vec::new(),
                 last_seen_ms: None,
                 failures: 0,
@@ -143,7 +159,6 @@ impl Remote {
         Served {
             definitions: Arc::clone(&state.definitions),
             health: state.health,
-            last_error: state.last_error.clone(),
             listed: state.listed,
         }
     }
@@ -168,7 +183,7 @@ impl Remote {
             last_error: state.last_error.clone(),
             protocol: state.protocol.clone(),
             tools: state.definitions.len(),
-            problems: state.problems.clone(),
+            problems: [&state.listing_problems[..], &state.problems[..]].concat(),
             last_seen_ms: state.last_seen_ms,
         }
     }
@@ -178,17 +193,26 @@ impl Remote {
     /// be reached).
     pub(crate) async fn list(&self) {
         let listed = match self.session().await {
-            Ok(session) => self.on_time(list_all(&session)).await,
+            Ok(session) => self.on_time(list_all(&session, self.label())).await,
             Err(error) => Err(Failure::Unreachable(error)),
         };
         match listed {
-            Ok(tools) if tools.is_empty() => {
+            Ok((tools, _)) if tools.is_empty() => {
                 self.degraded("it listed no tools; the last good list is kept".to_owned());
             }
-            Ok(tools) => {
+            Ok((tools, problems)) => {
                 let mut state = self.state.locked();
                 let changed = *state.definitions != *tools || state.health != Health::Online;
-                state.definitions = tools.into();
+                if state.listing_problems != problems {
+                    for problem in &problems {
+                        tracing::warn!(target: "toolgate::remote", server = self.label(), "{problem}");
+                    }
+                    state.listing_problems = problems;
+                }
+                if *state.definitions != *tools {
+                    // Replaced only when it changed: the registry keeps the tools it made of it.
+                    state.definitions = tools.into();
+                }
                 state.listed = true;
                 self.answered(&mut state);
                 drop(state);
@@ -243,6 +267,17 @@ impl Remote {
         parts: CallParts<'static>,
     ) -> Result<ToolResult, ToolError> {
         let label = self.label();
+        // A server that hangs holds at most its own share of calls; past it, a call is refused at once.
+        let Ok(_running) = self.calls.try_acquire() else {
+            return Err(ToolError::with_kind(
+                ErrorKind::Unavailable,
+                format!(
+                    "The remote server `{label}` is running as many calls as it may ({}); nothing was sent. \
+                     Try again shortly.",
+                    self.server.max_concurrent
+                ),
+            ));
+        };
         let session = if self.server.downstream {
             self.caller_session(&parts.caller).await?
         } else {
@@ -288,14 +323,18 @@ impl Remote {
         };
         in_flight.answered = true;
         match response {
-            Ok(ServerResult::CallToolResult(result)) => Ok(tool_result(result)),
+            Ok(ServerResult::CallToolResult(result)) => {
+                sound_media(label, name, &result)?;
+                Ok(tool_result(result))
+            }
             Ok(ServerResult::InputRequiredResult(asked)) => {
                 let requests = serde_json::to_value(asked.input_requests.unwrap_or_default());
-                let Ok(Value::Object(requests)) = requests else {
+                let Ok(Value::Object(mut requests)) = requests else {
                     return Err(ToolError::new(format!(
                         "The remote tool `{name}` of `{label}` asked for input it did not say."
                     )));
                 };
+                labelled(label, &mut requests);
                 let keys: Vec<&String> = requests.keys().collect();
                 let carry = json!({ "state": asked.request_state, "keys": keys });
                 let support = answers.map_or(ClientSupport::ALL, |a| a.support);
@@ -318,16 +357,18 @@ impl Remote {
         let label = self.label();
         match failure {
             Failure::Unreachable(error) => {
-                self.offline(error.clone()).await;
+                self.offline(error).await;
                 ToolError::with_kind(
                     ErrorKind::Unavailable,
                     format!(
-                        "The remote server `{label}` went away during the call ({error}); it may or may not have run. Try again later."
+                        "The remote server `{label}` went away during the call; it may or may not have run. \
+                         Try again later."
                     ),
                 )
             }
             Failure::Refused(error) => ToolError::new(format!(
-                "The remote server `{label}` refused the call: {error}"
+                "The remote server `{label}` refused the call: {}",
+                capped(&shown(&error))
             )),
         }
     }
@@ -495,43 +536,126 @@ async fn run(remote: Weak<Remote>) {
     let (every, list_changed) = (this.server.health_every, Arc::clone(&this.list_changed));
     this.list().await;
     drop(this);
+    let mut listed_at = tokio::time::Instant::now();
     loop {
         let changed = tokio::select! {
             () = tokio::time::sleep(every) => false,
             () = list_changed.notified() => true,
         };
+        if changed {
+            // However often it says so, it is listed at most once a second: what it said meanwhile is
+            // the one notification this listing answers.
+            tokio::time::sleep_until(listed_at + RELIST_EVERY).await;
+        }
         let Some(this) = remote.upgrade() else {
             return;
         };
         if changed {
             this.list().await;
+            listed_at = tokio::time::Instant::now();
         } else {
             this.check().await;
         }
     }
 }
 
-/// Every page of the server's tools.
-async fn list_all(session: &Session) -> Result<Vec<RemoteDefinition>, Failure> {
+/// Every page of the server's tools, up to [`MAX_TOOLS`], with what was wrong with the listing: a
+/// definition that is no valid MCP tool is left out and reported on its own, so that one bad tool never
+/// takes its server's others down, and a listing past the bound is cut and the cut reported.
+async fn list_all(
+    session: &Session,
+    label: &str,
+) -> Result<(Vec<RemoteDefinition>, Vec<String>), Failure> {
     let peer = session.service.peer();
-    let mut tools = Vec::new();
+    let (mut tools, mut problems) = (Vec::new(), Vec::new());
     let mut cursor = None;
     loop {
         let page = PaginatedRequestParams::default().with_cursor(cursor);
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(page));
-        match peer.send_request(request).await? {
+        let next = match peer.send_request(request).await? {
             ServerResult::ListToolsResult(page) => {
                 tools.extend(page.tools);
-                match page.next_cursor {
-                    Some(next) if tools.len() < 10_000 => cursor = Some(next),
-                    _ => return Ok(tools),
+                page.next_cursor
+            }
+            // A page rmcp could not read as a listing: read it one tool at a time.
+            ServerResult::CustomResult(page) => {
+                let Some(listed) = page.0.get("tools").and_then(Value::as_array) else {
+                    return Err(Failure::Refused(
+                        "an answer to tools/list that has no `tools` list".into(),
+                    ));
+                };
+                for tool in listed {
+                    match RemoteDefinition::deserialize(tool) {
+                        Ok(tool) => tools.push(tool),
+                        Err(error) => problems.push(format!(
+                            "the tool `{}` of the server `{label}` is not served: its definition is not a \
+                             valid MCP tool ({})",
+                            capped(&shown(tool["name"].as_str().unwrap_or("?"))),
+                            capped(&shown(&error.to_string()))
+                        )),
+                    }
                 }
+                page.0
+                    .get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
             }
             _ => {
                 return Err(Failure::Refused(
                     "an answer to tools/list that lists no tools".into(),
                 ));
             }
+        };
+        if tools.len() > MAX_TOOLS {
+            problems.push(format!(
+                "the server `{label}` lists more than {MAX_TOOLS} tools: only the first {MAX_TOOLS} are \
+                 served"
+            ));
+            tools.truncate(MAX_TOOLS);
+            return Ok((tools, problems));
+        }
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok((tools, problems)),
+        }
+    }
+}
+
+/// Whether every image and audio block of `result` carries base64, as MCP requires: a client would
+/// otherwise be handed a picture that is not one.
+fn sound_media(
+    label: &str,
+    tool: &str,
+    result: &rmcp::model::CallToolResult,
+) -> Result<(), ToolError> {
+    use base64::Engine as _;
+    let bad = result.content.iter().any(|block| {
+        let data = match block {
+            rmcp::model::ContentBlock::Image(image) => &image.data,
+            rmcp::model::ContentBlock::Audio(audio) => &audio.data,
+            _ => return false,
+        };
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .is_err()
+    });
+    if bad {
+        return Err(ToolError::new(format!(
+            "The remote server `{label}` answered `{tool}` with an image or audio whose data is not base64; \
+             the answer is not passed on."
+        )));
+    }
+    Ok(())
+}
+
+/// The questions a server asks a person, each labelled with the server it comes from and with every
+/// character that hides itself shown, so that none can pass for toolgate's own approval prompt.
+fn labelled(label: &str, requests: &mut serde_json::Map<String, Value>) {
+    for request in requests.values_mut() {
+        if let Some(message) = request.pointer_mut("/params/message")
+            && let Some(text) = message.as_str()
+        {
+            *message = Value::String(format!("The remote server `{label}` asks: {}", shown(text)));
         }
     }
 }

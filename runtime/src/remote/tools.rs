@@ -6,7 +6,9 @@ use std::sync::Arc;
 use rmcp::model::Tool as RemoteDefinition;
 use serde_json::{Value, json};
 
-use crate::output::Preview;
+use crate::error::ToolError;
+use crate::output::{Preview, ToolResult};
+use crate::text::{capped, shown};
 use crate::tool::{DynamicTool, META_CAPABILITY};
 
 use super::names::served_name;
@@ -22,6 +24,15 @@ pub(crate) struct Offer {
     pub(crate) enabled: bool,
 }
 
+/// The longest description of a remote tool that is served.
+pub(crate) const MAX_DESCRIPTION: usize = 16 * 1024;
+
+/// The longest input or output schema of a remote tool that is served, as JSON text.
+pub(crate) const MAX_SCHEMA: usize = 64 * 1024;
+
+/// The deepest a remote tool's schema may nest.
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 32;
+
 /// The tools `definitions` of `remote` offers, and the problems of those that cannot be served.
 pub(crate) fn offers(
     remote: &Arc<Remote>,
@@ -30,20 +41,67 @@ pub(crate) fn offers(
     let mut problems = Vec::new();
     let offers = definitions
         .iter()
-        .filter_map(
-            |definition| match served_name(remote.label(), &definition.name) {
-                Ok(name) => Some(offer(remote, definition, name)),
-                Err(problem) => {
-                    problems.push(problem);
-                    None
-                }
-            },
-        )
+        .filter_map(|definition| {
+            let offered = served_name(remote.label(), &definition.name)
+                .and_then(|name| fits(remote.label(), definition).map(|()| name))
+                .and_then(|name| offer(remote, definition, name));
+            offered.map_err(|problem| problems.push(problem)).ok()
+        })
         .collect();
     (offers, problems)
 }
 
-fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> Offer {
+/// Whether a definition is within the bounds a served tool keeps: its description and schemas are not
+/// too long, and its schemas not too deep, so that one tool cannot make a listing unreadable.
+fn fits(label: &str, definition: &RemoteDefinition) -> Result<(), String> {
+    let refused = |why: String| {
+        format!(
+            "the tool `{}` of the server `{label}` is not served: {why}",
+            capped(&shown(&definition.name))
+        )
+    };
+    let description = definition.description.as_deref().unwrap_or_default();
+    if description.len() > MAX_DESCRIPTION {
+        return Err(refused(format!(
+            "its description is {} bytes, past the {MAX_DESCRIPTION} a served tool may have",
+            description.len()
+        )));
+    }
+    let schemas = [
+        Some(&definition.input_schema),
+        definition.output_schema.as_ref(),
+    ];
+    for schema in schemas.into_iter().flatten() {
+        let schema = Value::Object((**schema).clone());
+        let length = schema.to_string().len();
+        if length > MAX_SCHEMA {
+            return Err(refused(format!(
+                "a schema of it is {length} bytes, past the {MAX_SCHEMA} a served tool may have"
+            )));
+        }
+        if depth(&schema) > MAX_SCHEMA_DEPTH {
+            return Err(refused(format!(
+                "a schema of it nests deeper than {MAX_SCHEMA_DEPTH} levels"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How deep `value` nests: 1 for a scalar.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 1,
+    }
+}
+
+fn offer(
+    remote: &Arc<Remote>,
+    definition: &RemoteDefinition,
+    name: String,
+) -> Result<Offer, String> {
     let server = &remote.server;
     let remote_name: Arc<str> = Arc::from(&*definition.name);
     let decisions = server.tools.get(&*definition.name);
@@ -61,17 +119,37 @@ fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> O
         && decisions
             .and_then(|t| t.approve)
             .unwrap_or(server.approve_writes);
+    // A capability the server names for itself is believed only of a trusted server: an untrusted one
+    // could claim the application's own, and stand in for its tool.
     let capability = decisions.and_then(|t| t.capability.clone()).or_else(|| {
-        let meta = definition.meta.as_ref()?;
+        let meta = definition.meta.as_ref().filter(|_| server.trusted)?;
         meta.get(META_CAPABILITY)?.as_str().map(str::to_owned)
     });
-    let description = definition.description.as_deref().unwrap_or_default();
+    // What the server writes for the model and for people, with every character that hides itself shown.
+    let description = shown(definition.description.as_deref().unwrap_or_default()).into_owned();
     let schema = Value::Object((*definition.input_schema).clone());
+    let output = match &definition.output_schema {
+        Some(schema) => Some(Arc::new(
+            crate::schema::validator(&Value::Object((**schema).clone())).map_err(|error| {
+                format!(
+                    "the tool `{}` of the server `{}` is not served: its output schema is not valid \
+                     ({error})",
+                    capped(&shown(&definition.name)),
+                    remote.label()
+                )
+            })?,
+        )),
+        None => None,
+    };
     let call = {
         let (remote, remote_name) = (Arc::clone(remote), Arc::clone(&remote_name));
         move |arguments, parts| {
             let (remote, remote_name) = (Arc::clone(&remote), Arc::clone(&remote_name));
-            async move { remote.call(&remote_name, arguments, parts).await }
+            let output = output.clone();
+            async move {
+                let result = remote.call(&remote_name, arguments, parts).await?;
+                keeps_its_schema(remote.label(), &remote_name, result, output.as_deref())
+            }
         }
     };
     let mut tool = DynamicTool::new(name, description, schema, call).timeout(server.timeout);
@@ -89,7 +167,7 @@ fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> O
         .clone()
         .or_else(|| definition.annotations.as_ref()?.title.clone())
     {
-        tool = tool.title(title);
+        tool = tool.title(capped(&shown(&title)).into_owned());
     }
     if let Some(schema) = &definition.output_schema {
         tool = tool.output_schema(Value::Object((**schema).clone()));
@@ -110,10 +188,37 @@ fn offer(remote: &Arc<Remote>, definition: &RemoteDefinition, name: String) -> O
             async move { preview }
         });
     }
-    Offer {
+    Ok(Offer {
         tool,
         remote_name,
         enabled: decisions.is_none_or(|t| t.enabled),
+    })
+}
+
+/// `result`, unless its structured content breaks the output schema its tool publishes: a client would
+/// refuse such a result (both official SDKs do), so it is an error that names the server instead.
+fn keeps_its_schema(
+    label: &str,
+    tool: &str,
+    result: ToolResult,
+    output: Option<&jsonschema::Validator>,
+) -> Result<ToolResult, ToolError> {
+    let (Some(validator), Some(structured)) = (output, &result.structured) else {
+        return Ok(result);
+    };
+    if result.is_error {
+        return Ok(result);
+    }
+    let refused = validator
+        .iter_errors(structured)
+        .next()
+        .map(|error| capped(&shown(&error.to_string())).into_owned());
+    match refused {
+        None => Ok(result),
+        Some(error) => Err(ToolError::new(format!(
+            "The remote server `{label}` answered `{tool}` with structured content that its own output \
+             schema refuses ({error}); the answer is not passed on."
+        ))),
     }
 }
 

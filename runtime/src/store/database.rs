@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use crate::confirm::{Claim, Claimed, ConfirmationStore, KeyRing, StoreFuture};
 use crate::policy::{AuditEvent, AuditSink, CeilingStore, RunKey};
+use crate::store::audit_queue::AuditQueue;
 #[cfg(feature = "postgres")]
-use crate::store::postgres::{PostgresAudit, PostgresStore};
+use crate::store::postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
-use crate::store::sqlite::{SqliteAudit, SqliteStore, record_error};
+use crate::store::sqlite::{SqliteStore, record_error};
 
 use super::{
     AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records,
@@ -102,7 +103,7 @@ impl Database {
 
     /// The audit sink that writes to this database.
     pub fn audit(&self) -> DatabaseAudit {
-        each!(self, store => DatabaseAudit(store.audit().into()))
+        each!(self, store => DatabaseAudit(store.audit().0))
     }
 }
 
@@ -121,38 +122,11 @@ impl Database {
 /// # }).unwrap();
 /// ```
 #[derive(Debug, Clone)]
-pub struct DatabaseAudit(Audit);
-
-#[derive(Debug, Clone)]
-enum Audit {
-    #[cfg(feature = "sqlite")]
-    Sqlite(SqliteAudit),
-    #[cfg(feature = "postgres")]
-    Postgres(PostgresAudit),
-}
-
-#[cfg(feature = "sqlite")]
-impl From<SqliteAudit> for Audit {
-    fn from(audit: SqliteAudit) -> Self {
-        Audit::Sqlite(audit)
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl From<PostgresAudit> for Audit {
-    fn from(audit: PostgresAudit) -> Self {
-        Audit::Postgres(audit)
-    }
-}
+pub struct DatabaseAudit(AuditQueue);
 
 impl AuditSink for DatabaseAudit {
     fn record(&self, event: &AuditEvent<'_>) {
-        match &self.0 {
-            #[cfg(feature = "sqlite")]
-            Audit::Sqlite(sink) => sink.record(event),
-            #[cfg(feature = "postgres")]
-            Audit::Postgres(sink) => sink.record(event),
-        }
+        self.0.push(event);
     }
 }
 
@@ -167,8 +141,8 @@ impl ConfirmationStore for Database {
 }
 
 impl CeilingStore for Database {
-    fn take<'a>(&'a self, key: RunKey<'a>, max: u32) -> StoreFuture<'a, bool> {
-        each!(self, store => store.take(key, max))
+    fn take<'a>(&'a self, key: RunKey<'a>, max: u32, expires_ms: u64) -> StoreFuture<'a, bool> {
+        each!(self, store => store.take(key, max, expires_ms))
     }
 
     fn give_back<'a>(&'a self, key: RunKey<'a>) -> StoreFuture<'a, ()> {
@@ -226,6 +200,10 @@ impl RecordStore for Database {
 
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         each!(self, store => store.audit_trail(query))
+    }
+
+    fn prune_audit(&self, before_ms: u64) -> RecordFuture<'_, u64> {
+        each!(self, store => store.prune_audit(before_ms))
     }
 
     fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>> {

@@ -2,8 +2,8 @@
 //! operator changed (switched on or off, settings, abilities required on top of the code's), each change
 //! with who made it, under a policy revision that moves with every change.
 //!
-//! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles` and `toolgate_servers` (one
-//! JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
+//! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles`, `toolgate_servers` and
+//! `toolgate_limits` (one JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
 //! `toolgate_confirmations`, `toolgate_keys` and `toolgate_tasks`.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
@@ -11,6 +11,8 @@
 //! with the feature of that name) serves several replicas.
 
 mod audit;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod audit_queue;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod database;
 #[cfg(any(
@@ -20,6 +22,7 @@ mod database;
     feature = "mcp"
 ))]
 mod keys;
+mod limit;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod profile;
@@ -41,12 +44,13 @@ pub use database::{Database, DatabaseAudit};
 pub(crate) use keys::KeyInfo;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use keys::retirable;
+pub use limit::{LimitChange, LimitEdit, LimitRecord, Rate, Scope};
 #[cfg(any(feature = "operator", feature = "mcp"))]
 pub(crate) use profile::unknown_profile;
 pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
 pub(crate) use record::millis;
-pub(crate) use record::unix_ms;
+pub use record::unix_ms;
 pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use record::{from_json, to_json};
@@ -111,6 +115,9 @@ pub trait RecordStore: Send + Sync + 'static {
     /// How many calls each tool had that finished at or after `since_ms` (milliseconds since the Unix
     /// epoch), most called first.
     fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>>;
+
+    /// Forgets the audit rows of calls that finished before `before_ms`: the audit's retention. How many.
+    fn prune_audit(&self, before_ms: u64) -> RecordFuture<'_, u64>;
 
     /// Returns when the records may have changed: after `every` at the latest, sooner when the backend is
     /// told of a change (PostgreSQL's `LISTEN`). A registry [watching](crate::Registry::watch) its records

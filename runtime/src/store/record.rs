@@ -473,8 +473,12 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
-/// Now, in milliseconds since the Unix epoch.
-pub(crate) fn unix_ms() -> u64 {
+/// Now, in milliseconds since the Unix epoch: how stores write times.
+///
+/// ```
+/// assert!(toolgate::store::unix_ms() > 1_700_000_000_000);
+/// ```
+pub fn unix_ms() -> u64 {
     millis(SystemTime::now()).cast_unsigned()
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::limit::LimitRecord;
 use super::profile::Profile;
 use super::record::ToolRecord;
 use super::server::ServerRecord;
@@ -25,4 +26,6 @@ pub struct Records {
     pub profiles: BTreeMap<String, Profile>,
     /// The remote servers operators added, by label.
     pub servers: BTreeMap<String, ServerRecord>,
+    /// The rate limits, by scope (`caller`, `tool:NAME`, `profile:NAME`).
+    pub limits: BTreeMap<String, LimitRecord>,
 }

@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 9] = [
+const MIGRATIONS: [&str; 10] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -107,6 +107,17 @@ CREATE TABLE toolgate_tasks (
 );
 CREATE INDEX toolgate_tasks_expires ON toolgate_tasks (expires);
 ",
+    // 10: counts that expire (rows from before start expired, so they are forgotten); the person at the
+    // root of a delegated caller's chain, for the audit's filters; rate limits.
+    "
+ALTER TABLE toolgate_ceilings ADD COLUMN expires {int} NOT NULL DEFAULT 0;
+CREATE INDEX toolgate_ceilings_expires ON toolgate_ceilings (expires);
+ALTER TABLE toolgate_audit ADD COLUMN root TEXT;
+CREATE TABLE toolgate_limits (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+",
 ];
 
 /// The columns of an audit row, in the order stores write and read them (after `seq` when reading): a
@@ -114,7 +125,7 @@ CREATE INDEX toolgate_tasks_expires ON toolgate_tasks (expires);
 macro_rules! audit_columns {
     () => {
         "at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision, on_behalf_of, \
-         session_log, telemetry, preview"
+         session_log, telemetry, preview, root"
     };
 }
 pub(crate) use audit_columns;
@@ -137,10 +148,25 @@ macro_rules! audit_query {
 }
 pub(crate) use audit_query;
 
-/// Counts one run of (caller, session, tool) unless `$4` are counted already: one row changed if it counted.
-pub(crate) const CEILING_TAKE: &str = "INSERT INTO toolgate_ceilings (caller, session, tool, runs) VALUES ($1, $2, $3, 1) \
-     ON CONFLICT (caller, session, tool) DO UPDATE SET runs = toolgate_ceilings.runs + 1 \
-     WHERE toolgate_ceilings.runs < $4";
+/// Counts one of (caller, session, tool) unless `$4` are counted already and have not expired at `$6`; a
+/// new count, or one past its expiry, lasts until `$5`: one row changed if it counted.
+pub(crate) const CEILING_TAKE: &str = "INSERT INTO toolgate_ceilings (caller, session, tool, runs, expires) \
+     VALUES ($1, $2, $3, 1, $5) ON CONFLICT (caller, session, tool) DO UPDATE SET \
+     runs = CASE WHEN toolgate_ceilings.expires <= $6 THEN 1 ELSE toolgate_ceilings.runs + 1 END, \
+     expires = CASE WHEN toolgate_ceilings.expires <= $6 THEN $5 ELSE toolgate_ceilings.expires END \
+     WHERE toolgate_ceilings.runs < $4 OR toolgate_ceilings.expires <= $6";
+
+/// [`CEILING_TAKE`] for a count that exists already: what a full table still counts.
+pub(crate) const CEILING_TAKE_KEPT: &str = "UPDATE toolgate_ceilings SET \
+     runs = CASE WHEN expires <= $6 THEN 1 ELSE runs + 1 END, \
+     expires = CASE WHEN expires <= $6 THEN $5 ELSE expires END \
+     WHERE caller = $1 AND session = $2 AND tool = $3 AND (runs < $4 OR expires <= $6)";
+
+/// Forgets the counts that expired before `$1`.
+pub(crate) const CEILING_SWEEP: &str = "DELETE FROM toolgate_ceilings WHERE expires <= $1";
+
+/// How many counts are kept.
+pub(crate) const CEILING_ROWS: &str = "SELECT COUNT(*) FROM toolgate_ceilings";
 
 /// Takes back one run of (caller, session, tool).
 pub(crate) const CEILING_GIVE_BACK: &str = "UPDATE toolgate_ceilings SET runs = runs - 1 \
@@ -148,6 +174,9 @@ pub(crate) const CEILING_GIVE_BACK: &str = "UPDATE toolgate_ceilings SET runs = 
 
 /// Forgets the counts of a session.
 pub(crate) const CEILING_END_SESSION: &str = "DELETE FROM toolgate_ceilings WHERE session = $1";
+
+/// Forgets the audit rows of calls that finished before `$1`.
+pub(crate) const AUDIT_PRUNE: &str = "DELETE FROM toolgate_audit WHERE at_ms < $1";
 
 /// Forgets the tasks that expired before `$1`, then writes a new one.
 pub(crate) const TASK_PURGE: &str = "DELETE FROM toolgate_tasks WHERE expires < $1";

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::limit::{LimitEdit, LimitRecord};
 use super::profile::{Profile, ProfileEdit};
 use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 use super::records::Records;
@@ -49,6 +50,8 @@ pub enum Write<'a> {
     Profile(&'a ProfileEdit),
     /// An operator's change of a remote server.
     Server(&'a ServerEdit),
+    /// An operator's change of a rate limit.
+    Limit(&'a LimitEdit),
 }
 
 /// The records a [`Write`] reads, by name.
@@ -69,6 +72,8 @@ pub struct Reads<'a> {
     pub profiles: Vec<&'a str>,
     /// Remote servers, by label.
     pub servers: Vec<&'a str>,
+    /// Rate limits, by scope.
+    pub limits: Vec<String>,
 }
 
 /// What a [`Write`] does to the records: the backend writes all of it, or nothing.
@@ -100,6 +105,10 @@ pub struct Effects {
     pub put_servers: Vec<ServerRecord>,
     /// Remote servers to delete, by label.
     pub delete_servers: Vec<String>,
+    /// Rate limits to insert or replace.
+    pub put_limits: Vec<LimitRecord>,
+    /// Rate limits to delete, by scope.
+    pub delete_limits: Vec<String>,
     /// The history rows; when there are none, the revision stays.
     pub log: Vec<Logged>,
 }
@@ -136,7 +145,7 @@ impl<'a> Write<'a> {
                 .collect(),
             Write::Delete { tool, .. } => vec![tool],
             Write::Profile(edit) => edit.tool().into_iter().collect(),
-            Write::Server(_) => Vec::new(),
+            Write::Server(_) | Write::Limit(_) => Vec::new(),
         };
         let profiles = match *self {
             Write::Profile(edit) => vec![edit.profile.as_str()],
@@ -146,10 +155,15 @@ impl<'a> Write<'a> {
             Write::Server(edit) => vec![edit.label.as_str()],
             _ => Vec::new(),
         };
+        let limits = match *self {
+            Write::Limit(edit) => vec![edit.scope.to_string()],
+            _ => Vec::new(),
+        };
         Reads {
             tools,
             profiles,
             servers,
+            limits,
         }
     }
 
@@ -226,6 +240,19 @@ impl<'a> Write<'a> {
                 }
                 let what = json!({ "server": edit.label, "change": edit.change });
                 effects.log(&edit.actor, "-", what);
+            }
+            Write::Limit(edit) => {
+                let scope = edit.scope.to_string();
+                match edit.apply(current.limits.get(&scope))? {
+                    Some(next) => effects.put_limits.push(next),
+                    None => effects.delete_limits.push(scope.clone()),
+                }
+                let tool = match &edit.scope {
+                    crate::store::Scope::Tool(name) => name.as_str(),
+                    _ => "-",
+                };
+                let what = json!({ "limit": scope, "change": edit.change });
+                effects.log(&edit.actor, tool, what);
             }
         }
         Ok(effects)

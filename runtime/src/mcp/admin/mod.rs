@@ -98,7 +98,12 @@ pub(crate) fn router(
         .route("/admin/audit", get(audit))
         .route("/admin/keys", get(keys))
         .route("/admin/keys/rotate", axum::routing::post(rotate_key))
-        .route("/admin/keys/{id}", axum::routing::delete(retire_key));
+        .route("/admin/keys/{id}", axum::routing::delete(retire_key))
+        .route("/admin/limits", get(limits))
+        .route(
+            "/admin/limits/{scope}/edit",
+            axum::routing::post(edit_limit),
+        );
     #[cfg(feature = "remote")]
     let router = router.route("/admin/servers", get(servers)).route(
         "/admin/servers/{label}/edit",
@@ -220,9 +225,62 @@ async fn edit_server(
     )
 }
 
+/// The rate limits in the records.
+async fn limits(State(registry): State<Registry>) -> Response {
+    answer(
+        async {
+            let limits = registry.store()?.load().await?.limits;
+            Ok(json!(limits.into_values().collect::<Vec<_>>()))
+        }
+        .await,
+    )
+}
+
+/// The body of a change of a rate limit.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitBody {
+    version: u64,
+    change: crate::store::LimitChange,
+}
+
+async fn edit_limit(
+    State(registry): State<Registry>,
+    Path(scope): Path<String>,
+    request: Request,
+) -> Response {
+    let actor = actor(&request);
+    let hint =
+        r#"{"version": N, "change": {"change": "set", "value": {"calls": 30, "per_secs": 60}}}"#;
+    let body: LimitBody = match read_json(request, hint).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    answer(
+        async {
+            let scope: crate::store::Scope = scope.parse()?;
+            let edit =
+                crate::store::LimitEdit::new(actor, scope.clone(), body.version, body.change);
+            let revision = registry.edit_limit(&edit).await?;
+            let limits = registry.store()?.load().await?.limits;
+            Ok(json!({ "revision": revision, "limit": limits.get(&scope.to_string()) }))
+        }
+        .await,
+    )
+}
+
 /// 403 for a host the server does not answer for (DNS rebinding), 401 without valid credentials, 403
 /// without the admin ability; the caller reaches the handlers as an extension.
 async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) -> Response {
+    if admins.credentials.authenticator.is_none() {
+        // Every request would be the default caller: anyone who reaches the port could edit.
+        return problem(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "the admin API is served only behind an authenticator (`McpServer::authenticator`), so \
+             that it knows who asks; nothing was changed",
+        );
+    }
     let (mut parts, body) = request.into_parts();
     let caller = match admins.hosts.admit(&admins.credentials, &parts).await {
         Ok(caller) => caller,
@@ -525,12 +583,13 @@ fn plan_json(plan: &crate::store::SyncPlan, applied: bool) -> Value {
     json!({ "applied": applied, "new": new, "changed": changed, "vanished": plan.vanished })
 }
 
-/// Who makes a change: the authenticated caller.
+/// Who makes a change: the authenticated caller, with whom it acts for when it is delegated, so that a
+/// sub-agent's edit names the person who handed it the right, whatever it is called.
 fn actor(request: &Request) -> String {
     request
         .extensions()
         .get::<Caller>()
-        .map_or_else(|| "unknown".to_owned(), |c| c.id().to_owned())
+        .map_or_else(|| "unknown".to_owned(), Caller::chain_label)
 }
 
 fn answer(result: Result<Value, RecordError>) -> Response {

@@ -31,6 +31,7 @@ mod records;
 mod revision;
 mod tasks;
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -89,6 +90,8 @@ pub struct PostgresStore {
     /// Moves whenever this replica hears of a change of the records.
     heard: watch::Receiver<u64>,
     audit: PostgresAudit,
+    /// When its counts are next swept.
+    sweep: Arc<crate::policy::ceiling::Sweep>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -142,6 +145,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             heard: listen::spawn(config),
             audit: PostgresAudit::spawn(pool.clone()),
+            sweep: Arc::default(),
             pool,
         })
     }

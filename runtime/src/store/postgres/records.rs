@@ -5,14 +5,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::store::audit_queue::READ_AFTER_WRITES;
+
 use deadpool_postgres::Transaction;
 use serde_json::Value;
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, Profile, RecordError, RecordFuture, RecordStore, Records,
-    ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
+    AuditQuery, AuditRecord, ChangeEntry, LimitRecord, Profile, RecordError, RecordFuture,
+    RecordStore, Records, ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
 };
 
 use super::revision::{lock_revision, log, unsigned};
@@ -59,6 +61,10 @@ impl RecordStore for PostgresStore {
                 .query("SELECT record FROM toolgate_servers", &[])
                 .await
                 .map_err(database)?;
+            let limits = transaction
+                .query("SELECT record FROM toolgate_limits", &[])
+                .await
+                .map_err(database)?;
             transaction.commit().await.map_err(database)?;
             let mut records = Records {
                 revision: unsigned(revision.get(0)),
@@ -75,6 +81,10 @@ impl RecordStore for PostgresStore {
             for row in servers {
                 let server: ServerRecord = from_json(row.get(0))?;
                 records.servers.insert(server.label.clone(), server);
+            }
+            for row in limits {
+                let limit: LimitRecord = from_json(row.get(0))?;
+                records.limits.insert(limit.scope.to_string(), limit);
             }
             Ok(records)
         })
@@ -99,6 +109,11 @@ impl RecordStore for PostgresStore {
                 let server: ServerRecord = from_json(&text)?;
                 current.servers.insert(server.label.clone(), server);
             }
+            let scopes: Vec<&str> = reads.limits.iter().map(String::as_str).collect();
+            for text in read(&transaction, LIMITS, &scopes).await? {
+                let limit: LimitRecord = from_json(&text)?;
+                current.limits.insert(limit.scope.to_string(), limit);
+            }
             let effects = write.resolve(&current)?;
             for record in &effects.put {
                 put(&transaction, TOOLS, &record.name, &to_json(record)?).await?;
@@ -112,6 +127,16 @@ impl RecordStore for PostgresStore {
             }
             delete(&transaction, PROFILES, &effects.delete_profiles).await?;
             delete(&transaction, SERVERS, &effects.delete_servers).await?;
+            for limit in &effects.put_limits {
+                put(
+                    &transaction,
+                    LIMITS,
+                    &limit.scope.to_string(),
+                    &to_json(limit)?,
+                )
+                .await?;
+            }
+            delete(&transaction, LIMITS, &effects.delete_limits).await?;
             let revision = log(&transaction, revision, &effects.log).await?;
             transaction.commit().await.map_err(database)?;
             Ok(revision)
@@ -146,7 +171,7 @@ impl RecordStore for PostgresStore {
 
     fn calls_per_tool(&self, since_ms: u64) -> RecordFuture<'_, Vec<ToolCalls>> {
         Box::pin(async move {
-            self.audit.flush(Duration::from_secs(2)).await;
+            self.audit.flush(READ_AFTER_WRITES).await;
             let client = self.client().await?;
             let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
             let rows = client
@@ -165,7 +190,7 @@ impl RecordStore for PostgresStore {
 
     fn audit_trail<'a>(&'a self, query: &'a AuditQuery) -> RecordFuture<'a, Vec<AuditRecord>> {
         Box::pin(async move {
-            self.audit.flush(Duration::from_secs(2)).await;
+            self.audit.flush(READ_AFTER_WRITES).await;
             let client = self.client().await?;
             let (since, until) = query.bounds_i64();
             let parameters: [&(dyn ToSql + Sync); 6] = [
@@ -180,7 +205,7 @@ impl RecordStore for PostgresStore {
                 .query(
                     concat!(
                         tables::audit_query!(
-                            "($2::text IS NULL OR caller = $2) AND ($3::text IS NULL OR tool = $3) \
+                            "($2::text IS NULL OR COALESCE(root, caller) = $2) AND ($3::text IS NULL OR tool = $3) \
                              AND ($4::text IS NULL OR outcome = $4) AND at_ms >= $5 AND at_ms < $6"
                         ),
                         "$1"
@@ -207,10 +232,22 @@ impl RecordStore for PostgresStore {
                         on_behalf_of,
                         session_log: r.get(11),
                         telemetry,
-                        preview: r.get::<_, Option<String>>(13).or(r.get(14)),
+                        preview: r.get::<_, Option<String>>(13).or(r.get(15)),
                     }
                 })
                 .collect())
+        })
+    }
+
+    fn prune_audit(&self, before_ms: u64) -> RecordFuture<'_, u64> {
+        Box::pin(async move {
+            self.audit.flush(READ_AFTER_WRITES).await;
+            let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(tables::AUDIT_PRUNE, &[&before])
+                .await
+                .map_err(database)
         })
     }
 
@@ -243,6 +280,7 @@ impl RecordStore for PostgresStore {
 const TOOLS: &str = "toolgate_tools";
 const PROFILES: &str = "toolgate_profiles";
 const SERVERS: &str = "toolgate_servers";
+const LIMITS: &str = "toolgate_limits";
 
 /// The records of `names` in `table`, locked until the transaction ends.
 async fn read(

@@ -20,7 +20,7 @@
 //! ```
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -29,7 +29,9 @@ use crate::confirm::{
     Claim, Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
+use crate::policy::ceiling::Sweep;
 use crate::policy::{AuditEvent, AuditSink};
+use crate::store::audit_queue::{AuditQueue, Row, Runs, WriteRows};
 use crate::store::tables::{self, Dialect};
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 use crate::sync::Locked;
@@ -86,8 +88,15 @@ const DIALECT: Dialect = Dialect {
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct SqliteStore {
-    connection: Arc<Mutex<Connection>>,
+pub struct SqliteStore(Arc<Shared>);
+
+/// What the clones of a store share.
+struct Shared {
+    connection: Mutex<Connection>,
+    /// When its counts are next swept.
+    sweep: Sweep,
+    /// Its audit trail's queue, started with the first sink.
+    audit: OnceLock<AuditQueue>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -117,15 +126,34 @@ impl SqliteStore {
     }
 
     fn with_connection(mut connection: Connection) -> rusqlite::Result<Self> {
-        connection.busy_timeout(Duration::from_secs(5))?;
+        connection.busy_timeout(BUSY_TIMEOUT)?;
         migrate(&mut connection)?;
-        Ok(SqliteStore {
-            connection: Arc::new(Mutex::new(connection)),
-        })
+        Ok(SqliteStore(Arc::new(Shared {
+            connection: Mutex::new(connection),
+            sweep: Sweep::default(),
+            audit: OnceLock::new(),
+        })))
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.connection.locked()
+    /// Runs `work` on the connection. On a multi-threaded runtime its worker steps aside meanwhile
+    /// (`block_in_place`), so that a file another process holds locked, which makes SQLite wait up to
+    /// its busy timeout, never holds up the runtime's other tasks (a `ping`, another call); elsewhere it
+    /// runs here.
+    pub(super) fn with<T>(&self, work: impl FnOnce(&mut Connection) -> T) -> T {
+        let run = || work(&mut self.0.connection.locked());
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime)
+                if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread =>
+            {
+                tokio::task::block_in_place(run)
+            }
+            _ => run(),
+        }
+    }
+
+    /// When the store's counts are next swept.
+    pub(super) fn sweep(&self) -> &Sweep {
+        &self.0.sweep
     }
 
     /// The sealing keys kept in this database, newest first; creates a random one the first time. Every
@@ -137,16 +165,35 @@ impl SqliteStore {
     /// # Errors
     /// When the database cannot be read or written.
     pub fn key_ring(&self) -> rusqlite::Result<KeyRing> {
-        keys::ring(&mut self.lock())
+        self.with(keys::ring)
     }
 
-    /// An audit sink that appends every call to the `toolgate_audit` table.
+    /// An audit sink that appends every call to the `toolgate_audit` table, from a queue that a thread
+    /// of its own writes: a call never waits for the file, and while another process holds it locked the
+    /// rows wait and are written once it is free.
     pub fn audit(&self) -> SqliteAudit {
-        SqliteAudit(self.clone())
+        let queue = self
+            .0
+            .audit
+            .get_or_init(|| AuditQueue::spawn(Rows(self.clone()), Runs::OnThread));
+        SqliteAudit(queue.clone())
     }
 
-    fn claim_now(&self, id: &str, claim: Claim) -> rusqlite::Result<Claimed> {
-        let connection = self.lock();
+    /// Waits until the audit rows queued before now are written, for at most `limit`; whether they were
+    /// (true when nothing was queued).
+    pub(crate) async fn audit_written(&self, limit: Duration) -> bool {
+        match self.0.audit.get() {
+            Some(queue) => queue.flush(limit).await,
+            None => true,
+        }
+    }
+
+    fn claim_now(
+        &self,
+        connection: &mut Connection,
+        id: &str,
+        claim: Claim,
+    ) -> rusqlite::Result<Claimed> {
         let now = SystemTime::now();
         let forget_before = now.checked_sub(KEEP_USED).map_or(0, ms);
         connection
@@ -185,16 +232,21 @@ impl SqliteStore {
 
 impl ConfirmationStore for SqliteStore {
     fn claim<'a>(&'a self, id: &'a str, claim: Claim) -> StoreFuture<'a, Claimed> {
-        Box::pin(async move { self.claim_now(id, claim).map_err(store_error) })
+        Box::pin(async move {
+            self.with(|connection| self.claim_now(connection, id, claim))
+                .map_err(store_error)
+        })
     }
 
     fn finish<'a>(&'a self, id: &'a str, outcome: String) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            self.lock()
-                .prepare_cached("UPDATE toolgate_confirmations SET outcome = ?2 WHERE id = ?1")
-                .and_then(|mut s| s.execute(params![id, outcome]))
-                .map(drop)
-                .map_err(store_error)
+            self.with(|connection| {
+                connection
+                    .prepare_cached("UPDATE toolgate_confirmations SET outcome = ?2 WHERE id = ?1")?
+                    .execute(params![id, outcome])
+            })
+            .map(drop)
+            .map_err(store_error)
         })
     }
 }
@@ -216,41 +268,62 @@ impl ConfirmationStore for SqliteStore {
 /// # Ok::<(), toolgate::sqlite::rusqlite::Error>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct SqliteAudit(SqliteStore);
+pub struct SqliteAudit(pub(crate) AuditQueue);
 
 impl AuditSink for SqliteAudit {
     fn record(&self, event: &AuditEvent<'_>) {
-        let extra = event.extra_columns();
-        let written = self
-            .0
-            .lock()
-            .prepare_cached(concat!(
-                "INSERT INTO toolgate_audit (",
-                tables::audit_columns!(),
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-            ))
-            .and_then(|mut s| {
-                s.execute(params![
-                    ms(event.at),
-                    event.caller.id(),
-                    event.tool,
-                    event.action.as_str(),
-                    event.argument_digest(),
-                    event.outcome.label(),
-                    event.invocation.session_id.as_deref(),
-                    event.elapsed.as_micros() as i64,
-                    event.revision as i64,
-                    extra.on_behalf_of,
-                    extra.session_log,
-                    extra.telemetry,
-                    extra.preview,
-                ])
-            });
-        if let Err(error) = written {
-            tracing::error!(target: "toolgate::audit", %error, "could not write the audit record");
-        }
+        self.0.push(event);
     }
 }
+
+/// Writes audit rows to the file, a batch in one transaction.
+struct Rows(SqliteStore);
+
+impl WriteRows for Rows {
+    async fn write(&mut self, rows: &[Row]) -> Result<(), String> {
+        // On the writer's own thread, where waiting for a lock holds up no one.
+        let mut connection = self.0.0.connection.locked();
+        let transaction = connection.transaction().map_err(|e| e.to_string())?;
+        {
+            let mut insert = transaction
+                .prepare_cached(concat!(
+                    "INSERT INTO toolgate_audit (",
+                    tables::audit_columns!(),
+                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                ))
+                .map_err(|e| e.to_string())?;
+            for row in rows {
+                insert
+                    .execute(params![
+                        row.at_ms,
+                        row.caller,
+                        row.tool,
+                        row.action,
+                        row.digest,
+                        row.outcome,
+                        row.session,
+                        row.elapsed_us,
+                        row.revision,
+                        row.on_behalf_of,
+                        row.session_log,
+                        row.telemetry,
+                        row.preview,
+                        row.root,
+                    ])
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        transaction.commit().map_err(|e| e.to_string())
+    }
+}
+
+/// `sql` written with PostgreSQL's `$n` placeholders, as SQLite's numbered `?n`.
+pub(super) fn numbered(sql: &str) -> String {
+    sql.replace('$', "?")
+}
+
+/// How long SQLite waits for a file another process holds locked before it gives up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Applies the migrations this database lacks, each in a transaction of its own; refuses a database that a
 /// newer toolgate migrated further.

@@ -9,15 +9,13 @@ use crate::store::tables::{
 use crate::store::task::{TaskRecord, TaskStore, from_row, int};
 use crate::store::{to_json, unix_ms};
 
-use super::{SqliteStore, store_error};
+use super::{SqliteStore, numbered, store_error};
 use crate::error::ToolError;
 
 impl SqliteStore {
     /// Runs one of the tasks' statements, written with `$n` placeholders, and counts the rows changed.
     fn change(&self, sql: &str, values: &[&dyn rusqlite::ToSql]) -> Result<usize, ToolError> {
-        self.lock()
-            .prepare_cached(&sql.replace('$', "?"))
-            .and_then(|mut s| s.execute(values))
+        self.with(|connection| connection.prepare_cached(&numbered(sql))?.execute(values))
             .map_err(store_error)
     }
 }
@@ -41,20 +39,20 @@ impl TaskStore for SqliteStore {
 
     fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
         let found = self
-            .lock()
-            .prepare_cached(&TASK_GET.replace('$', "?"))
-            .and_then(|mut s| {
-                s.query_row(params![id, int(unix_ms())], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, i64>(3)?,
-                        r.get::<_, i64>(4)?,
-                        r.get::<_, String>(5)?,
-                    ))
-                })
-                .optional()
+            .with(|connection| {
+                connection
+                    .prepare_cached(&numbered(TASK_GET))?
+                    .query_row(params![id, int(unix_ms())], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, i64>(3)?,
+                            r.get::<_, i64>(4)?,
+                            r.get::<_, String>(5)?,
+                        ))
+                    })
+                    .optional()
             })
             .map_err(store_error)
             .and_then(|row| {
@@ -90,10 +88,10 @@ impl TaskStore for SqliteStore {
         message: Option<&'a str>,
     ) -> StoreFuture<'a, bool> {
         let asked = self
-            .lock()
-            .prepare_cached(&TASK_BEAT.replace('$', "?"))
-            .and_then(|mut s| {
-                s.query_row(params![id, int(until_ms), message], |r| r.get::<_, i64>(0))
+            .with(|connection| {
+                connection
+                    .prepare_cached(&numbered(TASK_BEAT))?
+                    .query_row(params![id, int(until_ms), message], |r| r.get::<_, i64>(0))
                     .optional()
             })
             .map(|asked| asked.is_some_and(|a| a != 0))

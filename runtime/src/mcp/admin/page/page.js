@@ -6,7 +6,7 @@
   const { element, chart } = toolgateDraw;
   const $ = (id) => document.getElementById(id);
   const KEY = "toolgate-admin-token";
-  const state = { revision: null, tools: [], profiles: [], servers: null, view: "tools", editing: null, polling: 0 };
+  const state = { revision: null, tools: [], profiles: [], servers: null, limits: [], view: "tools", editing: null, polling: 0 };
 
   class Refused extends Error {
     constructor(status, error) {
@@ -39,7 +39,7 @@
   function logOut(reason) {
     sessionStorage.removeItem(KEY);
     state.polling += 1;
-    for (const body of ["tool-rows", "profile-rows", "server-rows", "audit-rows", "calls", "settings-fields"]) $(body).replaceChildren();
+    for (const body of ["tool-rows", "profile-rows", "server-rows", "limit-rows", "audit-rows", "calls", "settings-fields"]) $(body).replaceChildren();
     $("app").hidden = true;
     $("logout").hidden = true;
     $("live").textContent = "";
@@ -72,18 +72,21 @@
 
   // ---- keeping up with changes made elsewhere ----
   async function loadAll() {
-    const [tools, profiles, servers] = await Promise.all([
+    const [tools, profiles, servers, limits] = await Promise.all([
       api("/admin/tools"),
       api("/admin/profiles"),
       api("/admin/servers").catch((error) => { if (error.status === 404) return null; throw error; }),
+      api("/admin/limits"),
     ]);
     state.revision = tools.revision;
     state.tools = tools.tools;
     state.profiles = profiles.profiles;
     state.servers = servers;
+    state.limits = limits;
     renderTools();
     renderProfiles();
     renderServers();
+    renderLimits();
     await Promise.all([loadCalls(), loadAudit()]);
     $("live").textContent = `revision ${state.revision} · up to date`;
   }
@@ -122,6 +125,11 @@
     return span;
   }
   function when(ms) { return ms ? new Date(ms).toLocaleString() : "–"; }
+  // What a client or a remote server chose, as people read it: every character that changes how text looks
+  // without showing itself (controls, bidirectional and invisible ones) written out as \u{..}, as the
+  // operator's commands print it.
+  const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]|\ud82f[\udca0-\udca3]|[\udb40-\udb43][\udc00-\udfff]/g;
+  function shown(text) { return String(text).replace(HIDDEN, (c) => `\\u{${c.codePointAt(0).toString(16)}}`); }
   function options(select, values) {
     const chosen = select.value;
     select.replaceChildren(element("option", { value: "" }, "any"));
@@ -321,12 +329,40 @@
       tr.append(cell(element("span", { class: "name" }, server.label)), cell(server.reached_by), cell(server.health, `health-${server.health}`));
       tr.append(cell(server.tools), cell(server.protocol || "–"), cell(when(server.last_seen_ms)));
       const errors = element("div");
-      if (server.last_error) errors.append(element("div", { class: "problem" }, server.last_error));
-      for (const problem of server.problems || []) errors.append(element("div", { class: "muted" }, problem));
+      if (server.last_error) errors.append(element("div", { class: "problem" }, shown(server.last_error)));
+      for (const problem of server.problems || []) errors.append(element("div", { class: "muted" }, shown(problem)));
       tr.append(cell(errors));
       return tr;
     }));
   }
+
+  // ---- rate limits ----
+  function renderLimits() {
+    $("limit-rows").replaceChildren(...state.limits.map((limit) => {
+      const tr = element("tr", { "data-scope": limit.scope });
+      const remove = element("button", { type: "button" }, "Remove");
+      remove.addEventListener("click", () => editLimit(limit.scope, limit.version, { change: "remove" }));
+      tr.append(cell(element("code", {}, limit.scope)), cell(limit.rate.calls), cell(`${limit.rate.per_secs} s`), cell(remove));
+      return tr;
+    }));
+  }
+  async function editLimit(scope, version, change) {
+    $("problem").textContent = "";
+    try {
+      await api(`/admin/limits/${encodeURIComponent(scope)}/edit`, { version, change });
+      await loadAll();
+    } catch (error) {
+      $("problem").textContent = error.message;
+    }
+  }
+  $("limit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = new FormData($("limit-form"));
+    const scope = String(form.get("scope")).trim();
+    const kept = state.limits.find((limit) => limit.scope === scope);
+    const rate = { calls: Number(form.get("calls")), per_secs: Number(form.get("per_secs")) };
+    editLimit(scope, kept ? kept.version : 0, { change: "set", value: rate });
+  });
 
   // ---- audit trail ----
   async function loadAudit() {
@@ -335,9 +371,9 @@
     const rows = await api(`/admin/audit?${query}`);
     $("audit-rows").replaceChildren(...rows.map((row) => {
       const tr = element("tr", { "data-seq": String(row.seq) });
-      const caller = element("div", {}, row.caller);
-      if (row.on_behalf_of && row.on_behalf_of.length) caller.append(element("div", { class: "muted" }, `for ${row.on_behalf_of.join(" < ")}`));
-      tr.append(cell(when(row.at_ms)), cell(caller), cell(row.tool), cell(row.action), cell(row.outcome), cell(row.revision === null ? "–" : row.revision));
+      // A delegated caller with whom it acted for, as the operator's commands print it: `max < vera`.
+      const caller = element("div", {}, [row.caller, ...(row.on_behalf_of || [])].map(shown).join(" < "));
+      tr.append(cell(when(row.at_ms)), cell(caller), cell(shown(row.tool)), cell(row.action), cell(row.outcome), cell(row.revision === null ? "–" : row.revision));
       tr.append(cell(row.preview ? element("pre", { class: "preview" }, row.preview) : ""));
       tr.append(cell(`${(row.elapsed_us / 1000).toFixed(1)} ms`));
       return tr;
