@@ -106,7 +106,7 @@ struct Served {
 }
 
 impl Served {
-    async fn start(registry: Registry, options: HttpOptions, calls: usize) -> Served {
+    async fn start(registry: Registry, options: HttpOptions) -> Served {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let tokens = BearerTokens::new()
@@ -114,8 +114,7 @@ impl Served {
             .token("eve-token", eve());
         let server = McpServer::new(registry)
             .authenticator(tokens)
-            .http_options(options)
-            .max_concurrent_calls(calls);
+            .http_options(options);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async { stopped.await.unwrap_or(()) };
@@ -272,12 +271,7 @@ async fn alice_asked(alice: &Raw, to: &str) -> (String, Events, Value) {
 
 #[tokio::test]
 async fn a_session_answers_only_the_caller_who_opened_it() {
-    let served = Served::start(
-        Registry::builder().build().unwrap(),
-        HttpOptions::default(),
-        64,
-    )
-    .await;
+    let served = Served::start(Registry::builder().build().unwrap(), HttpOptions::default()).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -339,9 +333,10 @@ async fn a_session_answers_only_the_caller_who_opened_it() {
 async fn a_question_holds_no_call_slot_and_times_out() {
     let registry = Registry::builder()
         .confirmation_ttl(Duration::from_secs(1))
+        .max_concurrent_calls(1)
         .build()
         .unwrap();
-    let served = Served::start(registry, HttpOptions::default(), 1).await;
+    let served = Served::start(registry, HttpOptions::default()).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -375,7 +370,7 @@ async fn a_question_holds_no_call_slot_and_times_out() {
 #[tokio::test]
 async fn a_stateless_server_never_asks_during_a_call() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
     let alice = Raw::new(&served, "alice-token");
     let mut request = call(1, "pay", json!({ "to": "NL-3" }));
     request["params"]["_meta"] =
@@ -396,7 +391,7 @@ async fn a_stateless_server_never_asks_during_a_call() {
 #[tokio::test]
 async fn stateless_ceilings_count_per_caller_whatever_session_header_is_sent() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -450,7 +445,7 @@ async fn in_process_ceilings_never_mix_callers_whatever_session_they_name() {
 #[tokio::test]
 async fn sessions_per_caller_are_bounded_and_freed_when_they_end() {
     let options = HttpOptions::default().sessions_per_caller(2);
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
     let (alice, eve) = (
         Raw::new(&served, "alice-token"),
         Raw::new(&served, "eve-token"),
@@ -609,7 +604,7 @@ async fn a_tool_the_caller_may_not_run_is_answered_as_an_unknown_one() {
 #[tokio::test]
 async fn over_mcp_a_hidden_tool_gets_the_unknown_tools_error() {
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
     let eve = Raw::new(&served, "eve-token");
     let error = async |name: &str| {
         let reply: Value = eve
@@ -670,7 +665,7 @@ async fn approval_prompts_show_every_hidden_character_in_every_channel() {
     assert_shown(&pending.approval_request());
 
     let options = HttpOptions::default().stateless(true).json_response(true);
-    let stateless = Served::start(registry.clone(), options, 64).await;
+    let stateless = Served::start(registry.clone(), options).await;
     let raw = Raw::new(&stateless, "alice-token");
     let fallback: Value = raw
         .post(None, &call(1, "pay", json!({ "to": SPOOF })))
@@ -706,7 +701,7 @@ async fn approval_prompts_show_every_hidden_character_in_every_channel() {
     assert_shown(&input_required["result"]["inputRequests"]);
     stateless.stop().await;
 
-    let stateful = Served::start(registry, HttpOptions::default(), 64).await;
+    let stateful = Served::start(registry, HttpOptions::default()).await;
     let raw = Raw::new(&stateful, "alice-token");
     let (session, mut stream, question) = alice_asked(&raw, SPOOF).await;
     assert_shown(&question["params"]);
@@ -724,7 +719,7 @@ async fn a_body_whose_pauses_each_stay_under_the_idle_timeout_is_read_whole() {
     let options = HttpOptions::default()
         .stateless(true)
         .idle_timeout(Duration::from_secs(2));
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer eve-token\r\n\
@@ -765,7 +760,7 @@ async fn silent_stalled_and_surplus_connections_are_closed_or_kept_waiting() {
         .header_read_timeout(Duration::from_millis(300))
         .idle_timeout(Duration::from_millis(300))
         .max_connections(2);
-    let served = Served::start(Registry::builder().build().unwrap(), options, 64).await;
+    let served = Served::start(Registry::builder().build().unwrap(), options).await;
 
     let mut silent = tokio::net::TcpStream::connect(served.address)
         .await

@@ -91,3 +91,36 @@ async fn an_operator_file_switches_tools_and_sets_settings_over_the_code() {
             .starts_with("configuration /nonexistent/toolgate.toml: ")
     );
 }
+
+#[test]
+fn the_bounds_of_an_operators_file_are_checked_as_it_is_read() {
+    use toolgate::registry::Config;
+    let bounds = Config::from_toml(
+        "max_concurrent_calls = 32\nmax_calls_per_caller = 4\nmax_unfinished_tasks_per_caller = 8\n\
+         count_window_secs = 3600\naudit_retention_days = 30",
+    )
+    .unwrap();
+    assert_eq!(bounds.max_calls_per_caller, Some(4));
+    for (file, refused) in [
+        (
+            "max_concurrent_calls = 0",
+            "`max_concurrent_calls` must be from 1 to 1000000, not 0",
+        ),
+        (
+            "count_window_secs = 0",
+            "`count_window_secs` must be from 1",
+        ),
+        (
+            "audit_retention_days = 99999999",
+            "`audit_retention_days` must be from 1 to 36500",
+        ),
+        ("max_calls_per_caller = -1", "invalid value"),
+    ] {
+        let error = Config::from_toml(file).unwrap_err().to_string();
+        assert!(error.contains(refused), "{file}: {error}");
+    }
+    assert!(
+        Config::from_toml("audit_retention_days = 0").is_ok(),
+        "0 keeps every call"
+    );
+}

@@ -15,6 +15,7 @@ mod admin;
 mod both;
 mod db;
 mod keys;
+mod limits;
 #[path = "../support/mcp_client.rs"]
 mod mcp_client;
 mod operator;
@@ -23,6 +24,8 @@ mod outage;
 mod postgres;
 mod replicas;
 mod tasks;
+#[path = "../support/tasks_client.rs"]
+mod tasks_client;
 
 use db::Db;
 

@@ -10,6 +10,7 @@ use toolgate::store::{TaskRecord, TaskStatus};
 use toolgate::{TaskError, TaskHandle};
 
 use crate::db::{Backend, Db, on_both_backends};
+use crate::tasks_client::{Client, call, connect};
 use crate::{clerk, refunds, registry};
 
 on_both_backends![
@@ -248,31 +249,6 @@ async fn another_process_answers_for_a_task_and_cancels_it(backend: Backend) {
     );
 }
 
-/// An MCP client that declares the tasks extension (and forms, for a write's approval), or not.
-#[derive(Clone)]
-struct Poller {
-    tasks: bool,
-}
-
-impl rmcp::ClientHandler for Poller {
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        let capabilities = if self.tasks {
-            rmcp::model::ClientCapabilities::builder()
-                .enable_tasks()
-                .enable_elicitation()
-                .build()
-        } else {
-            rmcp::model::ClientCapabilities::default()
-        };
-        rmcp::model::ClientConfig::new(
-            capabilities,
-            rmcp::model::Implementation::new("toolgate-tests", "0"),
-        )
-    }
-}
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, Poller>;
-
 /// A server on `registry` over Streamable HTTP on loopback, with a token for the clerk and one for
 /// another caller, and its URL.
 async fn serve(registry: &Registry) -> String {
@@ -289,32 +265,6 @@ async fn serve(registry: &Registry) -> String {
     );
     tokio::spawn(server.serve_listener(listener, std::future::pending()));
     url
-}
-
-/// A client of `url` as the caller of `token`, on the 2026-07-28 protocol: a write's approval comes back
-/// in the result, to be answered in the next round.
-async fn connect(url: &str, token: &str, tasks: bool) -> Client {
-    use rmcp::ClientServiceExt;
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
-    let lifecycle = rmcp::ClientLifecycleMode::Auto {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
-    };
-    Poller { tasks }
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(config),
-            lifecycle,
-        )
-        .await
-        .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> rmcp::model::CallToolRequestParams {
-    let mut params = rmcp::model::CallToolRequestParams::new(name.to_owned());
-    params.arguments = arguments.as_object().cloned();
-    params
 }
 
 /// The id of the task a `tools/call` answered with.

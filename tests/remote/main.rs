@@ -622,7 +622,12 @@ async fn an_http_server_that_goes_away_is_hidden_and_comes_back() {
         .call(&anyone, "calc_add", json!({ "a": 1, "b": 1 }))
         .await;
     assert_eq!(kind(&refused), Some(ErrorKind::Unavailable));
-    assert!(text(refused).contains("which is offline"));
+    let said = text(refused);
+    assert!(said.contains("which does not answer now"), "{said}");
+    assert!(
+        !said.contains(&port.to_string()),
+        "no address reaches the caller: {said}"
+    );
     assert!(registry.servers()[0].last_error.is_some());
 
     let _calc = Calc::start(&dir, port);
@@ -725,6 +730,10 @@ fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
     assert!(
         refused("[servers.web]\nurl = \"http://a\"\ntimeout_secs = 0\n")
             .contains("not a positive number")
+    );
+    assert!(
+        refused("[servers.web]\nurl = \"http://a\"\nmax_concurrent = 0\n")
+            .contains("a `max_concurrent` of 0: it would run no call")
     );
 
     let twice = Registry::builder()
@@ -939,7 +948,10 @@ async fn a_remote_servers_question_is_passed_up_to_a_client_that_can_answer_it()
     };
     let question = &asked.requests()["name"];
     assert_eq!(question["method"], "elicitation/create");
-    assert_eq!(question["params"]["message"], "What is your name?");
+    assert_eq!(
+        question["params"]["message"], "The remote server `facts` asks: What is your name?",
+        "labelled with the server it comes from"
+    );
 
     let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
     let answers = [("name".to_owned(), answer)].into_iter().collect();
