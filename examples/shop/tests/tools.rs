@@ -333,3 +333,29 @@ async fn customer_totals_run_as_a_task_whose_result_outlives_the_caller() {
     );
 }
 // ANCHOR_END: task_test
+
+#[test]
+fn an_operators_command_on_a_database_that_cannot_be_used_exits_3() {
+    let dir = std::env::temp_dir().join(format!("shop-unusable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let not_a_database = dir.join("notes.db");
+    std::fs::write(
+        &not_a_database,
+        "these are notes, not a database\n".repeat(100),
+    )
+    .unwrap();
+    let missing = dir.join("no/such/folder/shop.db");
+    for db in [&not_a_database, &missing] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_example-shop"))
+            .args(["--db", db.to_str().unwrap(), "toolgate", "tools", "list"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(toolgate::operator::UNAVAILABLE),
+            "{said}"
+        );
+        assert!(said.contains("the database cannot be used"), "{said}");
+    }
+}
