@@ -115,10 +115,10 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let opened = async {
         let store = Database::open(store.as_deref().unwrap_or(db)).await?;
         let registry = registry(Db::open(db)?, &store, config).await?;
-        Ok::<_, Box<dyn std::error::Error>>(registry)
+        Ok::<_, Box<dyn std::error::Error>>((store, registry))
     };
-    let registry = match opened.await {
-        Ok(registry) => registry,
+    let (store, registry) = match opened.await {
+        Ok(opened) => opened,
         // An operator's command says that its database cannot be used, as every command does.
         Err(error) if operating => {
             eprintln!("example-shop: the database cannot be used: {error}");
@@ -188,6 +188,10 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 .serve_listener(listener, shutdown)
                 .await?;
         } // ANCHOR_END: serve
+    }
+    // The audit's last rows, written before the process ends.
+    if !store.audit().flush(std::time::Duration::from_secs(5)).await {
+        eprintln!("example-shop: some audit rows could not be written: the database is away");
     }
     Ok(())
 }

@@ -188,7 +188,7 @@ impl Registry {
                         log,
                         extensions,
                         cancellation,
-                        waited,
+                        waited_ms,
                         ..
                     } = meta;
                     let attachments = Attachments {
@@ -197,7 +197,7 @@ impl Registry {
                         extensions,
                         cancellation,
                         answers: None,
-                        waited,
+                        waited_ms,
                     };
                     // A span wraps the body's future, so a traced call runs none in place.
                     let step = if traced.is_some() {

@@ -1,7 +1,6 @@
 //! [`Call`]: a call with its metadata, and what it carries back to a write or a question.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -41,8 +40,9 @@ pub(super) struct Meta {
     /// What a call brings back to a write or a question; boxed, as most calls bring nothing.
     pub(super) reply: Option<Box<Reply>>,
     pub(super) support: Option<ClientSupport>,
-    /// How long the call waited for a slot before it got here: it counts toward the tool's timeout.
-    pub(super) waited: Duration,
+    /// How long the call waited for a slot before it got here, in milliseconds: it counts toward the
+    /// tool's timeout. Milliseconds, so that the field fits in room `Meta` has anyway.
+    pub(super) waited_ms: u32,
 }
 
 #[derive(Debug, Default)]
@@ -194,8 +194,8 @@ impl Call {
 
     /// The call waited this long for a slot to run in: the tool's timeout is that much shorter.
     #[cfg(feature = "mcp")]
-    pub(crate) fn waited(mut self, waited: Duration) -> Self {
-        self.meta.waited = waited;
+    pub(crate) fn waited(mut self, waited: std::time::Duration) -> Self {
+        self.meta.waited_ms = u32::try_from(waited.as_millis()).unwrap_or(u32::MAX);
         self
     }
 
@@ -223,5 +223,5 @@ pub(super) struct Attachments {
     pub(super) extensions: StateMap,
     pub(super) cancellation: Option<CancellationToken>,
     pub(super) answers: Option<Arc<Answers>>,
-    pub(super) waited: Duration,
+    pub(super) waited_ms: u32,
 }

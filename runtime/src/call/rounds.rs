@@ -137,7 +137,7 @@ impl Registry {
             cancellation,
             reply,
             support,
-            waited,
+            waited_ms,
             ..
         } = meta;
         let mut attachments = Attachments {
@@ -146,7 +146,7 @@ impl Registry {
             extensions,
             cancellation,
             answers: None,
-            waited,
+            waited_ms,
         };
         let Reply {
             mut decided,

@@ -43,7 +43,7 @@ impl Registry {
             extensions,
             cancellation,
             answers,
-            waited,
+            waited_ms,
         } = attachments;
         let registered = &flight.snapshot.tools[index];
         flight.admitted = Some(index);
@@ -81,7 +81,7 @@ impl Registry {
             .tool
             .timeout
             .or(self.inner.default_timeout)
-            .map(|timeout| timeout.saturating_sub(waited));
+            .map(|timeout| timeout.saturating_sub(Duration::from_millis(u64::from(waited_ms))));
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
         let mut parts = CallParts {
             arguments,

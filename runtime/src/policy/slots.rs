@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxBuildHasher;
@@ -27,6 +28,8 @@ pub(crate) struct Slots {
     held: Mutex<HashMap<u64, usize>>,
     /// Woken when a caller gives a slot back, for callers waiting on their share.
     freed: Notify,
+    /// How many callers wait on their share: a slot given back wakes no one when none does.
+    waiting: AtomicUsize,
 }
 
 /// A slot held: given back when dropped.
@@ -64,6 +67,7 @@ impl Slots {
             per_caller: per_caller.clamp(1, max),
             held: Mutex::default(),
             freed: Notify::new(),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -85,12 +89,15 @@ impl Slots {
 
     async fn take_unbounded(&self, caller: &Caller) -> Slot<'_> {
         let key = key_of(caller.budget());
-        loop {
-            let freed = self.freed.notified();
-            if self.held_one_more(key) {
-                break;
+        if !self.held_one_more(key) {
+            let _waiting = Waiting::count(&self.waiting);
+            loop {
+                let freed = self.freed.notified();
+                if self.held_one_more(key) {
+                    break;
+                }
+                freed.await;
             }
-            freed.await;
         }
         // The share is held from here: given back if the wait below ends without a slot.
         let share = Share { slots: self, key };
@@ -128,13 +135,31 @@ impl Slots {
                 }
             }
         }
-        self.freed.notify_waiters();
+        if self.waiting.load(Ordering::Acquire) > 0 {
+            self.freed.notify_waiters();
+        }
     }
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         self.slots.give_back(self.caller);
+    }
+}
+
+/// One caller waiting on its share, counted while it waits (abandoned or not).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn count(waiting: &'a AtomicUsize) -> Self {
+        waiting.fetch_add(1, Ordering::AcqRel);
+        Waiting(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

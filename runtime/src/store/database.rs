@@ -124,6 +124,14 @@ impl Database {
 #[derive(Debug, Clone)]
 pub struct DatabaseAudit(AuditQueue);
 
+impl DatabaseAudit {
+    /// Waits until every row queued before now is written, for at most `limit`, and says whether they
+    /// were. Call it before the process exits, so that the last calls' rows are not lost.
+    pub async fn flush(&self, limit: Duration) -> bool {
+        self.0.flush(limit).await
+    }
+}
+
 impl AuditSink for DatabaseAudit {
     fn record(&self, event: &AuditEvent<'_>) {
         self.0.push(event);

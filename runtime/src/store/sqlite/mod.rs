@@ -175,7 +175,7 @@ impl SqliteStore {
         let queue = self
             .0
             .audit
-            .get_or_init(|| AuditQueue::spawn(Rows(self.clone()), Runs::OnThread));
+            .get_or_init(|| AuditQueue::spawn(Rows(Arc::downgrade(&self.0)), Runs::OnThread));
         SqliteAudit(queue.clone())
     }
 
@@ -270,19 +270,32 @@ impl ConfirmationStore for SqliteStore {
 #[derive(Debug, Clone)]
 pub struct SqliteAudit(pub(crate) AuditQueue);
 
+impl SqliteAudit {
+    /// Waits until every row queued before now is written, for at most `limit`, and says whether they
+    /// were. Call it before the process exits, so that the last calls' rows are not lost.
+    pub async fn flush(&self, limit: Duration) -> bool {
+        self.0.flush(limit).await
+    }
+}
+
 impl AuditSink for SqliteAudit {
     fn record(&self, event: &AuditEvent<'_>) {
         self.0.push(event);
     }
 }
 
-/// Writes audit rows to the file, a batch in one transaction.
-struct Rows(SqliteStore);
+/// Writes audit rows to the file, a batch in one transaction. It holds the store only while it writes,
+/// so that the store, its connection and this thread end once the application has dropped the store.
+struct Rows(std::sync::Weak<Shared>);
 
 impl WriteRows for Rows {
     async fn write(&mut self, rows: &[Row]) -> Result<(), String> {
+        let Some(shared) = self.0.upgrade() else {
+            tracing::warn!(target: "toolgate::audit", rows = rows.len(), "the database was closed before these audit rows were written");
+            return Ok(());
+        };
         // On the writer's own thread, where waiting for a lock holds up no one.
-        let mut connection = self.0.0.connection.locked();
+        let mut connection = shared.connection.locked();
         let transaction = connection.transaction().map_err(|e| e.to_string())?;
         {
             let mut insert = transaction
