@@ -141,3 +141,43 @@ async fn refusals(registry: &Registry, callers: [Caller; 3]) -> Vec<bool> {
     }
     refused
 }
+
+#[tokio::test]
+async fn a_limit_counted_in_memory_refuses_past_it_as_one_counted_in_a_database_does() {
+    let records = toolgate::sqlite::SqliteStore::in_memory().unwrap();
+    // Records only: the counts stay in this process's memory, and a limited call keeps to the common path.
+    let registry = Registry::builder()
+        .compiled_tools(["count_lamps"])
+        .records(records)
+        .load()
+        .await
+        .unwrap();
+    registry.sync("deploy").await.unwrap();
+    operate(
+        &registry,
+        &["toolgate", "limits", "set", "tool:count_lamps", "2/1m"],
+    )
+    .await;
+    let mut refused = Vec::new();
+    for _ in 0..3 {
+        refused.push(text(
+            registry.call(&clerk(), "count_lamps", json!({})).await,
+        ));
+    }
+    assert_eq!(refused[0], ("12 lamps".to_owned(), false));
+    assert_eq!(refused[1], ("12 lamps".to_owned(), false));
+    assert!(
+        refused[2].1
+            && refused[2]
+                .0
+                .contains("You may call `count_lamps` 2 times a minute"),
+        "{refused:?}"
+    );
+    let invalid = registry
+        .call(&clerk(), "count_lamps", json!({ "nope": 1 }))
+        .await;
+    assert!(
+        !text(invalid).0.contains("You may call"),
+        "an invalid call is refused for what it is"
+    );
+}

@@ -51,6 +51,15 @@ impl Registry {
         }
         let arguments = schema::validate(&registered.check, name, arguments)
             .map_err(|e| refuse(Outcome::Failed(e)))?;
+        // Rate limits counted in memory, here; a shared store's, on the path that can wait for it.
+        if let Some(rates) = &flight.snapshot.rates
+            && !replying
+            && self.inner.ceilings.shared.is_none()
+        {
+            rates
+                .take_now(&self.inner.ceilings, name, caller)
+                .map_err(|e| refuse(Outcome::Failed(e)))?;
+        }
         Ok((index, arguments))
     }
 

@@ -33,6 +33,8 @@ pub(super) struct InFlight<'a> {
     pub(super) audit_arguments: Option<Value>,
     pub(super) started: Option<Instant>,
     pub(super) action: AuditAction,
+    /// How long the call waited for a slot, in milliseconds: it counts toward the tool's timeout.
+    pub(super) waited_ms: u32,
 }
 
 /// What [`Registry::launch`](Registry) starts of an admitted call.
@@ -164,6 +166,7 @@ impl Registry {
                 audit_arguments: self.inner.audit.as_ref().map(|_| arguments.clone()),
                 started: self.inner.audit.as_ref().map(|_| Instant::now()),
                 action: AuditAction::Call,
+                waited_ms: meta.waited_ms,
             };
             let replying = meta.is_reply();
             let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
@@ -171,7 +174,7 @@ impl Registry {
                     if snapshot.tools[index].via_rounds
                         || replying
                         || caller.is_delegated()
-                        || snapshot.rates.is_some() =>
+                        || (snapshot.rates.is_some() && self.inner.ceilings.shared.is_some()) =>
                 {
                     // Boxed whole, so that the common path's state machine holds one pointer for it.
                     let rounds = self.call_with_rounds(flight, index, arguments, meta);
@@ -188,7 +191,6 @@ impl Registry {
                         log,
                         extensions,
                         cancellation,
-                        waited_ms,
                         ..
                     } = meta;
                     let attachments = Attachments {
@@ -197,7 +199,6 @@ impl Registry {
                         extensions,
                         cancellation,
                         answers: None,
-                        waited_ms,
                     };
                     // A span wraps the body's future, so a traced call runs none in place.
                     let step = if traced.is_some() {

@@ -223,5 +223,4 @@ pub(super) struct Attachments {
     pub(super) extensions: StateMap,
     pub(super) cancellation: Option<CancellationToken>,
     pub(super) answers: Option<Arc<Answers>>,
-    pub(super) waited_ms: u32,
 }

@@ -77,6 +77,7 @@ impl Registry {
                     audit_arguments: self.inner.audit.as_ref().map(|_| Value::Null),
                     started: self.inner.audit.as_ref().map(|_| Instant::now()),
                     action: AuditAction::Approve,
+                    waited_ms: 0,
                 };
                 let mut outcome = Outcome::Failed(error);
                 self.finish(&flight, &mut outcome);
@@ -101,8 +102,14 @@ impl Registry {
             true => self.inner.ceilings.take_calls(flight.caller).await,
             false => Ok(()),
         };
-        // A reply to a preview or a question is the same call: it was counted when it was first made.
-        if let (Ok(()), Some(rates), false) = (&counted, &flight.snapshot.rates, meta.is_reply()) {
+        // Rate limits a shared store counts (admission counted those in memory). A reply to a preview or a
+        // question is the same call: it was counted when it was first made.
+        if let (Ok(()), Some(rates), Some(_), false) = (
+            &counted,
+            &flight.snapshot.rates,
+            &self.inner.ceilings.shared,
+            meta.is_reply(),
+        ) {
             let tool = &flight.snapshot.tools[index].tool.name;
             counted = rates.take(&self.inner.ceilings, tool, flight.caller).await;
         }
@@ -137,7 +144,6 @@ impl Registry {
             cancellation,
             reply,
             support,
-            waited_ms,
             ..
         } = meta;
         let mut attachments = Attachments {
@@ -146,7 +152,6 @@ impl Registry {
             extensions,
             cancellation,
             answers: None,
-            waited_ms,
         };
         let Reply {
             mut decided,

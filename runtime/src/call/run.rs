@@ -43,7 +43,6 @@ impl Registry {
             extensions,
             cancellation,
             answers,
-            waited_ms,
         } = attachments;
         let registered = &flight.snapshot.tools[index];
         flight.admitted = Some(index);
@@ -77,11 +76,11 @@ impl Registry {
             return Launched::Done(refusal);
         }
         let external = cancellation.is_some();
-        let timeout = registered
-            .tool
-            .timeout
-            .or(self.inner.default_timeout)
-            .map(|timeout| timeout.saturating_sub(Duration::from_millis(u64::from(waited_ms))));
+        let mut timeout = registered.tool.timeout.or(self.inner.default_timeout);
+        if flight.waited_ms > 0 {
+            let waited = Duration::from_millis(u64::from(flight.waited_ms));
+            timeout = timeout.map(|t| t.saturating_sub(waited));
+        }
         let token = cancellation.or_else(|| timeout.map(|_| CancellationToken::new()));
         let mut parts = CallParts {
             arguments,

@@ -107,7 +107,7 @@ impl KeyRing {
     }
 
     /// A new random key for a database, with its id (`db-` and the secret's first bytes in hex).
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     pub(crate) fn fresh() -> (String, [u8; 32]) {
         let secret = crate::confirm::random_bytes::<32>();
         (format!("db-{}", crate::confirm::hex(&secret[..4])), secret)

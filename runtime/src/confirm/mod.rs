@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use canonical::{digest, digest_text};
 pub use keys::{KeyError, KeyRing};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) use store::store_failed;
 pub use store::{
     Claim, Claimed, ConfirmationStore, Decision, HOLD_MARGIN, KEEP_USED, MemoryStore, StoreFuture,

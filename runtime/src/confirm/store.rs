@@ -20,7 +20,7 @@ pub const KEEP_USED: Duration = Duration::from_secs(3600);
 
 /// The error of a store that failed or cannot be reached: the write did not run. The model is told to
 /// retry; the detail goes to the operator's log.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn store_failed(detail: &str) -> ToolError {
     tracing::error!(target: "toolgate::confirm", detail, "the confirmation store failed");
     ToolError::with_kind(
@@ -145,7 +145,7 @@ pub enum Claimed {
 
 impl Claimed {
     /// What a record of `decision` (`approve` or `decline`) and `outcome` says to a later claim.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     pub(crate) fn recorded(decision: String, outcome: Option<String>) -> Claimed {
         if decision == Decision::Decline.as_str() {
             Claimed::Declined

@@ -7,8 +7,10 @@
 //! count expires: a run count after the registry's count window, a delegation's with the delegation, a
 //! rate limit's at the end of its window; counts of a session are forgotten when it ends.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxBuildHasher;
 use std::time::Duration;
 
 use crate::caller::Caller;
@@ -101,7 +103,7 @@ pub trait CeilingStore: Send + Sync + 'static {
 
 /// The error of a shared store that could not count: `detail` for the operator's log. The pipeline tells
 /// the model only that the count cannot be reached.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn count_failed(detail: impl std::fmt::Display) -> ToolError {
     ToolError::with_kind(ErrorKind::Unavailable, detail.to_string())
 }
@@ -129,14 +131,14 @@ const SWEEP_STORE_EVERY_MS: u64 = 10_000;
 /// When a database's counts are next swept of expired ones, and whether they were full then: a store
 /// sweeps at most every ten seconds, and while full counts only what it keeps already (a new count is
 /// refused), so that its table is bounded like the memory's.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 #[derive(Debug, Default)]
 pub(crate) struct Sweep {
     next_ms: std::sync::atomic::AtomicU64,
     full: std::sync::atomic::AtomicBool,
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 impl Sweep {
     /// Whether a sweep is due at `now` (one caller of many gets `true`).
     pub(crate) fn due(&self, now: u64) -> bool {
@@ -179,11 +181,29 @@ pub(crate) enum Refused {
     Full,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A count's key as the table keeps it. It hashes as the [`RunKey`] of the same parts does, so that a
+/// count is found from borrowed parts, and only a new one is copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Key {
     caller: Box<str>,
     session: Option<Arc<str>>,
     tool: Arc<str>,
+}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.caller.hash(state);
+        self.session.as_deref().hash(state);
+        self.tool.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<Key> for RunKey<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        self.caller == &*key.caller
+            && self.session == key.session.as_deref()
+            && self.tool == &*key.tool
+    }
 }
 
 /// One count, and when it is forgotten (milliseconds since the Unix epoch).
@@ -213,13 +233,14 @@ impl Key {
             tool: Arc::from(key.tool),
         }
     }
+}
 
-    fn new(caller: &Caller, session: Option<&Arc<str>>, tool: &Arc<str>) -> Self {
-        Key {
-            caller: caller.budget().into(),
-            session: session.cloned(),
-            tool: Arc::clone(tool),
-        }
+/// The key of `caller`'s runs of `tool` in `session`.
+fn run_key<'a>(caller: &'a Caller, session: Option<&'a Arc<str>>, tool: &'a str) -> RunKey<'a> {
+    RunKey {
+        caller: caller.budget(),
+        session: session.map(|s| &**s),
+        tool,
     }
 }
 
@@ -234,7 +255,7 @@ pub(crate) struct Ceilings {
 
 #[derive(Default)]
 struct Table {
-    counts: HashMap<Key, Counted>,
+    counts: hashbrown::HashMap<Key, Counted, FxBuildHasher>,
     /// When the counts may next be swept for expired ones.
     next_sweep_ms: u64,
 }
@@ -282,7 +303,7 @@ impl Ceilings {
             return Ok(());
         }
         let table = self.counts.locked();
-        match table.counts.get(&Key::new(caller, session, tool)) {
+        match table.counts.get(&run_key(caller, session, tool)) {
             Some(c) if c.runs >= max && c.expires_ms > unix_ms() => Err(Refused::Reached),
             _ => Ok(()),
         }
@@ -300,10 +321,11 @@ impl Ceilings {
         if self.shared.is_some() {
             return Ok(());
         }
-        self.take_key(Key::new(caller, session, tool), max, self.run_expiry())
+        self.take_key(run_key(caller, session, tool), max, self.run_expiry())
     }
 
-    fn take_key(&self, key: Key, max: u32, expires_ms: u64) -> Result<(), Refused> {
+    /// Counts one of `key` in memory, lasting until `expires_ms` when it is new or past its expiry.
+    fn take_key(&self, key: RunKey<'_>, max: u32, expires_ms: u64) -> Result<(), Refused> {
         let now = unix_ms();
         let mut table = self.counts.locked();
         if let Some(counted) = table.counts.get_mut(&key) {
@@ -330,7 +352,7 @@ impl Ceilings {
             return Err(Refused::Full);
         }
         table.counts.insert(
-            key,
+            Key::of(key),
             Counted {
                 runs: 1,
                 expires_ms,
@@ -349,7 +371,7 @@ impl Ceilings {
     ) -> Result<bool, ToolError> {
         match &self.shared {
             Some(store) => store.take(key, max, expires_ms).await,
-            None => Ok(self.take_key(Key::of(key), max, expires_ms).is_ok()),
+            None => Ok(self.take_key(key, max, expires_ms).is_ok()),
         }
     }
 
@@ -423,7 +445,6 @@ impl Ceilings {
             return;
         }
         let mut table = self.counts.locked();
-        let key = Key::of(key);
         if let Some(counted) = table.counts.get_mut(&key) {
             counted.runs = counted.runs.saturating_sub(1);
             if counted.runs == 0 {

@@ -2,6 +2,10 @@
 //! [`Scope`](crate::store::Scope)), counted with the other counts (in memory, or in the store replicas
 //! share) in windows aligned to the clock, so that every replica counts in the same one.
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
 use rustc_hash::FxHashMap;
 
 use crate::caller::Caller;
@@ -10,13 +14,31 @@ use crate::store::{Rate, Records, Scope};
 
 use super::ceiling::{Ceilings, RunKey};
 
-/// The rate limits of one snapshot, by what they count.
+/// The rate limits of one snapshot, by what they count, each with the name its count is kept under.
 #[derive(Debug, Default)]
 pub(crate) struct Rates {
     caller: Option<Rate>,
-    tools: FxHashMap<Box<str>, Rate>,
-    profiles: FxHashMap<Box<str>, Rate>,
+    tools: FxHashMap<Box<str>, Limit>,
+    profiles: FxHashMap<Box<str>, Limit>,
 }
+
+#[derive(Debug)]
+struct Limit {
+    rate: Rate,
+    /// `rate:tool:NAME` or `rate:profile:NAME`: no tool has such a name, so no run count shares it.
+    counted_as: Box<str>,
+}
+
+/// What a limit a call is counted against is of, for its refusal.
+#[derive(Clone, Copy)]
+enum Of<'a> {
+    Caller,
+    Tool,
+    Profile(&'a str),
+}
+
+/// The name every caller's own count is kept under.
+const CALLER: &str = "rate:caller";
 
 impl Rates {
     /// The limits the records set, if any.
@@ -26,15 +48,32 @@ impl Rates {
         }
         let mut rates = Rates::default();
         for limit in records.limits.values() {
+            let counted = Limit {
+                rate: limit.rate,
+                counted_as: format!("rate:{}", limit.scope).into(),
+            };
             match &limit.scope {
                 Scope::Caller => rates.caller = Some(limit.rate),
-                Scope::Tool(name) => _ = rates.tools.insert(name.as_str().into(), limit.rate),
-                Scope::Profile(name) => {
-                    _ = rates.profiles.insert(name.as_str().into(), limit.rate);
-                }
+                Scope::Tool(name) => _ = rates.tools.insert(name.as_str().into(), counted),
+                Scope::Profile(name) => _ = rates.profiles.insert(name.as_str().into(), counted),
             }
         }
         Some(rates)
+    }
+
+    /// [`take`](Self::take) when `ceilings` count in memory, where counting never waits: at once, so
+    /// that a limited call keeps to the common path.
+    pub(crate) fn take_now(
+        &self,
+        ceilings: &Ceilings,
+        tool: &str,
+        caller: &Caller,
+    ) -> Result<(), ToolError> {
+        let taking = pin!(self.take(ceilings, tool, caller));
+        match taking.poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(taken) => taken,
+            Poll::Pending => unreachable!("counts in memory are taken without waiting"),
+        }
     }
 
     /// Counts a call of `tool` by `caller` against every limit that applies: each caller's (by the person
@@ -46,39 +85,12 @@ impl Rates {
         tool: &str,
         caller: &Caller,
     ) -> Result<(), ToolError> {
-        let budget = caller.budget();
-        // Whose count, under what name, and the scope and rate it counts for.
-        let mut limits: Vec<(&str, String, Scope, Rate)> = Vec::new();
-        if let Some(rate) = self.caller {
-            limits.push((budget, "rate:caller".into(), Scope::Caller, rate));
-        }
-        if let Some(&rate) = self.tools.get(tool) {
-            let scope = Scope::Tool(tool.to_owned());
-            limits.push((budget, format!("rate:{scope}"), scope, rate));
-        }
-        for profile in caller.chain().filter_map(Caller::profile) {
-            let scope = Scope::Profile(profile.to_owned());
-            if let Some(&rate) = self.profiles.get(profile)
-                && !limits.iter().any(|(.., counted, _)| *counted == scope)
-            {
-                limits.push(("", format!("rate:{scope}"), scope, rate));
-            }
-        }
         let now = crate::store::unix_ms();
-        let mut taken: Vec<RunKey<'_>> = Vec::new();
-        for (whose, name, scope, rate) in &limits {
-            let key = RunKey {
-                caller: whose,
-                session: None,
-                tool: name,
-            };
+        for (counted, (key, rate, of)) in self.applying(tool, caller).enumerate() {
             let (_, end) = rate.window(now);
             let refusal = match ceilings.count(key, rate.calls, end).await {
-                Ok(true) => {
-                    taken.push(key);
-                    continue;
-                }
-                Ok(false) => used_up(scope, *rate, tool, end - now),
+                Ok(true) => continue,
+                Ok(false) => used_up(of, rate, tool, end - now),
                 Err(error) => {
                     tracing::error!(target: "toolgate", error = error.message(), "the rate limits' counts cannot be reached");
                     ToolError::with_kind(
@@ -90,21 +102,60 @@ impl Rates {
                     )
                 }
             };
-            for key in taken {
+            // The limits before this one counted the call: it did not happen.
+            for (key, ..) in self.applying(tool, caller).take(counted) {
                 ceilings.give_back_key(key).await;
             }
             return Err(refusal);
         }
         Ok(())
     }
+
+    /// The limits a call of `tool` by `caller` counts against, in a fixed order: each with its count's
+    /// key and rate.
+    fn applying<'a>(
+        &'a self,
+        tool: &str,
+        caller: &'a Caller,
+    ) -> impl Iterator<Item = (RunKey<'a>, Rate, Of<'a>)> {
+        let budget = caller.budget();
+        let mine = move |counted_as| RunKey {
+            caller: budget,
+            session: None,
+            tool: counted_as,
+        };
+        let profiles = caller.chain().filter_map(Caller::profile);
+        [
+            self.caller.map(|rate| (mine(CALLER), rate, Of::Caller)),
+            self.tools
+                .get(tool)
+                .map(|limit| (mine(&limit.counted_as), limit.rate, Of::Tool)),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(profiles.enumerate().filter_map(move |(at, profile)| {
+            // A profile carried twice up the chain is counted once.
+            let first = caller
+                .chain()
+                .filter_map(Caller::profile)
+                .position(|p| p == profile);
+            let limit = self.profiles.get(profile).filter(|_| first == Some(at))?;
+            let key = RunKey {
+                caller: "",
+                session: None,
+                tool: &limit.counted_as,
+            };
+            Some((key, limit.rate, Of::Profile(profile)))
+        }))
+    }
 }
 
-/// The error of a call past the limit of `scope`, whose window ends in `left_ms`.
-fn used_up(scope: &Scope, rate: Rate, tool: &str, left_ms: u64) -> ToolError {
-    let who = match scope {
-        Scope::Caller => format!("You may make {rate}"),
-        Scope::Tool(_) => format!("You may call `{tool}` {}", times(rate)),
-        Scope::Profile(profile) => {
+/// The error of a call past the limit `of` something, whose window ends in `left_ms`.
+fn used_up(of: Of<'_>, rate: Rate, tool: &str, left_ms: u64) -> ToolError {
+    let who = match of {
+        Of::Caller => format!("You may make {rate}"),
+        Of::Tool => format!("You may call `{tool}` {}", times(rate)),
+        Of::Profile(profile) => {
             format!("The callers of the profile `{profile}` may make {rate} together")
         }
     };

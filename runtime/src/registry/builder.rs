@@ -465,7 +465,7 @@ impl RegistryBuilder {
     /// [`confirmation_store`](Self::confirmation_store), [`ceiling_store`](Self::ceiling_store),
     /// [`task_store`](Self::task_store) and [`audit`](Self::audit) in one call. Unless [`keys`](Self::keys) are given, the database's keys
     /// seal too.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     #[must_use]
     pub fn database(self, database: &crate::store::Database) -> Self {
         self.audit(database.audit())

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::schema::merge_settings;
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 use crate::store::Profile;
 use crate::store::{
     Edit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan, ToolRecord,
@@ -42,7 +42,7 @@ impl Registry {
     ///
     /// # Errors
     /// When there is none, or the records cannot be read.
-    #[cfg(any(feature = "operator", feature = "mcp"))]
+    #[cfg(edits)]
     pub(crate) async fn tool_record(&self, tool: &str) -> Result<ToolRecord, RecordError> {
         let mut records = self.store()?.load().await?;
         records
@@ -224,7 +224,7 @@ impl Registry {
     ///
     /// # Errors
     /// When there is none, or the records cannot be read.
-    #[cfg(any(feature = "operator", feature = "mcp"))]
+    #[cfg(edits)]
     pub(crate) async fn profile(&self, name: &str) -> Result<Profile, RecordError> {
         let mut records = self.store()?.load().await?;
         records
@@ -265,14 +265,14 @@ impl Registry {
     }
 
     /// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
-    #[cfg(any(feature = "operator", feature = "mcp"))]
+    #[cfg(edits)]
     pub(crate) async fn delete_record(&self, actor: &str, tool: &str) -> Result<u64, RecordError> {
         let revision = self.store()?.delete(actor, tool).await?;
         self.served(revision).await
     }
 
     /// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
-    #[cfg(any(feature = "operator", feature = "mcp"))]
+    #[cfg(edits)]
     pub(crate) async fn rotate_key(
         &self,
         actor: &str,
@@ -299,7 +299,7 @@ impl Registry {
     }
 
     /// Retires sealing key `id` as `actor`, and stops opening what it sealed.
-    #[cfg(any(feature = "operator", feature = "mcp"))]
+    #[cfg(edits)]
     pub(crate) async fn retire_key(&self, actor: &str, id: &str) -> Result<u64, RecordError> {
         let revision = self.store()?.retire_key(actor, id).await?;
         self.served(revision).await
@@ -314,7 +314,7 @@ impl Registry {
 }
 
 /// A key an operator added: its id, when it seals from, and the revision the rotation made.
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct Rotated {
     pub(crate) id: String,
@@ -420,7 +420,7 @@ fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
 }
 
 /// The longest a rotated key waits before it seals: long enough for every replica to hear of it.
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 const LONGEST_KEY_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// How often a watched registry forgets audit rows past the retention.

@@ -82,7 +82,7 @@ pub struct ToolCalls {
 }
 
 /// The statement that counts each tool's calls since `$1` (a backend's placeholder), most called first.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 macro_rules! calls_per_tool {
     ($since:literal) => {
         concat!(
@@ -92,12 +92,12 @@ macro_rules! calls_per_tool {
         )
     };
 }
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) use calls_per_tool;
 
 /// The audit columns a database keeps as JSON text, read back: the chain and the telemetry. Text that is
 /// not what toolgate wrote reads as nothing.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn from_json_columns(
     chain: Option<String>,
     telemetry: Option<String>,
@@ -175,13 +175,13 @@ impl AuditQuery {
     }
 
     /// The limit as a database takes it.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     pub(crate) fn limit_i64(&self) -> i64 {
         i64::try_from(self.limit).unwrap_or(i64::MAX)
     }
 
     /// The time bounds as a database takes them: from 0, to the end of time.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     pub(crate) fn bounds_i64(&self) -> (i64, i64) {
         let as_i64 = |ms: u64| i64::try_from(ms).unwrap_or(i64::MAX);
         (

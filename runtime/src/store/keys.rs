@@ -3,11 +3,11 @@
 
 use crate::confirm::KeyRing;
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 use super::record::{RecordError, RecordErrorKind};
 
 /// One key of a ring, without its secret.
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct KeyInfo<'a> {
     pub(crate) id: &'a str,
@@ -17,7 +17,7 @@ pub(crate) struct KeyInfo<'a> {
     pub(crate) sealing: bool,
 }
 
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 impl KeyInfo<'_> {
     /// Every key of `ring`, newest first.
     pub(crate) fn of(ring: &KeyRing) -> Vec<KeyInfo<'_>> {
@@ -34,7 +34,7 @@ impl KeyInfo<'_> {
 
 /// Whether key `id` of `ring` may be retired: it exists (else `NotFound`), it is not the one that seals
 /// now, and so not the last key (else `Invalid`).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn retirable(ring: &KeyRing, id: &str) -> Result<(), RecordError> {
     if !ring.keys().any(|(known, _)| known == id) {
         return Err(RecordError::new(

@@ -11,16 +11,11 @@
 //! with the feature of that name) serves several replicas.
 
 mod audit;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 mod audit_queue;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 mod database;
-#[cfg(any(
-    feature = "sqlite",
-    feature = "postgres",
-    feature = "operator",
-    feature = "mcp"
-))]
+#[cfg(any(database, edits))]
 mod keys;
 mod limit;
 #[cfg(feature = "postgres")]
@@ -32,27 +27,27 @@ mod server;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 mod tables;
 mod task;
 mod write;
 
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub use database::{Database, DatabaseAudit};
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 pub(crate) use keys::KeyInfo;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) use keys::retirable;
 pub use limit::{LimitChange, LimitEdit, LimitRecord, Rate, Scope};
-#[cfg(any(feature = "operator", feature = "mcp"))]
+#[cfg(edits)]
 pub(crate) use profile::unknown_profile;
 pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "operator"))]
+#[cfg(any(database, feature = "operator"))]
 pub(crate) use record::millis;
 pub use record::unix_ms;
 pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status, ToolRecord};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) use record::{from_json, to_json};
 pub use records::Records;
 pub use server::{ServerChange, ServerEdit, ServerRecord};

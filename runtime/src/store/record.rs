@@ -435,7 +435,7 @@ impl RecordError {
     }
 
     /// A database whose schema a newer toolgate migrated to `found`, past the `known` versions.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(database)]
     pub(crate) fn newer_schema(found: usize, known: usize) -> Self {
         RecordError::new(
             RecordErrorKind::Newer,
@@ -448,14 +448,14 @@ impl RecordError {
 }
 
 /// A record (of a tool or a profile) as a database keeps it.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn to_json<T: Serialize>(record: &T) -> Result<String, RecordError> {
     serde_json::to_string(record)
         .map_err(|e| RecordError::new(RecordErrorKind::Database, e.to_string()))
 }
 
 /// A record as a database kept it.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, RecordError> {
     serde_json::from_str(text).map_err(|e| {
         RecordError::new(

@@ -359,13 +359,13 @@ fn cancel(task: &mut TaskRecord) {
 }
 
 /// A number of milliseconds as a database keeps it.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn int(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
 /// A task as a database row gives it back: the columns are the truth, over what the record says.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(database)]
 pub(crate) fn from_row(
     version: i64,
     status: &str,
