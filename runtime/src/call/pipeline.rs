@@ -96,6 +96,7 @@ impl Registry {
     /// Runs a [`Call`] whose name the transport resolved already in `snapshot` (with
     /// [`resolve`](Self::resolve)), so that it encodes the result against the tool that ran, which a hook
     /// may have chosen.
+    #[cfg(feature = "mcp")]
     pub(crate) fn run_resolved(
         &self,
         snapshot: &Snapshot,

@@ -75,6 +75,7 @@ impl StructuredValue {
     }
 
     /// Whether it is a JSON object, known without reading the text.
+    #[cfg(feature = "mcp")]
     pub(crate) fn holds_object(&self) -> bool {
         match &self.0 {
             Repr::Value(value) => value.is_object(),

@@ -126,6 +126,7 @@ pub(crate) const DEFAULT_COUNT_WINDOW: Duration = Duration::from_secs(24 * 3600)
 const SWEEP_EVERY_MS: u64 = 1_000;
 
 /// How often a database's counts are swept of expired ones, at most.
+#[cfg(database)]
 const SWEEP_STORE_EVERY_MS: u64 = 10_000;
 
 /// When a database's counts are next swept of expired ones, and whether they were full then: a store

@@ -12,6 +12,7 @@ use rustc_hash::FxBuildHasher;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
 use crate::caller::Caller;
+#[cfg(feature = "mcp")]
 use crate::error::{ErrorKind, ToolError};
 use crate::sync::Locked;
 
@@ -46,6 +47,7 @@ pub(crate) struct Busy(pub(crate) Duration);
 
 impl Busy {
     /// The call's error, for `tool`.
+    #[cfg(feature = "mcp")]
     pub(crate) fn error(self, tool: &str) -> ToolError {
         ToolError::with_kind(
             ErrorKind::Timeout,

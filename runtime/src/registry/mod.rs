@@ -20,7 +20,9 @@ pub use config::{Config, ConfigError, ToolConfig};
 pub use delegation::{DELEGATION_PREFIX, MAX_DELEGATION_TTL};
 pub use error::BuildError;
 pub use queries::Registry;
-pub(crate) use registered::{Handler, RegisteredTool, Uses, Visibility};
+#[cfg(feature = "mcp")]
+pub(crate) use registered::Uses;
+pub(crate) use registered::{Handler, RegisteredTool, Visibility};
 #[cfg(feature = "mcp")]
 pub(crate) use snapshot::Current;
 pub(crate) use snapshot::Snapshot;

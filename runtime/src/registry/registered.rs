@@ -35,6 +35,7 @@ pub(crate) struct RegisteredTool {
     /// replicas share, which takes an await before its body runs.
     pub(crate) via_rounds: bool,
     /// What its calls may use of what a transport attaches to a call.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) uses: Uses,
     pub(crate) enabled: bool,
     /// Why it is switched off when no operator did it: a remote tool whose server is offline, or about

@@ -104,6 +104,7 @@ pub(crate) enum Runs {
     #[cfg(feature = "postgres")]
     OnRuntime,
     /// On a thread of its own: a writer that blocks (an embedded database, locked by another process).
+    #[cfg(feature = "sqlite")]
     OnThread,
 }
 
@@ -119,6 +120,7 @@ impl AuditQueue {
         match runs {
             #[cfg(feature = "postgres")]
             Runs::OnRuntime => drop(tokio::spawn(work)),
+            #[cfg(feature = "sqlite")]
             Runs::OnThread => {
                 let thread = std::thread::Builder::new().name("toolgate-audit".into());
                 let started = thread.spawn(move || {
