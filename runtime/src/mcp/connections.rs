@@ -48,21 +48,21 @@ pub(crate) struct Limits {
 }
 
 /// The answer the MCP endpoint's gate gives a request.
-pub(crate) type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+pub(crate) type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 /// What a server's connections serve: the MCP endpoint at `path`, and `router`, which routes to the
 /// endpoint too and holds every other route.
 #[derive(Clone)]
 pub(crate) struct Routes {
     pub(crate) path: Arc<str>,
-    pub(crate) endpoint: Arc<dyn Fn(Request) -> Answer + Send + Sync>,
+    pub(crate) endpoint: Arc<dyn Fn(Request) -> ResponseFuture + Send + Sync>,
     pub(crate) router: Router,
 }
 
 impl hyper::service::Service<http::Request<Incoming>> for Routes {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<Answer, RouteFuture<Infallible>>;
+    type Future = Either<ResponseFuture, RouteFuture<Infallible>>;
 
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         let request = request.map(Body::new);

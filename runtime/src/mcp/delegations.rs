@@ -25,7 +25,7 @@ const MAX_BODY: usize = 64 * 1024;
 /// What a caller asks to hand on: every name in it is an [`Ident`], checked as the body is read.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Asked {
+struct DelegationRequest {
     /// The sub-agent's id.
     to: Ident,
     role: Option<Ident>,
@@ -61,7 +61,7 @@ async fn delegate(State(endpoint): State<Endpoint>, request: Request<Body>) -> R
     let Ok(bytes) = to_bytes(body, MAX_BODY).await else {
         return bad("the body is larger than 64 KiB");
     };
-    let asked: Asked = match serde_json::from_slice(&bytes) {
+    let asked: DelegationRequest = match serde_json::from_slice(&bytes) {
         Ok(asked) => asked,
         Err(error) => return bad(&format!("the body is not a delegation request: {error}")),
     };

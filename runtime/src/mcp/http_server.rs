@@ -30,10 +30,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::admin::{self, Admins};
 use super::auth::{Credentials, Hosts, unauthorized};
-use super::connections::{self, Answer, Limits, Routes};
+use super::call::FromHttp;
+use super::connections::{self, Limits, ResponseFuture, Routes};
 use super::delegations;
 use super::direct::http::{Declined, Direct};
-use super::handler::FromHttp;
 use super::sessions::{BoundSession, BoundSessions, Opening, Unbound};
 use super::{McpHandler, McpServer};
 
@@ -471,7 +471,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Answer;
+    type Future = ResponseFuture;
 
     /// Ready: the clone of rmcp's service that a request reaches is made ready before it is called.
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
@@ -491,7 +491,7 @@ where
     H: ServerHandler + Clone + Send + Sync + 'static,
 {
     /// The answer to `request`, as the tower service and a connection's [`Routes`] give it.
-    fn answer(&self, request: Request) -> Answer {
+    fn answer(&self, request: Request) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
         let gate = Arc::clone(&self.gate);
         let direct = self.direct.clone();

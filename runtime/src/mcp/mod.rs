@@ -35,6 +35,7 @@
 pub mod admin;
 mod answers;
 mod auth;
+mod call;
 mod connections;
 mod convert;
 mod delegations;
@@ -42,8 +43,12 @@ mod direct;
 mod handler;
 mod http_server;
 mod input;
+mod listing;
 mod logging;
+mod notify;
+mod relay;
 mod repoll;
+mod server;
 mod sessions;
 mod tasks;
 mod view;
@@ -57,9 +62,10 @@ use rmcp::model::{Implementation, ToolsCapability};
 pub use crate::tool::META_CAPABILITY;
 pub use auth::{AuthFuture, Authenticator, BearerTokens};
 pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CATEGORIES, META_ERROR};
-pub use handler::{McpHandler, Notifier, ToolsOnly};
+pub use handler::{McpHandler, ToolsOnly};
 pub use http_server::HttpOptions;
 pub use input::{META_CONFIRMATION, META_PREVIEW};
+pub use notify::Notifier;
 /// The rmcp release toolgate is built on, for prompts, resources, and the client `Peer` a tool can take as
 /// `Extension<rmcp::Peer<rmcp::RoleServer>>` (sampling, elicitation).
 pub use rmcp;
@@ -317,7 +323,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
                 .get_or_insert_with(Default::default)
                 .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
         }
-        if handler::serves_view(&self.registry.snapshot()) {
+        if listing::serves_view(&self.registry.snapshot()) {
             info.capabilities
                 .resources
                 .get_or_insert_with(Default::default);
@@ -351,7 +357,7 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current()
             && let Some(revisions) = self.registry.subscribe()
         {
-            runtime.spawn(handler::relay_changes(Arc::downgrade(&shared), revisions));
+            runtime.spawn(notify::relay_changes(Arc::downgrade(&shared), revisions));
         }
         McpHandler::new(shared, self.extras.clone())
     }

@@ -46,9 +46,9 @@ pin_project_lite::pin_project! {
     pub(crate) struct Repoll<F> {
         #[pin]
         future: F,
-        signal: Arc<Signal>,
+        signal: Arc<Wakeup>,
         waker: Waker,
-        linger: Linger,
+        linger: BusyWait,
     }
 }
 
@@ -72,7 +72,7 @@ impl OpenConnections {
 
 /// A connection's linger: its server's count of connections, until when it lingers, when it last
 /// yielded, since when it has waited for its client, and how long its client takes to come back.
-struct Linger {
+struct BusyWait {
     open: OpenConnections,
     until: Option<Instant>,
     yielded: Option<Instant>,
@@ -80,11 +80,11 @@ struct Linger {
     returns: Returns,
 }
 
-impl Linger {
+impl BusyWait {
     /// The linger of a connection that `open` now counts.
     fn joining(open: OpenConnections) -> Self {
         open.count.fetch_add(1, Ordering::AcqRel);
-        Linger {
+        BusyWait {
             open,
             until: None,
             yielded: None,
@@ -161,14 +161,14 @@ impl Returns {
     }
 }
 
-impl Drop for Linger {
+impl Drop for BusyWait {
     fn drop(&mut self) {
         self.open.count.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
 /// The waker `Repoll` polls its future with: a wake during the poll is noted, any other goes to the task.
-struct Signal {
+struct Wakeup {
     state: AtomicU8,
     task: AtomicWaker,
     /// Set by a wake that reaches the task from outside, taken by the next poll.
@@ -178,7 +178,7 @@ struct Signal {
 impl<F: Future> Repoll<F> {
     /// `future`, one of the connections `open` counts.
     pub(crate) fn new(future: F, open: OpenConnections) -> Self {
-        let signal = Arc::new(Signal {
+        let signal = Arc::new(Wakeup {
             state: AtomicU8::new(IDLE),
             task: AtomicWaker::new(),
             outside: AtomicBool::new(false),
@@ -188,7 +188,7 @@ impl<F: Future> Repoll<F> {
             future,
             signal,
             waker,
-            linger: Linger::joining(open),
+            linger: BusyWait::joining(open),
         }
     }
 }
@@ -222,7 +222,7 @@ impl<F: Future> Future for Repoll<F> {
     }
 }
 
-impl Wake for Signal {
+impl Wake for Wakeup {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }

@@ -42,14 +42,14 @@ pub(crate) enum Unbound {
 }
 
 /// A session's own handler (its log level, the tools its searches found) and its client.
-pub(crate) struct Served<H> {
+pub(crate) struct Opened<H> {
     pub(crate) handler: H,
     pub(crate) peer: Peer<RoleServer>,
 }
 
 /// Where the handler of a session being opened leaves itself and its client when it answers the
 /// `initialize`: put in the opening request's parts, read after the answer.
-pub(crate) struct Opening<H>(Arc<Mutex<Option<Arc<Served<H>>>>>);
+pub(crate) struct Opening<H>(Arc<Mutex<Option<Arc<Opened<H>>>>>);
 
 impl<H> Clone for Opening<H> {
     fn clone(&self) -> Self {
@@ -64,25 +64,25 @@ impl<H> Opening<H> {
 
     /// Leaves the session's handler and client here.
     pub(crate) fn open(&self, handler: H, peer: Peer<RoleServer>) {
-        *self.0.locked() = Some(Arc::new(Served { handler, peer }));
+        *self.0.locked() = Some(Arc::new(Opened { handler, peer }));
     }
 
-    fn take(&self) -> Option<Arc<Served<H>>> {
+    fn take(&self) -> Option<Arc<Opened<H>>> {
         self.0.locked().take()
     }
 }
 
-struct Session<H> {
+struct SessionEntry<H> {
     /// Who owns it ([`Caller::owner`]), and whose sessions it counts among ([`Caller::budget`]); `None`
     /// until the `initialize` that opened it is answered.
     owner: Option<(Arc<str>, Arc<str>)>,
-    served: Option<Arc<Served<H>>>,
+    served: Option<Arc<Opened<H>>>,
     /// When a request last came for it.
     seen: Instant,
 }
 
 struct Table<H> {
-    sessions: HashMap<Arc<str>, Session<H>>,
+    sessions: HashMap<Arc<str>, SessionEntry<H>>,
     /// How many sessions each caller has open.
     open: HashMap<Arc<str>, usize>,
 }
@@ -137,7 +137,7 @@ impl<H: Send + Sync + 'static> BoundSessions<H> {
     }
 
     /// The handler and client session `id` is served with, once its `initialize` is answered.
-    pub(crate) fn served(&self, id: &str) -> Option<Arc<Served<H>>> {
+    pub(crate) fn served(&self, id: &str) -> Option<Arc<Opened<H>>> {
         let table = self.table.locked();
         table.sessions.get(id)?.served.clone()
     }
@@ -224,7 +224,7 @@ impl<H: Send + Sync + 'static> SessionManager for BoundSessions<H> {
             tokio::spawn(sweep(Weak::clone(&self.me), every));
         }
         let (id, transport) = self.inner.create_session().await?;
-        let session = Session {
+        let session = SessionEntry {
             owner: None,
             served: None,
             seen: Instant::now(),

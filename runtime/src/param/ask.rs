@@ -178,13 +178,13 @@ pub struct Root {
 #[derive(Debug)]
 pub struct Ask {
     answers: Option<Arc<Answers>>,
-    asked: Mutex<Asked>,
+    asked: Mutex<PendingQuestions>,
 }
 
 /// The questions of this round without an answer, and the first capability a question needed that the
 /// client lacks.
 #[derive(Debug, Default)]
-struct Asked {
+struct PendingQuestions {
     questions: Map<String, Value>,
     unsupported: Option<&'static str>,
 }

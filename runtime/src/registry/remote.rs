@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::remote::{
-    Health, Offer, Remote, RemoteServer, Remotes, SEPARATOR, Served, ServerStatus, offers,
+    Health, Listed, Offer, Remote, RemoteServer, Remotes, SEPARATOR, ServerStatus, offers,
     server_from_entry,
 };
 use crate::store::{
@@ -156,7 +156,7 @@ fn registered(offer: Offer, label: &str) -> Result<RegisteredTool, String> {
 }
 
 /// `registered` as its server's health allows now: withheld while the server is offline.
-fn served_now(mut registered: RegisteredTool, label: &str, served: &Served) -> RegisteredTool {
+fn served_now(mut registered: RegisteredTool, label: &str, served: &Listed) -> RegisteredTool {
     if served.health == Health::Offline {
         // Why it is offline (addresses, the transport's errors) is in the server's status, for operators.
         let reason = format!(

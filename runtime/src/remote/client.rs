@@ -69,7 +69,7 @@ impl ClientHandler for Client {
 }
 
 /// An open session with a remote server.
-pub(crate) struct Session {
+pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Client>,
     pub(crate) in_flight: InFlight,
     /// Whether it speaks 2026-07-28, where `server/discover` replaces `ping`.
@@ -81,7 +81,7 @@ pub(crate) struct Session {
     _child: Option<tokio::process::Child>,
 }
 
-impl Drop for Session {
+impl Drop for Connection {
     fn drop(&mut self) {
         for task in &self.tasks {
             task.abort();
@@ -96,7 +96,7 @@ pub(crate) async fn connect(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
     credential: Option<&str>,
-) -> Result<Session, String> {
+) -> Result<Connection, String> {
     let in_flight = InFlight::default();
     let client = Client {
         in_flight: Arc::clone(&in_flight),
@@ -211,7 +211,7 @@ pub(crate) async fn connect(
             }));
         }
     }
-    Ok(Session {
+    Ok(Connection {
         service,
         in_flight,
         discovers,

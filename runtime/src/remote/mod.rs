@@ -25,7 +25,7 @@ pub use result::tool_result;
 pub(crate) use rmcp::model::Tool as RemoteDefinition;
 pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
-pub(crate) use session::{MAX_TOOLS, Remote, Served, Signal};
+pub(crate) use session::{Changes, Listed, MAX_TOOLS, Remote};
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 
@@ -35,14 +35,14 @@ pub(crate) struct Remotes {
     declared: Vec<RemoteServer>,
     /// Those, and the ones operators added, as served now.
     servers: Mutex<Arc<[Arc<Remote>]>>,
-    pub(crate) signal: Arc<Signal>,
+    pub(crate) signal: Arc<Changes>,
     /// Whether the registry is watched, so that a server added later is kept current too.
     watching: AtomicBool,
 }
 
 impl Remotes {
     pub(crate) fn new(declared: Vec<RemoteServer>) -> Self {
-        let signal = Arc::new(Signal::default());
+        let signal = Arc::new(Changes::default());
         let servers = declared
             .iter()
             .map(|server| Arc::new(Remote::new(server.clone(), Arc::clone(&signal))))

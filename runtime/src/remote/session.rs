@@ -23,19 +23,19 @@ use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
 use crate::text::{capped, shown};
 
-use super::client::{InFlight, Session, connect};
+use super::client::{Connection, InFlight, connect};
 use super::result::tool_result;
 use super::server::RemoteServer;
 use super::status::{Health, ServerStatus};
 
 /// Tells the registry that some server's tools or health changed, so that it builds a new snapshot.
 #[derive(Debug, Default)]
-pub(crate) struct Signal {
+pub(crate) struct Changes {
     generation: AtomicU64,
     notify: Notify,
 }
 
-impl Signal {
+impl Changes {
     /// How many changes there have been.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
@@ -57,18 +57,18 @@ pub(crate) struct Remote {
     pub(crate) server: RemoteServer,
     /// The task that keeps it current, stopped when the server is removed.
     task: Mutex<Option<tokio::task::AbortHandle>>,
-    state: Mutex<State>,
-    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    state: Mutex<Condition>,
+    session: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// For a server that checks each caller's rights: a session per caller's credential.
-    per_caller: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
+    per_caller: tokio::sync::Mutex<HashMap<String, Arc<Connection>>>,
     /// The server said its tools changed.
     list_changed: Arc<Notify>,
-    signal: Arc<Signal>,
+    signal: Arc<Changes>,
     /// Its calls running now, at most `max_concurrent`.
     calls: tokio::sync::Semaphore,
 }
 
-struct State {
+struct Condition {
     health: Health,
     last_error: Option<String>,
     protocol: Option<String>,
@@ -85,7 +85,7 @@ struct State {
 }
 
 /// What the registry serves of a server now.
-pub(crate) struct Served {
+pub(crate) struct Listed {
     pub(crate) definitions: Arc<[RemoteDefinition]>,
     pub(crate) health: Health,
     pub(crate) listed: bool,
@@ -115,11 +115,11 @@ fn unreachable(label: &str, error: &str) -> ToolError {
 }
 
 impl Remote {
-    pub(crate) fn new(server: RemoteServer, signal: Arc<Signal>) -> Self {
+    pub(crate) fn new(server: RemoteServer, signal: Arc<Changes>) -> Self {
         Remote {
             calls: tokio::sync::Semaphore::new(server.max_concurrent),
             server,
-            state: Mutex::new(State {
+            state: Mutex::new(Condition {
                 health: Health::Pending,
                 last_error: None,
                 protocol: None,
@@ -154,9 +154,9 @@ impl Remote {
     }
 
     /// What it serves now.
-    pub(crate) fn served(&self) -> Served {
+    pub(crate) fn served(&self) -> Listed {
         let state = self.state.locked();
-        Served {
+        Listed {
             definitions: Arc::clone(&state.definitions),
             health: state.health,
             listed: state.listed,
@@ -374,7 +374,7 @@ impl Remote {
     }
 
     /// The session that carries `caller`'s own credential, for a server that checks each caller's rights.
-    async fn caller_session(&self, caller: &Caller) -> Result<Arc<Session>, ToolError> {
+    async fn caller_session(&self, caller: &Caller) -> Result<Arc<Connection>, ToolError> {
         let label = self.label();
         let credential = match &self.server.exchange {
             Some(exchange) => (exchange.0)(caller).await.map_err(|error| {
@@ -413,7 +413,7 @@ impl Remote {
 
     /// The session, opened if there is none or the last one closed; refused while the backoff after a
     /// failed attempt runs.
-    async fn session(&self) -> Result<Arc<Session>, String> {
+    async fn session(&self) -> Result<Arc<Connection>, String> {
         let mut slot = self.session.lock().await;
         if let Some(session) = &*slot
             && !session.service.is_closed()
@@ -457,7 +457,7 @@ impl Remote {
 
     /// A new session, as a caller with `credential` when given, unless opening it takes longer than the
     /// server's timeout.
-    async fn open(&self, credential: Option<&str>) -> Result<Session, String> {
+    async fn open(&self, credential: Option<&str>) -> Result<Connection, String> {
         let opening = connect(&self.server, Arc::clone(&self.list_changed), credential);
         self.on_time(async { opening.await.map_err(Failure::Unreachable) })
             .await
@@ -479,7 +479,7 @@ impl Remote {
             })
     }
 
-    fn answered(&self, state: &mut State) {
+    fn answered(&self, state: &mut Condition) {
         state.health = Health::Online;
         state.last_error = None;
         state.last_seen_ms = Some(crate::store::unix_ms());
@@ -563,7 +563,7 @@ async fn run(remote: Weak<Remote>) {
 /// definition that is no valid MCP tool is left out and reported on its own, so that one bad tool never
 /// takes its server's others down, and a listing past the bound is cut and the cut reported.
 async fn list_all(
-    session: &Session,
+    session: &Connection,
     label: &str,
 ) -> Result<(Vec<RemoteDefinition>, Vec<String>), Failure> {
     let peer = session.service.peer();

@@ -6,7 +6,7 @@
 //! Anything else, and any body this path does not serve, is given back for rmcp.
 //!
 //! A 2026-07-28 request is served without a session on every server, as rmcp serves it, and answered as
-//! rmcp's own dispatch answers it for the version (`Hot::negotiate`); its answer is JSON, or SSE on a
+//! rmcp's own dispatch answers it for the version (`FastRequest::negotiate`); its answer is JSON, or SSE on a
 //! server that answers so, with the HTTP status rmcp gives an error.
 //!
 //! Without sessions, each request runs with a peer of its own, taken from a pool, whose outgoing
@@ -40,9 +40,11 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 use crate::sync::Locked;
 
 use super::super::answers::json_response;
-use super::super::handler::{FromHttp, McpHandler, declares_param_headers};
+use super::super::call::FromHttp;
+use super::super::handler::McpHandler;
+use super::super::listing::declares_param_headers;
 use super::super::sessions::{BoundSession, BoundSessions};
-use super::{Answer, Hot, encode, negotiated_once};
+use super::{Answer, FastRequest, encode, negotiated_once};
 
 /// How many idle peers each protocol version keeps for the next requests.
 const POOLED_PEERS: usize = 64;
@@ -69,7 +71,7 @@ pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
     /// mostly name it alike.
     admitted_host: OnceLock<HeaderValue>,
     /// Idle peers, one pool per protocol version served without per-request negotiation.
-    pools: Vec<(ProtocolVersion, Mutex<Vec<Pooled<H>>>)>,
+    pools: Vec<(ProtocolVersion, Mutex<Vec<PooledPeer<H>>>)>,
     /// The sessions of a stateful server.
     sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
     /// Whether rmcp answers a request without a session with one JSON body when it can.
@@ -130,7 +132,7 @@ fn plain_host(host: &str) -> Option<(&str, Option<u16>)> {
 }
 
 /// A peer whose outgoing messages land in its outbox, with the idle service that drives it.
-struct Pooled<H: ServerHandler + Clone> {
+struct PooledPeer<H: ServerHandler + Clone> {
     peer: Peer<RoleServer>,
     outbox: Arc<Mutex<Vec<ServerJsonRpcMessage>>>,
     _service: RunningService<RoleServer, McpHandler<H>>,
@@ -204,7 +206,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         if parts.method != Method::POST {
             return None;
         }
-        let found = Decisive::of(&parts.headers);
+        let found = DecidingHeaders::of(&parts.headers);
         if found.origin
             || !self.host_allowed(found.host?)
             || !is_json(found.content_type?)
@@ -264,7 +266,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
             return self.answer_in_session(sessions, from, body).await;
         }
         let registry = &self.handler.shared.registry;
-        let Some(hot) = Hot::parse(&body, registry, &registry.snapshot(), false, None) else {
+        let Some(hot) = FastRequest::parse(&body, registry, &registry.snapshot(), false, None)
+        else {
             return Err(Declined(body));
         };
         let (sent, answer, status) = self.without_session(pool, from, hot, false).await;
@@ -286,7 +289,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let version = &self.pools[pool].0;
         let hot = {
             let snapshot = registry.snapshot();
-            Hot::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
+            FastRequest::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
                 let named = match hot.tool() {
                     Some(tool) => {
                         single(headers, &MCP_NAME) == Some(tool)
@@ -313,7 +316,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         &self,
         pool: usize,
         from: FromHttp<'_>,
-        mut hot: Hot,
+        mut hot: FastRequest,
         negotiating: bool,
     ) -> (Vec<ServerJsonRpcMessage>, Answer, StatusCode) {
         let pooled = self.peer(pool);
@@ -346,7 +349,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
             .and_then(|BoundSession(id)| sessions.served(id))
             .filter(|served| answers_nothing(&served.peer));
         let registry = &self.handler.shared.registry;
-        let hot = Hot::parse(&body, registry, &registry.snapshot(), false, None);
+        let hot = FastRequest::parse(&body, registry, &registry.snapshot(), false, None);
         let (Some(served), Some(mut hot)) = (served, hot) else {
             return Err(Declined(body));
         };
@@ -355,7 +358,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         Ok(events(&[], answer))
     }
 
-    fn peer(&self, pool: usize) -> Pooled<H> {
+    fn peer(&self, pool: usize) -> PooledPeer<H> {
         let (version, idle) = &self.pools[pool];
         if let Some(pooled) = idle.locked().pop() {
             return pooled;
@@ -370,14 +373,14 @@ impl<H: ServerHandler + Clone> Direct<H> {
             Outbox(Arc::clone(&outbox)),
             Some(info),
         );
-        Pooled {
+        PooledPeer {
             peer: service.peer().clone(),
             outbox,
             _service: service,
         }
     }
 
-    fn put_back(&self, pool: usize, pooled: Pooled<H>) {
+    fn put_back(&self, pool: usize, pooled: PooledPeer<H>) {
         let mut idle = self.pools[pool].1.locked();
         if idle.len() < POOLED_PEERS {
             idle.push(pooled);
@@ -400,7 +403,7 @@ fn answers_nothing(peer: &Peer<RoleServer>) -> bool {
 /// The headers this path decides on, each by its first value (as `HeaderMap::get` reads it), found in
 /// one pass over a request's headers rather than looked up one by one.
 #[derive(Default)]
-struct Decisive<'a> {
+struct DecidingHeaders<'a> {
     host: Option<&'a HeaderValue>,
     content_type: Option<&'a HeaderValue>,
     content_length: Option<&'a HeaderValue>,
@@ -411,9 +414,9 @@ struct Decisive<'a> {
     origin: bool,
 }
 
-impl<'a> Decisive<'a> {
+impl<'a> DecidingHeaders<'a> {
     fn of(headers: &'a HeaderMap) -> Self {
-        let mut found = Decisive::default();
+        let mut found = DecidingHeaders::default();
         for (name, value) in headers {
             let first = if name == header::HOST {
                 &mut found.host
@@ -449,7 +452,7 @@ fn is_json(value: &HeaderValue) -> bool {
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Whether `Accept` lists both answers plainly, without parameters or quoting for rmcp to weigh.
-fn accepts_both(headers: &HeaderMap, found: &Decisive<'_>) -> bool {
+fn accepts_both(headers: &HeaderMap, found: &DecidingHeaders<'_>) -> bool {
     (found.accepts == 1 && found.accept.is_some_and(|v| v == ACCEPT_BOTH))
         || lists_both(headers.get_all(header::ACCEPT))
 }
@@ -566,7 +569,7 @@ mod tests {
             for value in values {
                 headers.append(header::ACCEPT, HeaderValue::from_str(value).unwrap());
             }
-            let found = Decisive::of(&headers);
+            let found = DecidingHeaders::of(&headers);
             assert_eq!(accepts_both(&headers, &found), expected, "{values:?}");
         }
     }

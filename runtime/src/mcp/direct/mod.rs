@@ -8,7 +8,7 @@
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
-//! byte as rmcp writes it: `result`); on a version that negotiates per request (`Hot::negotiate`) a call
+//! byte as rmcp writes it: `result`); on a version that negotiates per request (`FastRequest::negotiate`) a call
 //! is answered as rmcp's dispatch answers it for that version and anything else goes through that
 //! dispatch itself: one dispatcher, on the task that read the request. A request is taken only when rmcp
 //! would take it the same way; anything else (another method, a `_meta` that does not declare what its
@@ -35,16 +35,17 @@ use crate::registry::{Registry, Snapshot};
 use crate::tool::TaskSupport;
 
 use self::answer::Answer;
-use self::read::Declared;
+use self::read::ClientMeta;
+use super::call::FromHttp;
 use super::convert::CallAnswer;
-use super::handler::{FromHttp, McpHandler};
+use super::handler::McpHandler;
 
 /// A request a direct loop serves.
-pub(super) struct Hot {
+pub(super) struct FastRequest {
     id: RequestId,
     meta: RequestMetaObject,
     /// What its `_meta` says of its client.
-    declared: Declared,
+    declared: ClientMeta,
     method: Method,
     /// Whether the request may send the client anything before its answer: a call of a tool that may
     /// log, report progress or reach the client's peer.
@@ -58,7 +59,7 @@ enum Method {
     Ping,
 }
 
-impl Hot {
+impl FastRequest {
     /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool of `snapshot` that only
     /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token
     /// unless `progress` may be relayed. On a version that negotiates per request (`negotiating`, the
@@ -70,8 +71,8 @@ impl Hot {
         snapshot: &Snapshot,
         progress: bool,
         negotiating: Option<&ProtocolVersion>,
-    ) -> Option<Hot> {
-        let mut hot = Hot::read(body)?;
+    ) -> Option<FastRequest> {
+        let mut hot = FastRequest::read(body)?;
         if let Method::Call(call) = &hot.method {
             hot.sends = only_reads(registry, snapshot, &call.name)?;
         }
@@ -131,7 +132,7 @@ impl Hot {
         context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
     ) -> Answer {
-        let Hot { id, method, .. } = self;
+        let FastRequest { id, method, .. } = self;
         let mut out = envelope(&id);
         let mut shared = None;
         let answered = match method {
@@ -180,7 +181,7 @@ impl Hot {
     }
 }
 
-impl Hot {
+impl FastRequest {
     /// Runs a request of a version that negotiates per request (2026-07-28) as rmcp's own dispatch of
     /// `handler` runs it (`Service::handle_request`, which checks what its `_meta` declares and shapes
     /// the result for that version), with its `context`. A call on a version the handler supports, whose
@@ -194,7 +195,7 @@ impl Hot {
         mut context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
     ) -> (Vec<u8>, Option<ErrorCode>) {
-        let Hot {
+        let FastRequest {
             id,
             method,
             declared,

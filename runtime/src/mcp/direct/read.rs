@@ -17,7 +17,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Hot, Method};
+use super::{FastRequest, Method};
 
 /// The `_meta` key of the protocol version a request names.
 const VERSION: &str = RequestMetaObject::DRAFT_REQUIRED_KEYS[0];
@@ -42,7 +42,7 @@ struct CallParams<'a> {
 
 /// What a request's `_meta` says of its client.
 #[derive(Default)]
-pub(super) struct Declared {
+pub(super) struct ClientMeta {
     /// The protocol version it names.
     pub(super) version: Option<ProtocolVersion>,
     /// Whether it declares the client's capabilities, in a form rmcp reads.
@@ -51,10 +51,10 @@ pub(super) struct Declared {
     client_info: bool,
 }
 
-impl Declared {
+impl ClientMeta {
     /// What rmcp's `meta` says, each key decoded as rmcp's accessors decode it; `None` when a key is there
     /// but does not read.
-    fn of(meta: &RequestMetaObject) -> Option<Declared> {
+    fn of(meta: &RequestMetaObject) -> Option<ClientMeta> {
         fn decoded<'a, T: Deserialize<'a>>(value: Option<&'a Value>) -> Option<Option<T>> {
             match value {
                 Some(value) => T::deserialize(value).ok().map(Some),
@@ -63,7 +63,7 @@ impl Declared {
         }
         let version = decoded::<ProtocolVersion>(meta.get(VERSION))?;
         let capabilities = decoded::<ClientCapabilities>(meta.get(CAPABILITIES))?;
-        Some(Declared {
+        Some(ClientMeta {
             version,
             capabilities: capabilities.is_some(),
             client_info: meta.contains_key(CLIENT_INFO),
@@ -87,7 +87,7 @@ impl Declared {
 /// take (one that only reads, asks nothing and runs as no task) reads neither.
 #[derive(Default)]
 struct CallMeta {
-    declared: Declared,
+    declared: ClientMeta,
     kept: RequestMetaObject,
 }
 
@@ -249,10 +249,10 @@ impl<'de> Visitor<'de> for ReadVisitor {
     }
 }
 
-impl Hot {
+impl FastRequest {
     /// The request in `body`, if it is a hot one, read as rmcp would read it, without deciding anything
     /// else yet.
-    pub(super) fn read(body: &[u8]) -> Option<Hot> {
+    pub(super) fn read(body: &[u8]) -> Option<FastRequest> {
         // Checked as UTF-8 once, whole, rather than string by string as `from_slice` does.
         let body = std::str::from_utf8(body).ok()?;
         let Read { id, method, params } = serde_json::from_str(body).ok()?;
@@ -277,18 +277,18 @@ impl Hot {
                     .as_mut()
                     .and_then(|p| p.meta.take())
                     .unwrap_or_default();
-                let declared = Declared::of(&meta)?;
+                let declared = ClientMeta::of(&meta)?;
                 (meta, declared, Method::List(page))
             }
             "ping" => {
                 let only: Option<MetaOnly> = captured(params)?;
                 let meta = only.and_then(|o| o.meta).unwrap_or_default();
-                let declared = Declared::of(&meta)?;
+                let declared = ClientMeta::of(&meta)?;
                 (meta, declared, Method::Ping)
             }
             _ => return None,
         };
-        Some(Hot {
+        Some(FastRequest {
             id,
             meta,
             declared,
@@ -384,7 +384,7 @@ mod tests {
         for method in ["tools/call", "tools/list", "ping"] {
             for meta in &metas {
                 for negotiating in [Some(&v2026), None] {
-                    let ours = Hot::read(&line(method, meta))
+                    let ours = FastRequest::read(&line(method, meta))
                         .is_some_and(|hot| hot.declared.admits(negotiating));
                     if ours {
                         assert!(
@@ -403,7 +403,7 @@ mod tests {
             (&metas[11], None),
         ] {
             for method in ["tools/call", "tools/list", "ping"] {
-                let hot = Hot::read(&line(method, meta)).unwrap();
+                let hot = FastRequest::read(&line(method, meta)).unwrap();
                 assert!(hot.declared.admits(negotiating), "{method} {meta}");
             }
         }
@@ -419,7 +419,7 @@ mod tests {
             "progressToken": "p",
             "vendor/key": [1, {"a": null}]
         });
-        let hot = Hot::read(&line("tools/call", &meta)).unwrap();
+        let hot = FastRequest::read(&line("tools/call", &meta)).unwrap();
         let mut kept = meta.as_object().unwrap().clone();
         kept.remove(CLIENT_INFO);
         kept.remove(CAPABILITIES);
@@ -430,11 +430,11 @@ mod tests {
         );
         // In a session that negotiated once, what a call would lose is rmcp's to keep.
         for key in [CLIENT_INFO, CAPABILITIES] {
-            let hot = Hot::read(&line("tools/call", &json!({ key: {} }))).unwrap();
+            let hot = FastRequest::read(&line("tools/call", &json!({ key: {} }))).unwrap();
             assert!(!hot.declared.admits(None), "{key}");
         }
         // A key said twice, which rmcp reads as its last, is rmcp's to read.
         let twice = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","_meta":{"k":1,"k":2}}}"#;
-        assert!(Hot::read(twice).is_none());
+        assert!(FastRequest::read(twice).is_none());
     }
 }

@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::super::handler::McpHandler;
-use super::{Answer, Hot, negotiated_once};
+use super::{Answer, FastRequest, negotiated_once};
 
 /// The most bytes rmcp's side of the loop buffers in each direction before its writer waits.
 const PIPE_BYTES: usize = 1 << 20;
@@ -124,11 +124,11 @@ where
                 // version its request names.
                 let (hot, inline) = match peer.as_ref().map(Peer::peer_info) {
                     Some(Some(info)) if negotiated_once(&info.protocol_version) => {
-                        (Hot::parse(&line, registry, &registry.snapshot(), true, None), false)
+                        (FastRequest::parse(&line, registry, &registry.snapshot(), true, None), false)
                     }
                     Some(None) => {
                         let version = Some(&ProtocolVersion::V_2026_07_28);
-                        let hot = Hot::parse(&line, registry, &registry.snapshot(), true, version);
+                        let hot = FastRequest::parse(&line, registry, &registry.snapshot(), true, version);
                         (hot.filter(|hot| !hot.sends()), true)
                     }
                     _ => (None, false),
