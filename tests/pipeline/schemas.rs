@@ -140,3 +140,50 @@ fn published_schemas_carry_bounds_not_rust_number_formats() {
     let limit = &find_orders.input_schema()["properties"]["limit"];
     assert_eq!(limit["minimum"], 1, "{limit}");
 }
+
+/// Every `description` in `schema`, wherever it is.
+fn descriptions<'a>(schema: &'a Value, found: &mut Vec<&'a str>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(description)) = map.get("description") {
+                found.push(description);
+            }
+            map.values().for_each(|v| descriptions(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| descriptions(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn published_schemas_describe_for_models_without_rust_examples() {
+    let registry = registry(&Ledger::default());
+    for tool in registry.tools() {
+        let mut found = Vec::new();
+        descriptions(tool.input_schema(), &mut found);
+        if let Some(output) = tool.output_schema() {
+            descriptions(output, &mut found);
+        }
+        for description in found {
+            assert!(
+                !description.contains("```") && !description.contains("[`"),
+                "{}: {description}",
+                tool.name()
+            );
+        }
+    }
+    // A page's rows say what they are in a sentence, where rustdoc's example of `Row` was.
+    let output = registry
+        .get("find_orders")
+        .unwrap()
+        .output_schema()
+        .unwrap()
+        .clone();
+    let mut found = Vec::new();
+    descriptions(&output, &mut found);
+    assert!(
+        found.contains(&"A row of a `Page`: the record's fields and its `url`."),
+        "{found:?}"
+    );
+    assert!(output.to_string().len() < 1_200, "{output}");
+}

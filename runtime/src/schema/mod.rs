@@ -1,18 +1,19 @@
 //! Input and output schemas built once per tool, and argument validation with messages a model can act on.
 
 mod plain;
+mod portable;
 
 use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
-use schemars::generate::SchemaSettings;
-use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ErrorKind, ToolError};
 use crate::param::{ParamKind, ParamSpec};
+
+use self::portable::{make_portable, settings, strip_root_annotations};
 
 /// The input schema of a compiled-in tool and the defaults to fill in before validation.
 pub(crate) struct InputSchema {
@@ -130,93 +131,6 @@ pub(crate) fn output_schema(make: fn(&mut SchemaGenerator) -> Option<Schema>) ->
         strip_root_annotations(&mut schema);
         schema
     })
-}
-
-/// Spells nullable types and numbers portably throughout `schema` (the settings' transforms reach only
-/// the definitions a generator hands over).
-fn make_portable(schema: &mut Schema) {
-    RecursiveTransform(split_nullable_type).transform(schema);
-    RecursiveTransform(portable_number).transform(schema);
-}
-
-/// JSON Schema 2020-12, with nullable types and numbers spelled portably.
-fn settings() -> SchemaSettings {
-    SchemaSettings::draft2020_12()
-        .with_transform(RecursiveTransform(split_nullable_type))
-        .with_transform(RecursiveTransform(portable_number))
-}
-
-/// schemars' Rust number formats (`"format": "uint64"`) as bounds: the formats are no JSON Schema
-/// format, and validators such as the MCP Inspector's warn on every call. The bounds say the same and are
-/// checked: `u8` is `minimum: 0, maximum: 255`, `u64` is `minimum: 0`.
-fn portable_number(schema: &mut Schema) {
-    let Some(object) = schema.as_object_mut() else {
-        return;
-    };
-    let Some(format) = object.get("format").and_then(Value::as_str) else {
-        return;
-    };
-    let (minimum, maximum): (Option<i64>, Option<i64>) = match format {
-        "int8" => (Some(i8::MIN.into()), Some(i8::MAX.into())),
-        "int16" => (Some(i16::MIN.into()), Some(i16::MAX.into())),
-        "int32" => (Some(i32::MIN.into()), Some(i32::MAX.into())),
-        "uint8" => (Some(0), Some(u8::MAX.into())),
-        "uint16" => (Some(0), Some(u16::MAX.into())),
-        "uint32" => (Some(0), Some(u32::MAX.into())),
-        "uint" | "uint64" | "uint128" => (Some(0), None),
-        "int" | "int64" | "int128" | "float" | "double" => (None, None),
-        _ => return,
-    };
-    object.remove("format");
-    for (key, bound) in [("minimum", minimum), ("maximum", maximum)] {
-        if let Some(bound) = bound {
-            object.entry(key).or_insert(bound.into());
-        }
-    }
-}
-
-/// `{"type": ["string", "null"], "maxLength": 5}` as `{"anyOf": [{"type": "string", "maxLength": 5},
-/// {"type": "null"}]}`: type arrays are legal, but clients that map schemas onto one-type dialects (Gemini's
-/// function declarations) reject them. Annotations stay at the top.
-fn split_nullable_type(schema: &mut Schema) {
-    let Some(object) = schema.as_object_mut() else {
-        return;
-    };
-    let Some(Value::Array(types)) = object.get("type") else {
-        return;
-    };
-    let others: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-    if types.len() != 2 || others.len() != 1 {
-        return;
-    }
-    let mut branch = Map::new();
-    branch.insert("type".into(), others[0].clone());
-    let keys: Vec<String> = object.keys().cloned().collect();
-    for key in keys {
-        let annotation = matches!(
-            key.as_str(),
-            "description" | "title" | "default" | "examples" | "deprecated"
-        );
-        if key != "type"
-            && !annotation
-            && let Some(value) = object.remove(&key)
-        {
-            branch.insert(key, value);
-        }
-    }
-    object.remove("type");
-    object.insert(
-        "anyOf".into(),
-        json!([Value::Object(branch), { "type": "null" }]),
-    );
-}
-
-/// Removes `$schema` and the root `title` (the Rust type's name), which clients do not need.
-fn strip_root_annotations(schema: &mut Value) {
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-    }
 }
 
 /// Compiles a validator for a tool's input schema.
@@ -463,19 +377,6 @@ pub(crate) fn merge_settings(base: &mut Value, over: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nullable_types_become_any_of() {
-        let mut schema = Schema::try_from(json!({
-            "description": "Query.", "type": ["string", "null"], "maxLength": 5
-        }))
-        .unwrap();
-        split_nullable_type(&mut schema);
-        assert_eq!(
-            schema.to_value(),
-            json!({ "description": "Query.", "anyOf": [{ "type": "string", "maxLength": 5 }, { "type": "null" }] })
-        );
-    }
 
     #[test]
     fn paths_read_like_code() {
