@@ -176,6 +176,12 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
     let body = quote!(#tg::Body::#kind(__toolgate_call));
     let check_params =
         quote_spanned!(ident.span()=> const _: () = #tg_at_fn::check_params(__TOOLGATE_PARAMS););
+    // A `State<T>` or `Extension<T>` is refused at its `T` when each call could not clone it.
+    let shareable_checks = types.iter().filter_map(|ty| {
+        let shared = shared_type(ty)?;
+        let tg_at = respan(&tg, shared.span());
+        Some(quote_spanned!(shared.span()=> const _: () = #tg_at::check_shareable::<#shared>();))
+    });
     let named_checks = tool.params.iter().zip(&tool.item.sig.inputs).map(|(param, input)| {
         let (ty, named, tg_at) = (&param.ty, param.name.is_some(), respan(&tg, input.span()));
         quote_spanned!(input.span()=> const _: () = #tg_at::check_named(<#ty as #tg::Param>::KIND, #named);)
@@ -189,6 +195,7 @@ pub(crate) fn registration(attr: &ToolAttr, tool: &ToolFn) -> TokenStream {
             #check_override
             #check_params
             #(#named_checks)*
+            #(#shareable_checks)*
 
             fn __toolgate_output() -> #tg::OutputSpec<#output> {
                 #[allow(unused_imports)]
@@ -260,6 +267,24 @@ fn humanize(name: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+/// The `T` of a parameter written `State<T>` or `Extension<T>` (by any path), which each call clones.
+fn shared_type(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "State" && last.ident != "Extension" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return None;
+    };
+    match arguments.args.first() {
+        Some(syn::GenericArgument::Type(shared)) if arguments.args.len() == 1 => Some(shared),
+        _ => None,
+    }
 }
 
 /// `tokens` with every span set to `span`, so that an expression built from them reports errors there.

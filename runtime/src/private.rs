@@ -2,6 +2,7 @@
 //! release.
 
 pub use crate::output::encode::{OutputSpec, dispatch};
+pub use crate::param::inject::check_shareable;
 pub use crate::param::spec::{
     Literal, ParamFields, ParamSpec, check_named, check_params, default_value,
 };

@@ -47,11 +47,37 @@ impl<T> std::ops::Deref for State<T> {
     }
 }
 
-impl<T: Clone + Send + Sync + 'static> Param for State<T> {
+/// What a [`State<T>`] or an [`Extension<T>`] may hold: each call gets a clone of it, from any thread, so
+/// it is `Clone + Send + Sync`, and cheap to clone (an `Arc`, a pool, a handle). Every such type is.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolgate::param::Shareable;
+///
+/// fn shareable<T: Shareable>() {}
+/// shareable::<Arc<Mutex<u32>>>(); // a `Mutex<u32>` is not `Clone`: share it behind an `Arc`
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be injected: each call gets a clone of it, and `{Self}` is not `Clone + Send + Sync`",
+    label = "each call would clone this `{Self}`",
+    note = "share it behind an `Arc`: take `State<Arc<{Self}>>` and give the builder `.state(Arc::new(value))`"
+)]
+pub trait Shareable: Clone + Send + Sync + 'static {}
+
+impl<T: Clone + Send + Sync + 'static> Shareable for T {}
+
+/// Refuses a `State<T>` or `Extension<T>` parameter whose `T` each call could not clone, at the `T` that
+/// `#[tool]` names.
+#[doc(hidden)]
+pub const fn check_shareable<T: Shareable>() {}
+
+// Any `T`, not only a `Shareable` one: a `State<T>` parameter whose `T` is not is refused where `#[tool]`
+// names it, with `Shareable`'s message, not as "not a parameter"; no such `T` can be in the state.
+impl<T: Send + Sync + 'static> Param for State<T> {
     const KIND: ParamKind = ParamKind::Injected;
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
-        parts.state::<T>().cloned().map(State).ok_or_else(|| {
+        parts.state.cloned::<T>().map(State).ok_or_else(|| {
             ToolError::with_kind(
                 ErrorKind::Internal,
                 format!("no state of type `{}`", std::any::type_name::<T>()),
@@ -227,13 +253,14 @@ impl<T> std::ops::Deref for Extension<T> {
     }
 }
 
-impl<T: Clone + Send + Sync + 'static> Param for Extension<T> {
+// Any `T`, as for `State<T>`.
+impl<T: Send + Sync + 'static> Param for Extension<T> {
     const KIND: ParamKind = ParamKind::Injected;
 
     fn extract(parts: &mut CallParts<'_>, _: &'static ParamSpec) -> Result<Self, ToolError> {
         parts
-            .extension::<T>()
-            .cloned()
+            .extensions
+            .cloned::<T>()
             .map(Extension)
             .ok_or_else(|| {
                 ToolError::new(format!(

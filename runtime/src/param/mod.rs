@@ -2,7 +2,7 @@
 //! runtime injects (state, settings, the caller, the invocation, progress, logs, cancellation, questions).
 
 mod ask;
-mod inject;
+pub(crate) mod inject;
 mod log;
 mod parts;
 mod progress;
@@ -12,7 +12,7 @@ pub(crate) use ask::{Answers, Unanswered, elicitation, unsupported};
 pub use ask::{Ask, ClientSupport, Elicited, Root};
 #[cfg(feature = "remote")]
 pub(crate) use ask::{RELAYED, relay};
-pub use inject::{Approval, Cancellation, Extension, Invocation, Settings, State};
+pub use inject::{Approval, Cancellation, Extension, Invocation, Settings, Shareable, State};
 pub use log::{Log, LogEntry, LogLevel};
 pub use parts::CallParts;
 pub(crate) use parts::StateMap;

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
 
-use super::{Answers, Invocation, Log, Progress};
+use super::{Answers, Invocation, Log, Progress, Shareable};
 
 /// The pieces of one call: its arguments, the caller, invocation metadata, application state, the tool's
 /// settings, a progress reporter and a cancellation token. [`Param`](crate::param::Param) impls read from it.
@@ -128,33 +128,63 @@ impl CallParts<'_> {
 
 /// Application state by type: a short list scanned linearly, faster than hashing for a handful of entries.
 #[derive(Default)]
-pub(crate) struct StateMap(Vec<(TypeId, &'static str, Box<dyn Any + Send + Sync>)>);
+pub(crate) struct StateMap(Vec<Shared>);
+
+/// A value of a [`StateMap`], with the clone its type had where it was put in, so that where it is taken
+/// out its type need not be known to be `Clone` (and a type that is not is refused where it is named,
+/// with [`Shareable`]'s message, rather than as "not a parameter").
+struct Shared {
+    id: TypeId,
+    name: &'static str,
+    value: Box<dyn Any + Send + Sync>,
+    clone_into: fn(&(dyn Any + Send + Sync), &mut dyn Any),
+}
+
+/// Clones `from`, a `T`, into `into`, an `Option<T>`.
+fn clone_into<T: Shareable>(from: &(dyn Any + Send + Sync), into: &mut dyn Any) {
+    if let (Some(from), Some(into)) = (from.downcast_ref::<T>(), into.downcast_mut::<Option<T>>()) {
+        *into = Some(from.clone());
+    }
+}
 
 impl StateMap {
-    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+    pub(crate) fn insert<T: Shareable>(&mut self, value: T) {
         let id = TypeId::of::<T>();
-        self.0.retain(|(t, _, _)| *t != id);
-        self.0
-            .push((id, std::any::type_name::<T>(), Box::new(value)));
+        self.0.retain(|shared| shared.id != id);
+        self.0.push(Shared {
+            id,
+            name: std::any::type_name::<T>(),
+            value: Box::new(value),
+            clone_into: clone_into::<T>,
+        });
+    }
+
+    fn find<T: 'static>(&self) -> Option<&Shared> {
+        let id = TypeId::of::<T>();
+        self.0.iter().find(|shared| shared.id == id)
     }
 
     pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
-        let id = TypeId::of::<T>();
-        self.0
-            .iter()
-            .find(|(t, _, _)| *t == id)
-            .and_then(|(_, _, v)| v.downcast_ref())
+        self.find::<T>()?.value.downcast_ref()
+    }
+
+    /// A clone of the value of type `T`.
+    pub(crate) fn cloned<T: 'static>(&self) -> Option<T> {
+        let shared = self.find::<T>()?;
+        let mut out: Option<T> = None;
+        (shared.clone_into)(&*shared.value, &mut out);
+        out
     }
 
     pub(crate) fn contains(&self, id: TypeId) -> bool {
-        self.0.iter().any(|(t, _, _)| *t == id)
+        self.0.iter().any(|shared| shared.id == id)
     }
 }
 
 impl std::fmt::Debug for StateMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
-            .entries(self.0.iter().map(|(_, name, _)| name))
+            .entries(self.0.iter().map(|shared| shared.name))
             .finish()
     }
 }

@@ -245,7 +245,7 @@ impl RegistryBuilder {
 
     /// Adds application state, injected into tools as [`State<T>`](crate::State). One value per type.
     #[must_use]
-    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+    pub fn state<T: crate::param::Shareable>(mut self, value: T) -> Self {
         self.state.insert(value);
         self
     }
