@@ -3,6 +3,8 @@
 //! everything else to rmcp.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -13,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolgate::mcp::rmcp::{Peer, RoleServer};
 use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
 use toolgate::param::CancellationToken;
+use toolgate::policy::hooks::{Hook, Lookup};
 use toolgate::prelude::*;
 use tower_service::Service;
 
@@ -129,7 +132,10 @@ async fn whoami(caller: Caller, request: toolgate::Extension<http::request::Part
 }
 
 fn server() -> McpServer {
-    let registry = Registry::builder().build().unwrap();
+    server_of(Registry::builder().build().unwrap())
+}
+
+fn server_of(registry: Registry) -> McpServer {
     McpServer::new(registry)
         .name("direct")
         .http_options(HttpOptions::default().stateless(true).json_response(true))
@@ -750,7 +756,15 @@ async fn over_http_a_tool_sees_the_same_caller_and_request_on_both_paths() {
 /// A stateful server's session opened by a client that declares `capabilities`: the router and the
 /// session id.
 async fn session(capabilities: Value, options: HttpOptions) -> (axum::Router, String) {
-    let mut router = server()
+    session_of(server(), capabilities, options).await
+}
+
+async fn session_of(
+    server: McpServer,
+    capabilities: Value,
+    options: HttpOptions,
+) -> (axum::Router, String) {
+    let mut router = server
         .http_options(options)
         .router(CancellationToken::new());
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -862,4 +876,133 @@ async fn a_session_answered_only_directly_stays_open_and_an_unused_one_idles_out
     assert_eq!(status, 404, "the session without requests was closed");
     let (status, _, _) = answer(router.call(post(&ping, false, &busy_extra)).await.unwrap()).await;
     assert_eq!(status, 200, "rmcp still serves the busy session");
+}
+
+/// Counts the lookups of tools by name.
+struct CountsLookups(Arc<AtomicUsize>);
+
+impl Hook for CountsLookups {
+    fn on_resolve(&self, lookup: Lookup<'_>, _: &toolgate::Tool) -> Option<String> {
+        if matches!(lookup, Lookup::Name(_)) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        None
+    }
+}
+
+/// A registry that counts its lookups by name, and the count.
+fn counting() -> (Registry, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let registry = Registry::builder()
+        .hook(CountsLookups(count.clone()))
+        .build()
+        .unwrap();
+    (registry, count)
+}
+
+#[tokio::test]
+async fn a_call_resolves_its_tool_once_on_every_path() {
+    let add = call(1, "add", json!({"a": 1, "b": 2}));
+    let write = call(2, "forget", json!({"what": "keys"}));
+    let once = |count: &AtomicUsize, path: &str| {
+        assert_eq!(count.swap(0, Ordering::SeqCst), 1, "{path}");
+    };
+
+    let (registry, count) = counting();
+    let outcome = registry
+        .call(&Caller::anonymous(), "add", json!({"a": 1, "b": 2}))
+        .await;
+    assert_eq!(outcome.into_result().text_for_model(), "3");
+    once(&count, "in process");
+
+    let mut pipe = Pipe::open(server_of(registry)).await;
+    pipe.send(&add).await;
+    assert_eq!(pipe.next().await["result"]["content"][0]["text"], "3");
+    once(&count, "stdio, the direct loop");
+    pipe.send(&write).await;
+    assert_eq!(
+        pipe.next().await["result"]["content"][0]["text"],
+        "forgot keys"
+    );
+    once(&count, "stdio, through rmcp");
+
+    let (registry, count) = counting();
+    let mut pipe = Pipe::connect(server_of(registry));
+    pipe.send_raw(&negotiating(&add.to_string())).await;
+    assert_eq!(pipe.next().await["result"]["content"][0]["text"], "3");
+    once(&count, "stdio, 2026-07-28, opened by rmcp");
+    pipe.send_raw(&negotiating(&add.to_string())).await;
+    assert_eq!(pipe.next().await["result"]["content"][0]["text"], "3");
+    once(&count, "stdio, 2026-07-28, the direct loop");
+    let logged = call(3, "whereabouts_logged", json!({}));
+    pipe.send_raw(&negotiating(&logged.to_string())).await;
+    assert!(pipe.next().await["result"]["content"][0]["text"].is_string());
+    once(
+        &count,
+        "stdio, 2026-07-28, a call that may send, through rmcp",
+    );
+
+    let (registry, count) = counting();
+    let mut router = server_of(registry).router(CancellationToken::new());
+    for (with_length, path) in [
+        (true, "HTTP stateless, direct"),
+        (false, "HTTP stateless, rmcp"),
+    ] {
+        let (_, _, messages) = answer(
+            router
+                .call(post(add.to_string(), with_length, &[]))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(messages[0]["result"]["content"][0]["text"], "3", "{path}");
+        once(&count, path);
+    }
+    let (_, _, messages) = answer(
+        router
+            .call(post(write.to_string(), true, &[]))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "forgot keys");
+    once(&count, "HTTP stateless, a write through rmcp");
+    let body = negotiating(&add.to_string());
+    let headers = negotiating_headers(&body);
+    let (_, _, messages) = answer(
+        router
+            .call(post(&body, true, &pairs(&headers)))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "3");
+    once(&count, "HTTP stateless, 2026-07-28");
+
+    let (registry, count) = counting();
+    let (mut router, id) = session_of(server_of(registry), json!({}), HttpOptions::default()).await;
+    let extra = [("mcp-session-id", id.as_str())];
+    for (with_length, path) in [
+        (true, "HTTP session, direct"),
+        (false, "HTTP session, rmcp"),
+    ] {
+        let (_, _, messages) = answer(
+            router
+                .call(post(add.to_string(), with_length, &extra))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(messages[0]["result"]["content"][0]["text"], "3", "{path}");
+        once(&count, path);
+    }
+    let (_, _, messages) = answer(
+        router
+            .call(post(write.to_string(), true, &extra))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "forgot keys");
+    once(&count, "HTTP session, a write through rmcp");
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::call::Call;
 use crate::caller::Caller;
 use crate::output::ToolResult;
-use crate::registry::{Registry, tools_found};
+use crate::registry::{Registry, ToolId, tools_found};
 use crate::tool::{TOOL_SEARCH, Tool};
 
 /// A model API's format for tool definitions, tool calls and tool results.
@@ -275,7 +275,7 @@ impl Registry {
     ) -> Value {
         let snapshot = self.snapshot();
         let listing = self.listing(&snapshot, caller);
-        let tool = |i: usize| &*snapshot.tools[i].tool;
+        let tool = |i: ToolId| &*snapshot.tool(i).tool;
         let mut definitions: Vec<Value> = listing
             .shown
             .iter()

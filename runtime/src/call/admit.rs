@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry, Visibility};
+use crate::registry::{RegisteredTool, Registry, ToolId, Visibility};
 use crate::schema;
 
 use super::pipeline::InFlight;
@@ -20,15 +20,15 @@ impl Registry {
         &self,
         flight: &InFlight<'_>,
         requested: &str,
-        resolved: Option<usize>,
+        resolved: Option<ToolId>,
         arguments: Value,
         replying: bool,
-    ) -> Result<(usize, Map<String, Value>), Refusal> {
+    ) -> Result<(ToolId, Map<String, Value>), Refusal> {
         let (caller, invocation) = (flight.caller, &flight.invocation);
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
-        let registered = &flight.snapshot.tools[index];
-        self.gate(registered, flight.snapshot.visibility[index], caller)?;
+        let registered = &flight.snapshot.tool(index);
+        self.gate(registered, flight.snapshot.visibility_of(index), caller)?;
         if !replying {
             self.ceiling(registered, caller, invocation, Ceilings::check)?;
         }

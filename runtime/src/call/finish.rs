@@ -14,7 +14,7 @@ impl Registry {
     /// Hooks after the call, masking of internal errors, audit.
     pub(super) fn finish(&self, flight: &InFlight<'_>, outcome: &mut Outcome) {
         if let (Some(index), Some(hook_arguments)) = (flight.admitted, &flight.hook_arguments) {
-            let tool = &flight.snapshot.tools[index].tool;
+            let tool = &flight.snapshot.tool(index).tool;
             let info = CallInfo {
                 tool,
                 caller: flight.caller,

@@ -12,7 +12,7 @@ use crate::caller::Caller;
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::AuditAction;
-use crate::registry::{Registry, Snapshot};
+use crate::registry::{Registry, Snapshot, ToolId};
 use crate::tool::{Finished, PreviewFuture, ToolFuture};
 
 use super::admit::{Refusal, unknown_tool};
@@ -27,7 +27,7 @@ pub(super) struct InFlight<'a> {
     /// The tool's own when the call carries no ids.
     pub(super) invocation: Cow<'a, Invocation>,
     /// The admitted tool; `None` when the call was refused before admission.
-    pub(super) admitted: Option<usize>,
+    pub(super) admitted: Option<ToolId>,
     /// The arguments as hooks see them; `None` when there are no hooks.
     pub(super) hook_arguments: Option<Value>,
     pub(super) audit_arguments: Option<Value>,
@@ -102,7 +102,7 @@ impl Registry {
         snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
-        resolved: Option<usize>,
+        resolved: Option<ToolId>,
     ) -> impl Future<Output = Outcome> {
         let Call {
             name,
@@ -127,7 +127,7 @@ impl Registry {
     #[allow(clippy::manual_async_fn)] // see above: an `async fn` holds its arguments twice
     fn call_with(
         &self,
-        resolved: Option<(&Snapshot, Option<usize>)>,
+        resolved: Option<(&Snapshot, Option<ToolId>)>,
         caller: &Caller,
         name: Cow<'_, str>,
         arguments: Value,
@@ -149,12 +149,12 @@ impl Registry {
                 snapshot,
                 caller,
                 invocation: match resolved {
-                    Some(i) if !meta.has_ids() => Cow::Borrowed(&snapshot.tools[i].invocation),
+                    Some(i) if !meta.has_ids() => Cow::Borrowed(&snapshot.tool(i).invocation),
                     _ => Cow::Owned(Invocation {
                         // A name no tool has is the client's choice: kept to a bounded length.
                         tool_name: resolved.map_or_else(
                             || Arc::from(crate::text::capped(name)),
-                            |i| Arc::clone(&snapshot.tools[i].tool.name),
+                            |i| Arc::clone(&snapshot.tool(i).tool.name),
                         ),
                         tool_call_id: meta.tool_call_id.take(),
                         session_id: meta.session_id.take(),
@@ -172,7 +172,7 @@ impl Registry {
             let replying = meta.is_reply();
             let mut launched = match self.admit(&flight, name, resolved, arguments, replying) {
                 Ok((index, arguments))
-                    if snapshot.tools[index].via_rounds
+                    if snapshot.tool(index).via_rounds
                         || replying
                         || caller.is_delegated()
                         || (snapshot.rates.is_some() && self.inner.ceilings.shared.is_some()) =>

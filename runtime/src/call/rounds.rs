@@ -12,7 +12,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::{APPROVAL_KEY, InputRequired, Outcome, ToolResult, Unsupported};
 use crate::param::{Answers, Approval, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolId};
 
 use super::pipeline::{InFlight, Step};
 use super::request::{Attachments, Call, Decided, Meta, Reply, Resume};
@@ -94,7 +94,7 @@ impl Registry {
     pub(super) async fn call_with_rounds(
         &self,
         mut flight: InFlight<'_>,
-        index: usize,
+        index: ToolId,
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> Outcome {
@@ -110,7 +110,7 @@ impl Registry {
             &self.inner.ceilings.shared,
             meta.is_reply(),
         ) {
-            let tool = &flight.snapshot.tools[index].tool.name;
+            let tool = &flight.snapshot.tool(index).tool.name;
             counted = rates.take(&self.inner.ceilings, tool, flight.caller).await;
         }
         let (mut outcome, claimed) = match counted {
@@ -130,11 +130,11 @@ impl Registry {
     pub(super) async fn round(
         &self,
         flight: &mut InFlight<'_>,
-        index: usize,
+        index: ToolId,
         arguments: Map<String, Value>,
         meta: Meta,
     ) -> (Outcome, Option<String>) {
-        let registered = &flight.snapshot.tools[index];
+        let registered = &flight.snapshot.tool(index);
         let (tool, caller) = (&*registered.tool.name, flight.caller);
         let confirmations = self.confirmations();
         let Meta {
@@ -287,12 +287,12 @@ impl Registry {
     pub(super) async fn approved(
         &self,
         flight: &mut InFlight<'_>,
-        index: usize,
+        index: ToolId,
         arguments: Map<String, Value>,
         grant: Grant,
         mut attachments: Attachments,
     ) -> (Outcome, Option<String>) {
-        let registered = &flight.snapshot.tools[index];
+        let registered = &flight.snapshot.tool(index);
         let mut claim = Claim::new(Decision::Approve, grant.expires_at());
         if let Some(run) = registered.tool.timeout.or(self.inner.default_timeout) {
             claim = claim.held_for(run);

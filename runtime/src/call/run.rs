@@ -19,7 +19,7 @@ use crate::output::{Outcome, Pending, ToolResult};
 use crate::param::CallParts;
 use crate::policy::ceiling::{Ceilings, Refused, RunKey};
 use crate::policy::hooks::CallInfo;
-use crate::registry::{Handler, Registry};
+use crate::registry::{Handler, Registry, ToolId};
 use crate::tool::{Body, ToolFuture};
 
 use super::admit::limit_error;
@@ -32,7 +32,7 @@ impl Registry {
     pub(super) fn launch(
         &self,
         flight: &mut InFlight<'_>,
-        index: usize,
+        index: ToolId,
         arguments: Map<String, Value>,
         attachments: Attachments,
         step: Step,
@@ -44,7 +44,7 @@ impl Registry {
             cancellation,
             answers,
         } = attachments;
-        let registered = &flight.snapshot.tools[index];
+        let registered = &flight.snapshot.tool(index);
         flight.admitted = Some(index);
         if !self.inner.hooks.is_empty() {
             let hook_arguments = Value::Object(arguments.clone());
@@ -155,10 +155,10 @@ impl Registry {
     pub(super) fn counted(
         &self,
         flight: &InFlight<'_>,
-        index: usize,
+        index: ToolId,
         launched: Launched,
     ) -> Launched {
-        let tool = &flight.snapshot.tools[index].tool;
+        let tool = &flight.snapshot.tool(index).tool;
         let (Some(store), Some(max)) = (&self.inner.ceilings.shared, tool.max_runs) else {
             return launched;
         };

@@ -8,7 +8,7 @@ use tracing::{Instrument, Level, Span};
 
 use crate::caller::Caller;
 use crate::output::Outcome;
-use crate::registry::Snapshot;
+use crate::registry::{Snapshot, ToolId};
 
 use super::pipeline::Launched;
 use super::request::Meta;
@@ -19,7 +19,7 @@ use super::request::Meta;
 pub(super) fn call_span(
     snapshot: &Snapshot,
     name: &str,
-    resolved: Option<usize>,
+    resolved: Option<ToolId>,
     caller: &Caller,
     meta: &Meta,
 ) -> Option<(Span, Instant)> {
@@ -27,7 +27,7 @@ pub(super) fn call_span(
         return None;
     }
     let tool = match resolved {
-        Some(i) => std::borrow::Cow::Borrowed(&*snapshot.tools[i].tool.name),
+        Some(i) => std::borrow::Cow::Borrowed(&*snapshot.tool(i).tool.name),
         // A name no tool has is the client's choice: bounded and escaped in every log line.
         None => crate::text::capped(name),
     };

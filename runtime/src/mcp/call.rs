@@ -18,7 +18,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::ClientSupport;
 use crate::policy::slots::{Busy, Slot};
-use crate::registry::{Snapshot, Uses, tools_found};
+use crate::registry::{Handover, Resolved, Snapshot, ToolId, Uses, tools_found};
 use crate::sync::Locked;
 use crate::tool::{TaskSupport, Tool};
 
@@ -138,10 +138,10 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
-        resolved: Option<usize>,
+        resolved: Option<ToolId>,
         context: &RequestContext<RoleServer>,
     ) -> Outcome {
-        let reports = resolved.is_none_or(|i| snapshot.tools[i].uses.reports);
+        let reports = resolved.is_none_or(|i| snapshot.tool(i).uses.reports);
         let (call, relay) = if reports {
             Relay::attach(
                 call,
@@ -215,6 +215,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
+        resolved: Option<Resolved<'_>>,
     ) -> Result<CallAnswer, ErrorData> {
         self.open()?;
         let (caller, parts) = match from {
@@ -224,18 +225,27 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
                 context.extensions.get::<http::request::Parts>(),
             ),
         };
-        // One snapshot and one lookup, after hooks: it decides the rounds, runs each one, and says how the
-        // result is encoded.
+        // One snapshot and one lookup, after hooks: the direct lane's, when it made them, whether it runs
+        // the call or handed it to rmcp's dispatch with the request. It decides the rounds, runs each one,
+        // and says how the result is encoded.
         let registry = &self.shared.registry;
-        let snapshot = registry.snapshot();
-        let resolved = registry.resolve(&snapshot, &request.name);
+        let Resolved {
+            snapshot,
+            tool: resolved,
+        } = resolved
+            .or_else(|| {
+                let handed = context.extensions.get::<Handover>();
+                let handed = handed.or_else(|| parts?.extensions.get::<Handover>());
+                handed?.resolved(&request.name)
+            })
+            .unwrap_or_else(|| Resolved::of(registry, &request.name));
         // A tool the caller may not run is answered as an unknown one, whatever its task mode. Starting a
         // task takes no slot: the task takes one when it runs.
         if let Some(index) = resolved
-            && snapshot.tools[index].tool.task_support() != TaskSupport::Forbidden
+            && snapshot.tool(index).tool.task_support() != TaskSupport::Forbidden
             && registry.may_run(&snapshot, index, &caller)
             && let Some(started) = Box::pin(self.as_task(
-                &snapshot.tools[index].tool,
+                &snapshot.tool(index).tool,
                 &request,
                 &context,
                 &caller,
@@ -247,7 +257,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         }
         // The wait for a slot counts toward the tool's timeout.
         let timeout = resolved
-            .and_then(|i| snapshot.tools[i].tool.timeout)
+            .and_then(|i| snapshot.tool(i).tool.timeout)
             .or(registry.inner.default_timeout);
         let asked_at = timeout.map(|_| std::time::Instant::now());
         let mut slot = match self.call_slot(&caller, timeout).await? {
@@ -270,7 +280,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         // Moved, not cloned, unless the client answers questions during the call and rounds may follow.
         let spare =
             matches!(questions, Questions::AsRequests(_)).then(|| (arguments.clone(), parts));
-        let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tools[i].uses);
+        let uses = resolved.map_or(Uses::EVERYTHING, |i| snapshot.tool(i).uses);
         let call = self
             .call_for(&request.name, arguments, &context, parts, uses, &caller)
             .client_support(support)
@@ -334,7 +344,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
             outcome => {
                 // Encoded against the tool that ran, which a hook may have chosen over the one named.
                 let structured_output =
-                    resolved.is_some_and(|i| snapshot.tools[i].tool.output_schema.is_some());
+                    resolved.is_some_and(|i| snapshot.tool(i).tool.output_schema.is_some());
                 match outcome {
                     Outcome::Done(result) => Ok(CallAnswer::Done {
                         result,
@@ -422,7 +432,7 @@ struct AnsweringClient<'a> {
     support: ClientSupport,
     snapshot: &'a Snapshot,
     caller: &'a Caller,
-    resolved: Option<usize>,
+    resolved: Option<ToolId>,
 }
 
 /// A JSON-RPC id as the tool call id: its number or string.

@@ -142,7 +142,7 @@ impl<H: Clone> McpHandler<H> {
         let listing = self.shared.registry.listing(&snapshot, caller);
         let visible = {
             let found = self.session.found.locked();
-            listing.with(|i| found.contains(&snapshot.tools[i].tool.name))
+            listing.with(|i| found.contains(&snapshot.tool(i).tool.name))
         };
         // The page kept in place, in the vector of every visible tool: at most `page_size` tools, and no
         // more than `MAX_PAGE_BYTES` of definitions after the first, so that a page of long definitions
@@ -152,7 +152,7 @@ impl<H: Clone> McpHandler<H> {
         let spans = all_definitions(&snapshot).map_or(&[][..], |d| &d.spans[..]);
         let (mut taken, mut bytes) = (0, 0);
         for &i in tools.iter().take(page_size) {
-            bytes += spans.get(i).map_or(0, ExactSizeIterator::len);
+            bytes += spans.get(i.index()).map_or(0, ExactSizeIterator::len);
             if taken > 0 && bytes > MAX_PAGE_BYTES {
                 break;
             }

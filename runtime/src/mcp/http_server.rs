@@ -544,7 +544,13 @@ where
                     };
                     match direct.answer(pool, from, bytes).await {
                         Ok(response) => return Ok(tracked(response, open)),
-                        Err(Declined(bytes)) => (Body::from(bytes), None),
+                        Err(Declined(bytes, handover)) => {
+                            // The call's lookup goes with it, so that rmcp's dispatch runs it there.
+                            if let Some(handover) = handover {
+                                parts.extensions.insert(handover);
+                            }
+                            (Body::from(bytes), None)
+                        }
                     }
                 }
                 _ => {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use rmcp::model::{Cursor, Tool as McpTool};
 
-use crate::registry::{Current, Snapshot};
+use crate::registry::{Current, Snapshot, ToolId};
 
 use super::convert;
 
@@ -82,7 +82,7 @@ pub(super) fn definitions(snapshot: &Snapshot) -> &[McpTool] {
 /// One page of a `tools/list`: the indices of the tools listed, and the cursor of the next page.
 pub(crate) struct ToolsPage<'a> {
     pub(crate) snapshot: Current<'a>,
-    pub(crate) tools: Vec<usize>,
+    pub(crate) tools: Vec<ToolId>,
     pub(crate) next: Option<Cursor>,
 }
 
@@ -103,7 +103,7 @@ impl ToolsPage<'_> {
     pub(crate) fn result_json(&self, out: &mut Vec<u8>) {
         let (listing, spans) = all_definitions(&self.snapshot)
             .map_or((&[][..], &[][..]), |d| (&d.listing[..], &d.spans[..]));
-        let json = |i: usize| &listing[spans[i].clone()];
+        let json = |i: ToolId| &listing[spans[i.index()].clone()];
         // Sized once for the whole page, rather than grown as each tool's text is copied in.
         out.reserve(self.tools.iter().map(|&i| json(i).len() + 1).sum::<usize>() + 64);
         out.extend_from_slice(LISTING_START);
@@ -150,7 +150,7 @@ mod tests {
             .build()
             .unwrap();
         let page = |tools: Vec<usize>, next: Option<&str>| ToolsPage {
-            tools,
+            tools: tools.into_iter().map(ToolId::at).collect(),
             snapshot: registry.snapshot(),
             next: next.map(Cursor::from),
         };

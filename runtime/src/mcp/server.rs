@@ -64,7 +64,11 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     ) -> Result<ListToolsResult, ErrorData> {
         let page = self.page(request, &self.caller(&context))?;
         let definitions = definitions(&page.snapshot);
-        let tools = page.tools.iter().map(|&i| definitions[i].clone()).collect();
+        let tools = page
+            .tools
+            .iter()
+            .map(|&i| definitions[i.index()].clone())
+            .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = page.next;
         Ok(result)
@@ -73,7 +77,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     fn get_tool(&self, name: &str) -> Option<McpTool> {
         let snapshot = self.shared.registry.snapshot();
         let index = *snapshot.by_name.get(name)?;
-        Some(definitions(&snapshot)[index].clone())
+        Some(definitions(&snapshot)[index.index()].clone())
     }
 
     async fn call_tool(
@@ -81,7 +85,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.answer_call(request, context, None)
+        self.answer_call(request, context, None, None)
             .await
             .map(CallAnswer::into_response)
     }

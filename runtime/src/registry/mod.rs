@@ -24,5 +24,5 @@ pub use queries::Registry;
 pub(crate) use registered::Uses;
 pub(crate) use registered::{Handler, RegisteredTool, Visibility};
 #[cfg(feature = "mcp")]
-pub(crate) use snapshot::Current;
-pub(crate) use snapshot::Snapshot;
+pub(crate) use snapshot::{Current, Handover, Resolved};
+pub(crate) use snapshot::{Snapshot, ToolId};

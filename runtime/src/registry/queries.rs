@@ -16,7 +16,7 @@ use crate::policy::{AuditSink, Authorizer};
 use crate::tool::Tool;
 
 use super::registered::{RegisteredTool, Visibility};
-use super::snapshot::{Current, Live, Snapshot, Tools};
+use super::snapshot::{Current, Live, Snapshot, ToolId, Tools};
 
 /// All the tools an application offers, with the policy that decides who sees and runs them.
 ///
@@ -74,14 +74,14 @@ pub(crate) struct Inner {
 /// What one caller may run, split into the tools they get up front and those left to `tool_search`.
 pub(crate) struct Listing {
     /// In listing order; `tool_search` is among them when something is deferred.
-    pub(crate) shown: Vec<usize>,
+    pub(crate) shown: Vec<ToolId>,
     /// In listing order.
-    pub(crate) deferred: Vec<usize>,
+    pub(crate) deferred: Vec<ToolId>,
 }
 
 impl Listing {
     /// The tools shown with the deferred ones `loaded` picks, in listing order.
-    pub(crate) fn with(self, mut loaded: impl FnMut(usize) -> bool) -> Vec<usize> {
+    pub(crate) fn with(self, mut loaded: impl FnMut(ToolId) -> bool) -> Vec<ToolId> {
         let mut indices = self.shown;
         let shown = indices.len();
         indices.extend(self.deferred.into_iter().filter(|&i| loaded(i)));
@@ -120,7 +120,7 @@ impl Registry {
         let snapshot = self.snapshot();
         self.visible_tools(&snapshot, caller)
             .into_iter()
-            .map(|i| &snapshot.tools[i].tool)
+            .map(|i| &snapshot.tool(i).tool)
             .filter(|tool| tool.categories.iter().any(|c| c == category))
             .map(Arc::clone)
             .collect()
@@ -129,13 +129,13 @@ impl Registry {
     /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
     pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
-        let index = (0..snapshot.tools.len()).find(|&i| {
-            snapshot.tools[i].tool.capability.as_deref() == Some(capability)
+        let index = snapshot.ids().find(|&i| {
+            snapshot.tool(i).tool.capability.as_deref() == Some(capability)
                 && self.may_see(&snapshot, i, caller, None)
         })?;
         let index = self.redirect(&snapshot, Lookup::Capability(capability), index);
         self.may_see(&snapshot, index, caller, None)
-            .then(|| Arc::clone(&snapshot.tools[index].tool))
+            .then(|| Arc::clone(&snapshot.tool(index).tool))
     }
 
     /// The tools `caller` may run that best match `query`, best first: ranked with BM25 over their names,
@@ -148,9 +148,10 @@ impl Registry {
             .search_index()
             .ranked(query)
             .into_iter()
+            .map(|(index, score)| (ToolId::at(index), score))
             .filter(|&(index, _)| self.may_see(&snapshot, index, caller, held.as_deref()))
             .take(limit)
-            .map(|(index, _)| Arc::clone(&snapshot.tools[index].tool))
+            .map(|(index, _)| Arc::clone(&snapshot.tool(index).tool))
             .collect()
     }
 
@@ -158,7 +159,7 @@ impl Registry {
     pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
         let index = *snapshot.by_name.get(name)?;
-        Some(Arc::clone(&snapshot.tools[index].tool))
+        Some(Arc::clone(&snapshot.tool(index).tool))
     }
 
     /// The tool `name` resolves to, when `caller` may see it and run it now.
@@ -166,7 +167,7 @@ impl Registry {
         let snapshot = self.snapshot();
         let index = self.resolve(&snapshot, name)?;
         self.may_run(&snapshot, index, caller)
-            .then(|| Arc::clone(&snapshot.tools[index].tool))
+            .then(|| Arc::clone(&snapshot.tool(index).tool))
     }
 
     /// The settings a tool runs with now, the operator's merged over the code's and the configuration
@@ -175,7 +176,7 @@ impl Registry {
     pub(crate) fn settings_of(&self, name: &str) -> Option<Arc<serde_json::Value>> {
         let snapshot = self.snapshot();
         let index = *snapshot.by_name.get(name)?;
-        snapshot.tools[index].settings.clone()
+        snapshot.tool(index).settings.clone()
     }
 
     /// Every tool, in listing order, whoever may run it (for administration).
@@ -251,7 +252,7 @@ impl Registry {
         let many = self.inner.defer_above.is_some_and(|n| shown.len() > n);
         let mut deferred = Vec::new();
         shown.retain(|&i| {
-            let defer = snapshot.visibility[i].defer.applies(many);
+            let defer = snapshot.visibility_of(i).defer.applies(many);
             if defer {
                 deferred.push(i);
             }
@@ -270,13 +271,13 @@ impl Registry {
     }
 
     /// The indices of the tools `caller` may see, in listing order: the one filter every listing uses.
-    fn visible_tools(&self, snapshot: &Snapshot, caller: &Caller) -> Vec<usize> {
+    fn visible_tools(&self, snapshot: &Snapshot, caller: &Caller) -> Vec<ToolId> {
         let abilities_held = self.abilities_held(snapshot, caller);
         // Sized for every tool, so that a listing of many grows no vector as it goes.
         let mut visible = Vec::with_capacity(snapshot.visibility.len());
-        for index in 0..snapshot.visibility.len() {
-            if self.may_see(snapshot, index, caller, abilities_held.as_deref()) {
-                visible.push(index);
+        for id in snapshot.ids() {
+            if self.may_see(snapshot, id, caller, abilities_held.as_deref()) {
+                visible.push(id);
             }
         }
         visible
@@ -291,23 +292,23 @@ impl Registry {
             .then(|| snapshot.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
-    /// Whether `caller` may see the tool at `index` of `snapshot`: from its visibility, and from its entry
-    /// only when that does not decide (a narrowed caller, an authorizer, abilities to check).
-    #[inline]
     /// Whether `caller` may see and run the tool at `index` of `snapshot` now: what a transport asks
     /// before it tells a caller anything of a tool, so that one it may not run is an unknown one.
-    pub(crate) fn may_run(&self, snapshot: &Snapshot, index: usize, caller: &Caller) -> bool {
+    pub(crate) fn may_run(&self, snapshot: &Snapshot, index: ToolId, caller: &Caller) -> bool {
         self.may_see(snapshot, index, caller, None)
     }
 
+    /// Whether `caller` may see the tool at `index` of `snapshot`: from its visibility, and from its entry
+    /// only when that does not decide (a narrowed caller, an authorizer, abilities to check).
+    #[inline]
     fn may_see(
         &self,
         snapshot: &Snapshot,
-        index: usize,
+        index: ToolId,
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
-        let (registered, visibility) = (&snapshot.tools[index], snapshot.visibility[index]);
+        let (registered, visibility) = (&snapshot.tool(index), snapshot.visibility_of(index));
         self.availability(registered, visibility).is_ok()
             && self.authorized(registered, visibility, caller, abilities_held)
     }
@@ -374,14 +375,14 @@ impl Registry {
     }
 
     /// The index of the tool for a name in `snapshot`, after resolution hooks.
-    pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<usize> {
+    pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<ToolId> {
         let index = *snapshot.by_name.get(name)?;
         Some(self.redirect(snapshot, Lookup::Name(name), index))
     }
 
     /// `index`, or the tool a resolution hook names instead. Without hooks (inlined) one check.
     #[inline]
-    fn redirect(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: usize) -> usize {
+    fn redirect(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: ToolId) -> ToolId {
         if self.inner.hooks.is_empty() {
             return index;
         }
@@ -392,10 +393,10 @@ impl Registry {
         &self,
         snapshot: &Snapshot,
         lookup: Lookup<'_>,
-        mut index: usize,
-    ) -> usize {
+        mut index: ToolId,
+    ) -> ToolId {
         for hook in &self.inner.hooks {
-            if let Some(other) = hook.on_resolve(lookup, &snapshot.tools[index].tool) {
+            if let Some(other) = hook.on_resolve(lookup, &snapshot.tool(index).tool) {
                 match snapshot.by_name.get(other.as_str()) {
                     Some(&i) => index = i,
                     None => tracing::warn!(
@@ -410,10 +411,10 @@ impl Registry {
 }
 
 /// The tools at `indices` of `snapshot`.
-fn tools_at(snapshot: &Snapshot, indices: &[usize]) -> Vec<Arc<Tool>> {
+fn tools_at(snapshot: &Snapshot, indices: &[ToolId]) -> Vec<Arc<Tool>> {
     indices
         .iter()
-        .map(|&i| Arc::clone(&snapshot.tools[i].tool))
+        .map(|&i| Arc::clone(&snapshot.tool(i).tool))
         .collect()
 }
 

@@ -14,12 +14,29 @@ use crate::store::RecordStore;
 
 use super::registered::{RegisteredTool, Visibility};
 
+/// A tool of one snapshot: what a name resolves to, and what each step of a call reads the tool by. It
+/// means something only in the snapshot that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct ToolId(usize);
+
+impl ToolId {
+    /// The tool at `index` of a snapshot's tools.
+    pub(crate) fn at(index: usize) -> Self {
+        ToolId(index)
+    }
+
+    /// Its place among the snapshot's tools.
+    pub(crate) fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// The tools in listing order, their index by name, and the abilities they require.
 pub(crate) struct Snapshot {
     pub(crate) tools: Vec<RegisteredTool>,
     /// What decides who sees each tool, in the same order.
     pub(crate) visibility: Vec<Visibility>,
-    pub(crate) by_name: FxHashMap<Box<str>, usize>,
+    pub(crate) by_name: FxHashMap<Box<str>, ToolId>,
     /// Every ability some tool requires, sorted; a tool's `required` indexes into it.
     pub(crate) abilities: Vec<String>,
     /// The operator's policy revision the snapshot was built from (0 without records).
@@ -30,7 +47,7 @@ pub(crate) struct Snapshot {
     /// tools until they are loaded.
     pub(crate) loaded: bool,
     /// Where the built-in `tool_search` is, when some tool may be deferred.
-    pub(crate) tool_search: Option<usize>,
+    pub(crate) tool_search: Option<ToolId>,
     /// The operator's rate limits, when there are any: calls then take the path that counts them.
     pub(crate) rates: Option<Arc<crate::policy::rates::Rates>>,
     /// The search index of these tools, made on first search.
@@ -65,9 +82,12 @@ impl Snapshot {
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(i, r)| (Box::from(&*r.tool.name), i))
+            .map(|(i, r)| (Box::from(&*r.tool.name), ToolId(i)))
             .collect();
-        let tool_search = tools.iter().position(|r| r.tool.is_tool_search());
+        let tool_search = tools
+            .iter()
+            .position(|r| r.tool.is_tool_search())
+            .map(ToolId);
         Snapshot {
             tool_search,
             tools,
@@ -83,6 +103,23 @@ impl Snapshot {
         }
     }
 
+    /// The tool `id` names.
+    #[inline]
+    pub(crate) fn tool(&self, id: ToolId) -> &RegisteredTool {
+        &self.tools[id.0]
+    }
+
+    /// What decides who sees tool `id`.
+    #[inline]
+    pub(crate) fn visibility_of(&self, id: ToolId) -> Visibility {
+        self.visibility[id.0]
+    }
+
+    /// Every tool, with its id, in listing order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = ToolId> + use<> {
+        (0..self.tools.len()).map(ToolId)
+    }
+
     /// The search index of these tools, by their positions.
     pub(crate) fn search_index(&self) -> &Index {
         self.search
@@ -92,8 +129,8 @@ impl Snapshot {
     /// Whether a call of the tool a name resolved to may end with a question for the client (a write's
     /// approval, an `Ask`): it takes more than one round.
     #[cfg(feature = "mcp")]
-    pub(crate) fn may_ask(&self, resolved: Option<usize>) -> bool {
-        resolved.is_some_and(|i| self.tools[i].has_rounds)
+    pub(crate) fn may_ask(&self, resolved: Option<ToolId>) -> bool {
+        resolved.is_some_and(|i| self.tool(i).has_rounds)
     }
 
     /// What `derive` makes of these tools, made once per snapshot. One transport type uses it (MCP, for
@@ -144,10 +181,57 @@ impl Live {
     }
 }
 
-/// The snapshot a call holds until it finishes: borrowed from a fixed registry, or an arc-swap guard (no
-/// refcount traffic) of a live one.
+/// A name resolved once for a call: the snapshot it was resolved in, and the tool it names there, if any.
+pub(crate) struct Resolved<'a> {
+    pub(crate) snapshot: Current<'a>,
+    pub(crate) tool: Option<ToolId>,
+}
+
+impl<'a> Resolved<'a> {
+    /// `name` resolved in `registry`'s current snapshot, after the resolution hooks.
+    pub(crate) fn of(registry: &'a super::Registry, name: &str) -> Self {
+        let snapshot = registry.snapshot();
+        let tool = registry.resolve(&snapshot, name);
+        Resolved { snapshot, tool }
+    }
+
+    /// The resolution of `name` as a value of its own, for a call that another path will run.
+    pub(crate) fn handed_over(&self, name: &str) -> Handover {
+        let snapshot = match &self.snapshot {
+            Current::Borrowed(snapshot) => Arc::clone(snapshot),
+            Current::Live(guard) => Arc::clone(guard),
+        };
+        Handover {
+            name: name.into(),
+            snapshot,
+            tool: self.tool,
+        }
+    }
+}
+
+/// A call's resolution handed from the path that resolved it to the one that runs it (from a transport's
+/// own loop to rmcp's dispatch, say), so that its hooks run once: the name, its snapshot and its tool.
+#[derive(Clone)]
+pub(crate) struct Handover {
+    name: Box<str>,
+    snapshot: Arc<Snapshot>,
+    tool: Option<ToolId>,
+}
+
+impl Handover {
+    /// The resolution again, for a call of `name`: none for a call of another name.
+    pub(crate) fn resolved(&self, name: &str) -> Option<Resolved<'_>> {
+        (*self.name == *name).then(|| Resolved {
+            snapshot: Current::Borrowed(&self.snapshot),
+            tool: self.tool,
+        })
+    }
+}
+
+/// The snapshot a call holds until it finishes: borrowed (from a fixed registry, or from whoever resolved
+/// the call), or an arc-swap guard (no refcount traffic) of a live registry.
 pub(crate) enum Current<'a> {
-    Fixed(&'a Snapshot),
+    Borrowed(&'a Arc<Snapshot>),
     Live(Guard<Arc<Snapshot>>),
 }
 
@@ -155,7 +239,7 @@ impl Tools {
     #[inline]
     pub(crate) fn current(&self) -> Current<'_> {
         match self {
-            Tools::Fixed(snapshot) => Current::Fixed(snapshot),
+            Tools::Fixed(snapshot) => Current::Borrowed(snapshot),
             Tools::Live(live) => Current::Live(live.current.load()),
         }
     }
@@ -167,7 +251,7 @@ impl Deref for Current<'_> {
     #[inline]
     fn deref(&self) -> &Snapshot {
         match self {
-            Current::Fixed(snapshot) => snapshot,
+            Current::Borrowed(snapshot) => snapshot,
             Current::Live(guard) => guard,
         }
     }

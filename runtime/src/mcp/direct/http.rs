@@ -37,6 +37,7 @@ use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{Peer, RoleServer, ServerHandler};
 
+use crate::registry::{Handover, Registry, Snapshot};
 use crate::sync::Locked;
 
 use super::super::answers::json_response;
@@ -162,8 +163,27 @@ impl Transport<RoleServer> for Outbox {
     }
 }
 
-/// A request this path does not take: its body, given back for rmcp (the gate still holds its parts).
-pub(in crate::mcp) struct Declined(pub(in crate::mcp) Bytes);
+/// A request this path does not take: its body, given back for rmcp (the gate still holds its parts), with
+/// the lookup of the call it holds when this path made one, for the call to run on.
+pub(in crate::mcp) struct Declined(
+    pub(in crate::mcp) Bytes,
+    pub(in crate::mcp) Option<Handover>,
+);
+
+/// The request `parsed` from `body` once the lane `takes` its call (see [`FastRequest::resolve`]), or the
+/// body given back.
+fn taken<'r>(
+    parsed: Option<FastRequest<'r>>,
+    body: Bytes,
+    registry: &'r Registry,
+    takes: impl FnOnce(&Snapshot, bool) -> bool,
+) -> Result<FastRequest<'r>, Declined> {
+    match parsed.map(|hot| hot.resolve(registry, takes)) {
+        Some(Ok(hot)) => Ok(hot),
+        Some(Err((_, handover))) => Err(Declined(body, Some(handover))),
+        None => Err(Declined(body, None)),
+    }
+}
 
 impl<H: ServerHandler + Clone> Direct<H> {
     /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
@@ -266,10 +286,8 @@ impl<H: ServerHandler + Clone> Direct<H> {
             return self.answer_in_session(sessions, from, body).await;
         }
         let registry = &self.handler.shared.registry;
-        let Some(hot) = FastRequest::parse(&body, registry, &registry.snapshot(), false, None)
-        else {
-            return Err(Declined(body));
-        };
+        let parsed = FastRequest::parse(&body, false, None);
+        let hot = taken(parsed, body, registry, |_, _| true)?;
         let (sent, answer, status) = self.without_session(pool, from, hot, false).await;
         Ok(respond(sent, answer, status, true))
     }
@@ -287,23 +305,15 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let headers = &from.parts.headers;
         let registry = &self.handler.shared.registry;
         let version = &self.pools[pool].0;
-        let hot = {
-            let snapshot = registry.snapshot();
-            FastRequest::parse(&body, registry, &snapshot, false, Some(version)).filter(|hot| {
-                let named = match hot.tool() {
-                    Some(tool) => {
-                        single(headers, &MCP_NAME) == Some(tool)
-                            && !tool.starts_with("=?base64?")
-                            && !declares_param_headers(&snapshot)
-                    }
-                    None => true,
-                };
-                named && single(headers, &MCP_METHOD) == Some(hot.method())
-            })
-        };
-        let Some(hot) = hot else {
-            return Err(Declined(body));
-        };
+        let parsed = FastRequest::parse(&body, false, Some(version)).filter(|hot| {
+            let named = hot.tool().is_none_or(|tool| {
+                single(headers, &MCP_NAME) == Some(tool) && !tool.starts_with("=?base64?")
+            });
+            named && single(headers, &MCP_METHOD) == Some(hot.method())
+        });
+        let hot = taken(parsed, body, registry, |snapshot, _| {
+            !declares_param_headers(snapshot)
+        })?;
         let (sent, answer, status) = self.without_session(pool, from, hot, true).await;
         Ok(respond(sent, answer, status, self.json))
     }
@@ -316,7 +326,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         &self,
         pool: usize,
         from: FromHttp<'_>,
-        mut hot: FastRequest,
+        mut hot: FastRequest<'_>,
         negotiating: bool,
     ) -> (Vec<ServerJsonRpcMessage>, Answer, StatusCode) {
         let pooled = self.peer(pool);
@@ -348,11 +358,12 @@ impl<H: ServerHandler + Clone> Direct<H> {
             .get::<BoundSession>()
             .and_then(|BoundSession(id)| sessions.served(id))
             .filter(|served| answers_nothing(&served.peer));
-        let registry = &self.handler.shared.registry;
-        let hot = FastRequest::parse(&body, registry, &registry.snapshot(), false, None);
-        let (Some(served), Some(mut hot)) = (served, hot) else {
-            return Err(Declined(body));
+        let Some(served) = served else {
+            return Err(Declined(body, None));
         };
+        let registry = &self.handler.shared.registry;
+        let parsed = FastRequest::parse(&body, false, None);
+        let mut hot = taken(parsed, body, registry, |_, _| true)?;
         let context = hot.context(served.peer.clone());
         let answer = hot.dispatch(&served.handler, context, Some(from)).await;
         Ok(events(&[], answer))

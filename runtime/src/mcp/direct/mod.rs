@@ -31,7 +31,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, Service};
 
-use crate::registry::{Registry, Snapshot};
+use crate::registry::{Handover, Registry, Resolved, Snapshot, ToolId};
 use crate::tool::TaskSupport;
 
 use self::answer::Answer;
@@ -40,8 +40,9 @@ use super::call::FromHttp;
 use super::convert::CallAnswer;
 use super::handler::McpHandler;
 
-/// A request a direct loop serves.
-pub(super) struct FastRequest {
+/// A request a direct loop serves; a call with the snapshot it was judged on and the tool its name
+/// resolved to there, which the call then runs on: one lookup a call.
+pub(super) struct FastRequest<'r> {
     id: RequestId,
     meta: RequestMetaObject,
     /// What its `_meta` says of its client.
@@ -50,6 +51,8 @@ pub(super) struct FastRequest {
     /// Whether the request may send the client anything before its answer: a call of a tool that may
     /// log, report progress or reach the client's peer.
     sends: bool,
+    /// A call's snapshot and the tool its name resolved to in it.
+    resolved: Option<Resolved<'r>>,
 }
 
 /// What a hot request asks for.
@@ -59,29 +62,48 @@ enum Method {
     Ping,
 }
 
-impl FastRequest {
-    /// The request in `body`, if it is one of the hot ones: `tools/call` of a tool of `snapshot` that only
-    /// reads (or of no tool at all, which is refused), `tools/list` or `ping`, without a progress token
-    /// unless `progress` may be relayed. On a version that negotiates per request (`negotiating`, the
-    /// version its HTTP header names) its `_meta` names that version and carries all it requires;
-    /// otherwise it says nothing of its client: no version, capabilities or name.
+impl<'r> FastRequest<'r> {
+    /// The request in `body`, if it is one of the hot ones (`tools/call`, `tools/list` or `ping`), without
+    /// a progress token unless `progress` may be relayed. On a version that negotiates per request
+    /// (`negotiating`, the version its HTTP header names) its `_meta` names that version and carries all
+    /// it requires; otherwise it says nothing of its client: no version, capabilities or name. A call's
+    /// tool is not looked up yet: that is [`resolve`](Self::resolve), the lane's last check.
     pub(super) fn parse(
         body: &[u8],
-        registry: &Registry,
-        snapshot: &Snapshot,
         progress: bool,
         negotiating: Option<&ProtocolVersion>,
-    ) -> Option<FastRequest> {
-        let mut hot = FastRequest::read(body)?;
-        if let Method::Call(call) = &hot.method {
-            hot.sends = only_reads(registry, snapshot, &call.name)?;
-        }
+    ) -> Option<FastRequest<'r>> {
+        let hot = FastRequest::read(body)?;
         if !hot.declared.admits(negotiating)
             || (!progress && hot.meta.get_progress_token().is_some())
         {
             return None;
         }
         Some(hot)
+    }
+
+    /// Looks a call's tool up in `registry`, once for the call, after the resolution hooks: the request
+    /// when the lane serves it (a tool that only reads, or none at all, which is refused, and that `takes`
+    /// judges the lane may run, given the snapshot and whether the call may send the client anything);
+    /// else the request's id and the lookup, which goes with the request to rmcp's dispatch so that the
+    /// call runs on it.
+    pub(super) fn resolve(
+        mut self,
+        registry: &'r Registry,
+        takes: impl FnOnce(&Snapshot, bool) -> bool,
+    ) -> Result<FastRequest<'r>, (RequestId, Handover)> {
+        let Method::Call(call) = &self.method else {
+            return Ok(self);
+        };
+        let resolved = Resolved::of(registry, &call.name);
+        match Kind::of(&resolved.snapshot, resolved.tool) {
+            Kind::Reads { sends } if takes(&resolved.snapshot, sends) => {
+                self.sends = sends;
+                self.resolved = Some(resolved);
+                Ok(self)
+            }
+            _ => Err((self.id, resolved.handed_over(&call.name))),
+        }
     }
 
     /// The method's name, as the body and the `Mcp-Method` header spell it.
@@ -132,7 +154,12 @@ impl FastRequest {
         context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
     ) -> Answer {
-        let FastRequest { id, method, .. } = self;
+        let FastRequest {
+            id,
+            method,
+            resolved,
+            ..
+        } = self;
         let mut out = envelope(&id);
         let mut shared = None;
         let answered = match method {
@@ -148,23 +175,21 @@ impl FastRequest {
                         None => page.result_json(&mut out),
                     })
             }
-            Method::Call(params) => {
-                handler
-                    .answer_call(params, context, from)
-                    .await
-                    .map(|answer| match answer {
-                        CallAnswer::Done {
-                            result,
-                            structured_output,
-                        } => result::write(&mut out, result, structured_output, false),
-                        CallAnswer::Response(response) => {
-                            let mut result = ServerResult::from(response);
-                            result.strip_result_type_for_legacy_peer();
-                            result.strip_non_object_output_for_legacy_peer();
-                            write(&mut out, &result);
-                        }
-                    })
-            }
+            Method::Call(params) => handler
+                .answer_call(params, context, from, resolved)
+                .await
+                .map(|answer| match answer {
+                    CallAnswer::Done {
+                        result,
+                        structured_output,
+                    } => result::write(&mut out, result, structured_output, false),
+                    CallAnswer::Response(response) => {
+                        let mut result = ServerResult::from(response);
+                        result.strip_result_type_for_legacy_peer();
+                        result.strip_non_object_output_for_legacy_peer();
+                        write(&mut out, &result);
+                    }
+                }),
             Method::Ping => handler
                 .ping(context)
                 .await
@@ -181,7 +206,7 @@ impl FastRequest {
     }
 }
 
-impl FastRequest {
+impl FastRequest<'_> {
     /// Runs a request of a version that negotiates per request (2026-07-28) as rmcp's own dispatch of
     /// `handler` runs it (`Service::handle_request`, which checks what its `_meta` declares and shapes
     /// the result for that version), with its `context`. A call on a version the handler supports, whose
@@ -199,6 +224,7 @@ impl FastRequest {
             id,
             method,
             declared,
+            resolved,
             ..
         } = self;
         let supported = declared.version.is_some_and(|version| {
@@ -206,7 +232,7 @@ impl FastRequest {
         });
         let request = match method {
             Method::Call(params) if supported => {
-                let answered = handler.answer_call(params, context, from).await;
+                let answered = handler.answer_call(params, context, from, resolved).await;
                 return answered_or_failed(answered.map(|answer| typed(answer, &id)), id);
             }
             Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
@@ -282,20 +308,35 @@ fn error_answer(error: ErrorData, id: RequestId) -> Vec<u8> {
     encode(&ServerJsonRpcMessage::error(error, Some(id)))
 }
 
-/// Whether a call of `name` only reads: no preview, no questions, no task. Such a call, cut short when
-/// its client goes away, leaves nothing half done. If so, whether it may send the client anything.
-fn only_reads(registry: &Registry, snapshot: &Snapshot, name: &str) -> Option<bool> {
-    let resolved = registry.resolve(snapshot, name);
-    let Some(index) = resolved else {
-        return Some(false);
-    };
-    let registered = &snapshot.tools[index];
-    let tool = &registered.tool;
-    let reads = tool.read_only
-        && !tool.has_preview
-        && tool.task == TaskSupport::Forbidden
-        && !snapshot.may_ask(resolved);
-    reads.then_some(registered.uses.reports || registered.uses.extensions)
+/// What a call of the tool its name resolved to is, for a direct lane.
+enum Kind {
+    /// It may change data, show a preview, ask, or run as a task: rmcp's dispatch runs it.
+    Involved,
+    /// It only reads (or names no tool, and is refused). Cut short when its client goes away, it leaves
+    /// nothing half done. It may send the client something before its answer (`sends`): progress, log
+    /// messages, or a use of the client's peer.
+    Reads { sends: bool },
+}
+
+impl Kind {
+    /// The kind of a call of the tool `resolved` in `snapshot`.
+    fn of(snapshot: &Snapshot, resolved: Option<ToolId>) -> Kind {
+        let Some(index) = resolved else {
+            return Kind::Reads { sends: false };
+        };
+        let registered = &snapshot.tool(index);
+        let tool = &registered.tool;
+        if tool.read_only
+            && !tool.has_preview
+            && tool.task == TaskSupport::Forbidden
+            && !snapshot.may_ask(resolved)
+        {
+            let sends = registered.uses.reports || registered.uses.extensions;
+            Kind::Reads { sends }
+        } else {
+            Kind::Involved
+        }
+    }
 }
 
 /// Whether a session on `version` negotiates nothing per request, so that its requests may go direct.

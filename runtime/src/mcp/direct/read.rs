@@ -249,10 +249,10 @@ impl<'de> Visitor<'de> for ReadVisitor {
     }
 }
 
-impl FastRequest {
+impl FastRequest<'_> {
     /// The request in `body`, if it is a hot one, read as rmcp would read it, without deciding anything
     /// else yet.
-    pub(super) fn read(body: &[u8]) -> Option<FastRequest> {
+    pub(super) fn read<'r>(body: &[u8]) -> Option<FastRequest<'r>> {
         // Checked as UTF-8 once, whole, rather than string by string as `from_slice` does.
         let body = std::str::from_utf8(body).ok()?;
         let Read { id, method, params } = serde_json::from_str(body).ok()?;
@@ -294,6 +294,7 @@ impl FastRequest {
             declared,
             method,
             sends: false,
+            resolved: None,
         })
     }
 }

@@ -11,20 +11,27 @@
 //! cancels it; when the client closes its end, the calls running here are dropped, as rmcp cancels its
 //! own, and the loop ends once rmcp has.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use bytes::Buf;
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use rmcp::model::{ProtocolVersion, RequestId};
+use rmcp::model::{ClientRequest, JsonRpcMessage, ProtocolVersion, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::io::{BufWriter, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+
+use crate::registry::Handover;
+use crate::sync::Locked;
 
 use super::super::handler::McpHandler;
 use super::{Answer, FastRequest, negotiated_once};
@@ -67,14 +74,14 @@ where
     let (to_rmcp, rmcp_input) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_output, mut from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (peer_sender, mut peer_receiver) = oneshot::channel();
+    let handovers = Handovers::default();
     // rmcp's service and this loop serve one session with one handler: its log level and the tools its
     // searches found are the session's, whichever of the two serves a request.
-    let session = tokio::spawn(session(
-        handler.clone(),
-        rmcp_input,
-        rmcp_output,
-        peer_sender,
-    ));
+    let transport = WithHandovers {
+        inner: AsyncRwTransport::new_server(rmcp_input, rmcp_output),
+        handovers: handovers.clone(),
+    };
+    let session = tokio::spawn(session(handler.clone(), transport, peer_sender));
     // Lines for rmcp go through a task of their own, so that this loop never waits on rmcp's reading.
     let (forward, lines_for_rmcp) = mpsc::unbounded_channel();
     tokio::spawn(pass_on(lines_for_rmcp, to_rmcp));
@@ -122,16 +129,23 @@ where
                 // whose requests each declare what that version requires. There a call that may
                 // reach the client's peer is left to rmcp, which judges what it may send by the
                 // version its request names.
-                let (hot, inline) = match peer.as_ref().map(Peer::peer_info) {
+                let (parsed, inline) = match peer.as_ref().map(Peer::peer_info) {
                     Some(Some(info)) if negotiated_once(&info.protocol_version) => {
-                        (FastRequest::parse(&line, registry, &registry.snapshot(), true, None), false)
+                        (FastRequest::parse(&line, true, None), false)
                     }
                     Some(None) => {
                         let version = Some(&ProtocolVersion::V_2026_07_28);
-                        let hot = FastRequest::parse(&line, registry, &registry.snapshot(), true, version);
-                        (hot.filter(|hot| !hot.sends()), true)
+                        (FastRequest::parse(&line, true, version), true)
                     }
                     _ => (None, false),
+                };
+                let hot = match parsed.map(|hot| hot.resolve(registry, |_, sends| !(inline && sends))) {
+                    Some(Ok(hot)) => Some(hot),
+                    Some(Err((id, handover))) => {
+                        handovers.push(id, handover);
+                        None
+                    }
+                    None => None,
                 };
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
@@ -198,12 +212,11 @@ pub(in crate::mcp) fn enlarge_stdout_pipe() {
 /// has initialized.
 async fn session<H: ServerHandler + Clone + Send + Sync + 'static>(
     handler: McpHandler<H>,
-    input: DuplexStream,
-    output: DuplexStream,
+    transport: WithHandovers<Rmcp>,
     peer: oneshot::Sender<Peer<RoleServer>>,
 ) -> io::Result<()> {
     let running = handler
-        .serve((input, output))
+        .serve(transport)
         .await
         .map_err(|e| io::Error::other(e.to_string()))?;
     let _ = peer.send(running.peer().clone());
@@ -212,6 +225,68 @@ async fn session<H: ServerHandler + Clone + Send + Sync + 'static>(
         .await
         .map_err(|e| io::Error::other(e.to_string()))?;
     Ok(())
+}
+
+/// rmcp's transport: its side of the pipes.
+type Rmcp = AsyncRwTransport<RoleServer, DuplexStream, DuplexStream>;
+
+/// The lookups of the calls the loop passed on to rmcp, with their requests' ids, in the order it passed
+/// them: at most [`HANDOVERS`], the oldest dropped (its call is then looked up again).
+#[derive(Clone, Default)]
+struct Handovers(Arc<Mutex<VecDeque<(RequestId, Handover)>>>);
+
+/// How many lookups wait for rmcp to read their calls, at most.
+const HANDOVERS: usize = 64;
+
+impl Handovers {
+    fn push(&self, id: RequestId, handover: Handover) {
+        let mut waiting = self.0.locked();
+        if waiting.len() == HANDOVERS {
+            waiting.pop_front();
+        }
+        waiting.push_back((id, handover));
+    }
+
+    /// The lookup passed on with call `id`. rmcp reads calls in the order they were passed on, so those
+    /// before it are stale (rmcp read them as no call) and dropped.
+    fn take(&self, id: &RequestId) -> Option<Handover> {
+        let mut waiting = self.0.locked();
+        let at = waiting.iter().position(|(passed, _)| passed == id)?;
+        waiting.drain(..at);
+        waiting.pop_front().map(|(_, handover)| handover)
+    }
+}
+
+/// rmcp's transport, which attaches to each call the lookup the loop passed on with it.
+struct WithHandovers<T> {
+    inner: T,
+    handovers: Handovers,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for WithHandovers<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let mut message = self.inner.receive().await?;
+        if let JsonRpcMessage::Request(request) = &mut message
+            && let ClientRequest::CallToolRequest(call) = &mut request.request
+            && let Some(handover) = self.handovers.take(&request.id)
+        {
+            call.extensions.insert(handover);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// Writes the lines meant for rmcp into its input, and closes it when the loop lets go.
