@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::call::Call;
 use crate::caller::Caller;
+use crate::catalog::{Catalog, ToolId};
 use crate::output::ToolResult;
-use crate::registry::{Registry, ToolId, tools_found};
-use crate::tool::{TOOL_SEARCH, Tool};
+use crate::tool::{TOOL_SEARCH, Tool, tools_found};
 
 /// A model API's format for tool definitions, tool calls and tool results.
 ///
@@ -255,44 +255,33 @@ impl Dialect {
     }
 }
 
-impl Registry {
-    /// The tools `caller` may run, as the value of a model request's `tools` field. The tools deferred for
-    /// them (see [`Defer`](crate::Defer)) follow the others: marked `defer_loading` for the APIs that load
-    /// them themselves ([`Dialect::loads_deferred`]), left out for the others, which find them through
-    /// `tool_search` (see [`definitions_with`](Self::definitions_with)).
-    pub fn definitions(&self, caller: &Caller, dialect: Dialect) -> Value {
-        self.definitions_with(caller, dialect, &[] as &[&str])
-    }
-
-    /// [`definitions`](Self::definitions), with the deferred tools named in `loaded` in full for the APIs
-    /// that cannot load them themselves: the names earlier `tool_search` results found
-    /// ([`tools_found`]). A name the caller may not run is ignored.
-    pub fn definitions_with<S: AsRef<str>>(
-        &self,
-        caller: &Caller,
-        dialect: Dialect,
-        loaded: &[S],
-    ) -> Value {
-        let snapshot = self.snapshot();
-        let listing = self.listing(&snapshot, caller);
-        let tool = |i: ToolId| &*snapshot.tool(i).tool;
-        let mut definitions: Vec<Value> = listing
-            .shown
-            .iter()
-            .map(|&i| dialect.definition(tool(i)))
-            .collect();
-        for &i in &listing.deferred {
-            let tool = tool(i);
-            if dialect.loads_deferred() {
-                let mut definition = dialect.definition(tool);
-                definition["defer_loading"] = json!(true);
-                definitions.push(definition);
-            } else if loaded.iter().any(|name| name.as_ref() == tool.name()) {
-                definitions.push(dialect.definition(tool));
-            }
+/// The tools `caller` may run as `dialect`'s `tools` field, with the deferred ones named in `loaded`: see
+/// [`Registry::definitions_with`](crate::Registry::definitions_with).
+pub(crate) fn definitions<S: AsRef<str>>(
+    catalog: &Catalog,
+    caller: &Caller,
+    dialect: Dialect,
+    loaded: &[S],
+) -> Value {
+    let snapshot = catalog.snapshot();
+    let listing = catalog.listing(&snapshot, caller);
+    let tool = |i: ToolId| &*snapshot.tool(i).tool;
+    let mut definitions: Vec<Value> = listing
+        .shown
+        .iter()
+        .map(|&i| dialect.definition(tool(i)))
+        .collect();
+    for &i in &listing.deferred {
+        let tool = tool(i);
+        if dialect.loads_deferred() {
+            let mut definition = dialect.definition(tool);
+            definition["defer_loading"] = json!(true);
+            definitions.push(definition);
+        } else if loaded.iter().any(|name| name.as_ref() == tool.name()) {
+            definitions.push(dialect.definition(tool));
         }
-        dialect.wrap(definitions)
     }
+    dialect.wrap(definitions)
 }
 
 fn items<'a>(value: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {

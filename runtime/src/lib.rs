@@ -44,6 +44,7 @@
 
 mod call;
 mod caller;
+mod catalog;
 pub mod confirm;
 pub mod dialect;
 mod error;

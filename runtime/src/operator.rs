@@ -579,11 +579,12 @@ async fn tools(
                 .collect());
         }
         Tools::Show { name } => {
-            let record = registry.tool_record(&name).await?;
+            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
             return Ok(json_pretty(&record));
         }
         Tools::Delete { name } => {
-            let revision = registry.delete_record(&actor, &name).await?;
+            let revision =
+                crate::registry::records::delete_record(registry.core(), &actor, &name).await?;
             return Ok(format!(
                 "Deleted the record of `{name}`: revision {revision}.\n"
             ));
@@ -595,9 +596,9 @@ async fn tools(
         Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
         Tools::Capability { name, capability } => (name, Change::Capability(capability)),
     };
-    let record = registry.tool_record(&name).await?;
+    let record = crate::registry::records::tool_record(registry.core(), &name).await?;
     let revision = registry.edit(&Edit::new(actor, &record, change)).await?;
-    let record = registry.tool_record(&name).await?;
+    let record = crate::registry::records::tool_record(registry.core(), &name).await?;
     Ok(format!("{}\nRevision {revision}.\n", line(&record)))
 }
 
@@ -617,7 +618,7 @@ async fn profiles(
             return Ok(profiles.iter().map(profile_line).collect());
         }
         Profiles::Show { name } => {
-            let profile = registry.profile(&name).await?;
+            let profile = crate::registry::records::profile(registry.core(), &name).await?;
             return Ok(json_pretty(&profile));
         }
         Profiles::Create { name, description } => {
@@ -637,11 +638,11 @@ async fn profiles(
         Profiles::Unassign { name, tool } => (name, ProfileChange::Unassign { tool }),
         Profiles::Delete { name } => (name, ProfileChange::Delete),
     };
-    let profile = registry.profile(&name).await?;
+    let profile = crate::registry::records::profile(registry.core(), &name).await?;
     let revision = registry
         .edit_profile(&ProfileEdit::new(actor, &profile, change))
         .await?;
-    let now = match registry.profile(&name).await {
+    let now = match crate::registry::records::profile(registry.core(), &name).await {
         Ok(profile) => profile_line(&profile),
         Err(_) => format!("Deleted profile `{name}`.\n"),
     };
@@ -675,7 +676,8 @@ async fn keys(
                 .collect())
         }
         Keys::Rotate { after } => {
-            let rotated = registry.rotate_key(actor, after).await?;
+            let rotated =
+                crate::registry::records::rotate_key(registry.core(), actor, after).await?;
             Ok(format!(
                 "Added key `{}`: it opens confirmations now, and seals them from {}. Revision {}.\n",
                 rotated.id,
@@ -684,7 +686,8 @@ async fn keys(
             ))
         }
         Keys::Retire { id } => {
-            let revision = registry.retire_key(actor, &id).await?;
+            let revision =
+                crate::registry::records::retire_key(registry.core(), actor, &id).await?;
             Ok(format!(
                 "Retired key `{id}`: what it sealed no longer opens. Revision {revision}.\n"
             ))

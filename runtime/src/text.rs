@@ -223,10 +223,17 @@ pub fn capped(text: &str) -> Cow<'_, str> {
     match text.char_indices().nth(MAX_IDENT) {
         None => Cow::Borrowed(text),
         Some((cut, _)) => {
-            let digest = crate::confirm::digest_text(text);
+            let digest = digest(text);
             Cow::Owned(format!("{}…{}", &text[..cut], &digest[..16]))
         }
     }
+}
+
+/// The SHA-256 of `text`, in hex: what stands for a text too long to keep, and the digest of a call's
+/// canonical arguments.
+pub(crate) fn digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    crate::random::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// Whether `c` changes how text looks without showing itself: C0 and C1 controls, the soft hyphen,

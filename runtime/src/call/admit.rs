@@ -3,16 +3,17 @@
 use serde_json::{Map, Value};
 
 use crate::caller::Caller;
+use crate::catalog::{RegisteredTool, ToolId, Visibility};
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
 use crate::param::Invocation;
 use crate::policy::ceiling::{Ceilings, Count, Refused};
-use crate::registry::{RegisteredTool, Registry, ToolId, Visibility};
 use crate::schema;
 
-use super::pipeline::InFlight;
+use super::flight::{InFlight, Refusal, refuse, unknown_tool};
+use super::pipeline::Pipeline;
 
-impl Registry {
+impl Pipeline {
     /// Authorize, check the ceiling, validate: the steps that refuse a call before anything runs. A call
     /// that replies to a preview or a question skips the ceiling's early check: its decision or replay
     /// runs no body, and a body it does run is counted then.
@@ -28,7 +29,7 @@ impl Registry {
         let name = &*invocation.tool_name;
         let index = resolved.ok_or_else(|| unknown_tool(requested))?;
         let registered = &flight.snapshot.tool(index);
-        self.gate(registered, flight.snapshot.visibility_of(index), caller)?;
+        self.gate(flight, registered, flight.snapshot.visibility_of(index))?;
         if !replying {
             self.ceiling(registered, caller, invocation, Ceilings::check)?;
         }
@@ -54,10 +55,10 @@ impl Registry {
         // Rate limits counted in memory, here; a shared store's, on the path that can wait for it.
         if let Some(rates) = &flight.snapshot.rates
             && !replying
-            && self.inner.ceilings.shared.is_none()
+            && self.ceilings.shared.is_none()
         {
             rates
-                .take_now(&self.inner.ceilings, name, caller)
+                .take_now(&self.ceilings, name, caller)
                 .map_err(|e| refuse(Outcome::Failed(e)))?;
         }
         Ok((index, arguments))
@@ -65,25 +66,28 @@ impl Registry {
 
     /// Authorization, then availability (switched on, mode), so that only a caller who may run the tool
     /// learns why it cannot run now. A denial reaches the audit as one; unless denials are explained, the
-    /// caller gets the unknown tool's answer instead (see [`call_with`](Self::call_with)).
+    /// caller gets the unknown tool's answer instead (see `call_with`).
     pub(super) fn gate(
         &self,
+        flight: &InFlight<'_>,
         registered: &RegisteredTool,
         visibility: Visibility,
-        caller: &Caller,
     ) -> Result<(), Refusal> {
-        if !self.authorized(registered, visibility, caller, None) {
+        let (catalog, caller) = (flight.catalog, flight.caller);
+        if !catalog.authorized(registered, visibility, caller, None) {
             return Err(refuse(Outcome::Denied(ToolError::with_kind(
                 ErrorKind::Denied,
                 caller.denial(),
             ))));
         }
-        self.availability(registered, visibility).map_err(|reason| {
-            refuse(Outcome::Failed(ToolError::with_kind(
-                ErrorKind::Unavailable,
-                reason,
-            )))
-        })
+        catalog
+            .availability(registered, visibility)
+            .map_err(|reason| {
+                refuse(Outcome::Failed(ToolError::with_kind(
+                    ErrorKind::Unavailable,
+                    reason,
+                )))
+            })
     }
 
     /// Applies `count` to the tool's ceiling for this caller and session, if the tool has one. Admission
@@ -101,7 +105,7 @@ impl Registry {
             return Ok(());
         };
         let session = invocation.session_id.as_ref();
-        count(&self.inner.ceilings, caller, session, &tool.name, max)
+        count(&self.ceilings, caller, session, &tool.name, max)
             .map_err(|refused| limit_reached(&tool.name, max, &refused))
     }
 }
@@ -121,27 +125,4 @@ pub(super) fn limit_error(tool: &str, max: u32, refused: &Refused) -> ToolError 
         ),
     };
     ToolError::with_kind(ErrorKind::LimitReached, message)
-}
-
-/// The answer for a name no tool has, and, unless denials are explained, for a tool the caller may not run.
-pub(super) fn unknown_tool(name: &str) -> Refusal {
-    refuse(Outcome::Failed(unknown_tool_error(name)))
-}
-
-/// The error of [`unknown_tool`].
-pub(super) fn unknown_tool_error(name: &str) -> ToolError {
-    ToolError::with_kind(
-        ErrorKind::UnknownTool,
-        format!(
-            "Unknown tool `{}`. List the tools to see which ones you can use.",
-            crate::text::capped(&crate::text::shown(name))
-        ),
-    )
-}
-
-/// A call refused before anything ran; boxed, so the common path moves small values.
-pub(super) type Refusal = Box<Outcome>;
-
-pub(super) fn refuse(outcome: Outcome) -> Refusal {
-    Box::new(outcome)
 }

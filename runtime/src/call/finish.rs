@@ -2,15 +2,14 @@
 
 use std::time::SystemTime;
 
+use super::flight::InFlight;
+use super::pipeline::Pipeline;
 use crate::error::ErrorKind;
 use crate::output::Outcome;
 use crate::policy::AuditEvent;
 use crate::policy::hooks::CallInfo;
-use crate::registry::Registry;
 
-use super::pipeline::InFlight;
-
-impl Registry {
+impl Pipeline {
     /// Hooks after the call, masking of internal errors, audit.
     pub(super) fn finish(&self, flight: &InFlight<'_>, outcome: &mut Outcome) {
         if let (Some(index), Some(hook_arguments)) = (flight.admitted, &flight.hook_arguments) {
@@ -21,13 +20,13 @@ impl Registry {
                 arguments: hook_arguments,
                 invocation: &flight.invocation,
             };
-            for hook in &self.inner.hooks {
+            for hook in &self.hooks {
                 hook.after_call(&info, outcome);
             }
         }
         self.mask(outcome);
         if let (Some(sink), Some(arguments), Some(started)) =
-            (&self.inner.audit, &flight.audit_arguments, flight.started)
+            (&self.audit, &flight.audit_arguments, flight.started)
         {
             sink.record(&AuditEvent {
                 tool: &flight.invocation.tool_name,
@@ -50,7 +49,7 @@ impl Registry {
         {
             let causes = error.causes().unwrap_or_default();
             tracing::error!(target: "toolgate", error = error.message(), causes, "tool failed with an internal error");
-            if self.inner.mask_internal_errors {
+            if self.mask_internal_errors {
                 *error = error.masked();
             }
         }

@@ -3,7 +3,9 @@
 //! | step | where |
 //! |---|---|
 //! | the call's span, with its trace context as parent | `trace` |
-//! | resolve the name, then admit or refuse | `pipeline`, `admit`: authorize, availability, ceiling, validation |
+//! | the pipeline and its entries; resolve the name | `pipeline` |
+//! | what a call carries between the steps, and a refusal | `flight` |
+//! | admit or refuse: authorize, availability, ceiling, validation | `admit` |
 //! | the common path: hooks before, run with timeout, cancellation and panic capture | `run` |
 //! | writes and questions: preview, approve, decline, replay, ask | `rounds` |
 //! | hooks after, masking, audit | `finish` |
@@ -11,6 +13,7 @@
 
 mod admit;
 mod finish;
+mod flight;
 mod pipeline;
 mod request;
 mod rounds;
@@ -18,7 +21,9 @@ mod run;
 mod task;
 mod trace;
 
+pub(crate) use pipeline::{Pipeline, PipelineParts};
 pub use request::Call;
 #[cfg(feature = "mcp")]
 pub(crate) use task::POLL_INTERVAL;
+pub(crate) use task::{Runner, Tasks};
 pub use task::{TaskError, TaskHandle};

@@ -4,77 +4,172 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
 use tracing::Instrument;
 
 use crate::caller::Caller;
+use crate::catalog::{Catalog, Snapshot, ToolId};
+use crate::confirm::Confirmations;
 use crate::output::Outcome;
 use crate::param::Invocation;
-use crate::policy::AuditAction;
-use crate::registry::{Registry, Snapshot, ToolId};
-use crate::tool::{Finished, PreviewFuture, ToolFuture};
+use crate::policy::ceiling::Ceilings;
+use crate::policy::hooks::{Hook, Lookup};
+use crate::policy::slots::{Busy, Slot, Slots};
+use crate::policy::{AuditAction, AuditSink};
 
-use super::admit::{Refusal, unknown_tool};
+use super::flight::{InFlight, Launched, Step, unknown_tool};
 use super::request::{Attachments, Call, Meta};
+use super::task::Tasks;
 use super::trace;
 
-/// A call between the pipeline's synchronous steps: what [`Registry::finish`] needs after the tool ran.
-pub(super) struct InFlight<'a> {
-    /// The tools as they were when the call started; it finishes on them.
-    pub(super) snapshot: &'a Snapshot,
-    pub(super) caller: &'a Caller,
-    /// The tool's own when the call carries no ids.
-    pub(super) invocation: Cow<'a, Invocation>,
-    /// The admitted tool; `None` when the call was refused before admission.
-    pub(super) admitted: Option<ToolId>,
-    /// The arguments as hooks see them; `None` when there are no hooks.
-    pub(super) hook_arguments: Option<Value>,
-    pub(super) audit_arguments: Option<Value>,
-    pub(super) started: Option<Instant>,
-    pub(super) action: AuditAction,
-    /// How long the call waited for a slot, in milliseconds: it counts toward the tool's timeout.
-    pub(super) waited_ms: u32,
+/// Every call's way from a name and arguments to an outcome, with what its steps keep: the hooks, the
+/// audit, the ceilings, the slots calls run in, pending confirmations and tasks. It reads the tools from a
+/// [`Catalog`], which each entry takes.
+pub(crate) struct Pipeline {
+    pub(super) hooks: Vec<Box<dyn Hook>>,
+    pub(super) audit: Option<Box<dyn AuditSink>>,
+    pub(super) mask_internal_errors: bool,
+    pub(super) default_timeout: Option<Duration>,
+    pub(super) ceilings: Ceilings,
+    /// The slots calls and tasks run in.
+    pub(super) slots: Slots,
+    /// Tell a caller who may not run a tool that their role may not, instead of the unknown tool's answer.
+    pub(super) explain_denials: bool,
+    pub(super) confirmations: Confirmations,
+    /// Where tasks are kept, and the cancellations of those this process runs.
+    pub(super) tasks: Arc<Tasks>,
+    /// How long the audit trail in the records' database keeps a call.
+    audit_retention: Option<Duration>,
 }
 
-/// What [`Registry::launch`](Registry) starts of an admitted call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Step {
-    /// The preview, when the tool has one; else the body.
-    Preview,
-    /// The body, as a future.
-    Body,
-    /// The body, run in place when it has no `.await` and has no timeout, so that it needs no future of
-    /// its own; else as a future.
-    InPlace,
+/// What a [`Pipeline`] is made of, as the builder assembles it.
+pub(crate) struct PipelineParts {
+    pub(crate) hooks: Vec<Box<dyn Hook>>,
+    pub(crate) audit: Option<Box<dyn AuditSink>>,
+    pub(crate) mask_internal_errors: bool,
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) ceilings: Ceilings,
+    pub(crate) slots: Slots,
+    pub(crate) explain_denials: bool,
+    pub(crate) confirmations: Confirmations,
+    pub(crate) tasks: Tasks,
+    pub(crate) audit_retention: Option<Duration>,
 }
 
-/// The asynchronous part of a call: nothing, a preview, or the tool's future; or the result of a body
-/// run in place.
-pub(super) enum Launched {
-    Done(Refusal),
-    Finished(Finished),
-    Preview {
-        future: PreviewFuture,
-        arguments: Map<String, Value>,
-    },
-    Run {
-        future: ToolFuture,
-        timeout: Option<Duration>,
-        token: Option<CancellationToken>,
-        external: bool,
-    },
-}
+impl Pipeline {
+    pub(crate) fn new(parts: PipelineParts) -> Self {
+        let PipelineParts {
+            hooks,
+            audit,
+            mask_internal_errors,
+            default_timeout,
+            ceilings,
+            slots,
+            explain_denials,
+            confirmations,
+            tasks,
+            audit_retention,
+        } = parts;
+        Pipeline {
+            hooks,
+            audit,
+            mask_internal_errors,
+            default_timeout,
+            ceilings,
+            slots,
+            explain_denials,
+            confirmations,
+            tasks: Arc::new(tasks),
+            audit_retention,
+        }
+    }
 
-impl Registry {
-    /// Calls tool `name` for `caller` with JSON `arguments`.
-    pub fn call(
+    /// Pending confirmations and the keys that seal them.
+    pub(crate) fn confirmations(&self) -> &Confirmations {
+        &self.confirmations
+    }
+
+    /// The tasks this registry keeps.
+    pub(crate) fn tasks(&self) -> &Arc<Tasks> {
+        &self.tasks
+    }
+
+    /// How long the audit trail in the records' database keeps a call.
+    pub(crate) fn audit_retention(&self) -> Option<Duration> {
+        self.audit_retention
+    }
+
+    /// The timeout of a tool that declares none.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn default_timeout(&self) -> Option<Duration> {
+        self.default_timeout
+    }
+
+    /// A slot among the calls that may run at once, waiting for one (and for the caller's share) for at
+    /// most `limit`.
+    pub(crate) async fn slot(
         &self,
+        caller: &Caller,
+        limit: Option<Duration>,
+    ) -> Result<Slot<'_>, Busy> {
+        self.slots.take(caller, limit).await
+    }
+
+    /// Forgets the call counts of a session, for `max_runs`.
+    pub(crate) fn end_session(&self, session_id: &str) {
+        self.ceilings.end_session(session_id);
+    }
+
+    /// The tool `name` names in `snapshot`, after resolution hooks.
+    pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<ToolId> {
+        let index = *snapshot.by_name.get(name)?;
+        Some(self.redirect(snapshot, Lookup::Name(name), index))
+    }
+
+    /// `index`, or the tool a resolution hook names instead. Without hooks (inlined) one check.
+    #[inline]
+    pub(crate) fn redirect(
+        &self,
+        snapshot: &Snapshot,
+        lookup: Lookup<'_>,
+        index: ToolId,
+    ) -> ToolId {
+        if self.hooks.is_empty() {
+            return index;
+        }
+        self.redirect_by_hooks(snapshot, lookup, index)
+    }
+
+    fn redirect_by_hooks(
+        &self,
+        snapshot: &Snapshot,
+        lookup: Lookup<'_>,
+        mut index: ToolId,
+    ) -> ToolId {
+        for hook in &self.hooks {
+            if let Some(other) = hook.on_resolve(lookup, &snapshot.tool(index).tool) {
+                match snapshot.by_name.get(other.as_str()) {
+                    Some(&i) => index = i,
+                    None => tracing::warn!(
+                        tool = other,
+                        "a resolution hook named a tool that does not exist"
+                    ),
+                }
+            }
+        }
+        index
+    }
+
+    /// Calls tool `name` for `caller` with JSON `arguments`.
+    pub(crate) fn call(
+        &self,
+        catalog: &Catalog,
         caller: &Caller,
         name: &str,
         arguments: Value,
     ) -> impl Future<Output = Outcome> {
         self.call_with(
+            catalog,
             None,
             caller,
             Cow::Borrowed(name),
@@ -84,13 +179,18 @@ impl Registry {
     }
 
     /// Runs a [`Call`] for `caller` through the pipeline.
-    pub fn run(&self, caller: &Caller, call: Call) -> impl Future<Output = Outcome> {
+    pub(crate) fn run(
+        &self,
+        catalog: &Catalog,
+        caller: &Caller,
+        call: Call,
+    ) -> impl Future<Output = Outcome> {
         let Call {
             name,
             arguments,
             meta,
         } = call;
-        self.call_with(None, caller, Cow::Owned(name), arguments, meta)
+        self.call_with(catalog, None, caller, Cow::Owned(name), arguments, meta)
     }
 
     /// Runs a [`Call`] whose name the transport resolved already in `snapshot` (with
@@ -99,6 +199,7 @@ impl Registry {
     #[cfg(feature = "mcp")]
     pub(crate) fn run_resolved(
         &self,
+        catalog: &Catalog,
         snapshot: &Snapshot,
         caller: &Caller,
         call: Call,
@@ -110,6 +211,7 @@ impl Registry {
             meta,
         } = call;
         self.call_with(
+            catalog,
             Some((snapshot, resolved)),
             caller,
             Cow::Owned(name),
@@ -127,6 +229,7 @@ impl Registry {
     #[allow(clippy::manual_async_fn)] // see above: an `async fn` holds its arguments twice
     fn call_with(
         &self,
+        catalog: &Catalog,
         resolved: Option<(&Snapshot, Option<ToolId>)>,
         caller: &Caller,
         name: Cow<'_, str>,
@@ -138,7 +241,7 @@ impl Registry {
             let (snapshot, resolved) = match resolved {
                 Some(resolved) => resolved,
                 None => {
-                    current = self.snapshot();
+                    current = catalog.snapshot();
                     let resolved = self.resolve(&current, &name);
                     (&*current, resolved)
                 }
@@ -146,6 +249,7 @@ impl Registry {
             let name = &*name;
             let traced = trace::call_span(snapshot, name, resolved, caller, &meta);
             let mut flight = InFlight {
+                catalog,
                 snapshot,
                 caller,
                 invocation: match resolved {
@@ -164,8 +268,8 @@ impl Registry {
                 },
                 admitted: None,
                 hook_arguments: None,
-                audit_arguments: self.inner.audit.as_ref().map(|_| arguments.clone()),
-                started: self.inner.audit.as_ref().map(|_| Instant::now()),
+                audit_arguments: self.audit.as_ref().map(|_| arguments.clone()),
+                started: self.audit.as_ref().map(|_| Instant::now()),
                 action: AuditAction::Call,
                 waited_ms: meta.waited_ms,
             };
@@ -175,7 +279,7 @@ impl Registry {
                     if snapshot.tool(index).via_rounds
                         || replying
                         || caller.is_delegated()
-                        || (snapshot.rates.is_some() && self.inner.ceilings.shared.is_some()) =>
+                        || (snapshot.rates.is_some() && self.ceilings.shared.is_some()) =>
                 {
                     // Boxed whole, so that the common path's state machine holds one pointer for it.
                     let rounds = self.call_with_rounds(flight, index, arguments, meta);
@@ -226,7 +330,7 @@ impl Registry {
             }
             if flight.admitted.is_none()
                 && matches!(outcome, Outcome::Denied(_))
-                && !self.inner.explain_denials
+                && !self.explain_denials
             {
                 // Refused by the gate: the audit has the denial, and the caller learns nothing of the tool.
                 return *unknown_tool(name);

@@ -7,25 +7,31 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::caller::Caller;
-use crate::confirm::{self, Claim, Claimed, Confirmations, Decision, Grant, GrantKind};
+use crate::catalog::{Catalog, ToolId};
+use crate::confirm::{self, Claim, Claimed, Decision, Grant, GrantKind};
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{APPROVAL_KEY, InputRequired, Outcome, ToolResult, Unsupported};
 use crate::param::{Answers, Approval, ClientSupport, Invocation, Unanswered};
 use crate::policy::AuditAction;
-use crate::registry::{Registry, ToolId};
 
-use super::pipeline::{InFlight, Step};
+use super::flight::{InFlight, Step};
+use super::pipeline::Pipeline;
 use super::request::{Attachments, Call, Decided, Meta, Reply, Resume};
 
-impl Registry {
+impl Pipeline {
     /// Approves a previewed write: it runs now, once, with exactly the arguments that were previewed.
     ///
     /// Refused, with nothing run, when the confirmation is forged, altered, expired, already used or
     /// declined, or another caller's, and when the caller has since lost the right to run the tool.
     /// Approving twice returns the first run's result.
-    pub async fn confirm(&self, caller: &Caller, confirmation: &str) -> Outcome {
-        match self.bound_call(caller, confirmation, Decision::Approve) {
-            Ok(call) => self.run(caller, call).await,
+    pub(crate) async fn confirm(
+        &self,
+        catalog: &Catalog,
+        caller: &Caller,
+        confirmation: &str,
+    ) -> Outcome {
+        match self.bound_call(catalog, caller, confirmation, Decision::Approve) {
+            Ok(call) => self.run(catalog, caller, call).await,
             Err(error) => Outcome::Failed(error),
         }
     }
@@ -34,9 +40,14 @@ impl Registry {
     ///
     /// # Errors
     /// When the confirmation is forged, altered, expired or another caller's, or was already approved.
-    pub async fn decline(&self, caller: &Caller, confirmation: &str) -> Result<(), ToolError> {
-        let call = self.bound_call(caller, confirmation, Decision::Decline)?;
-        match self.run(caller, call).await {
+    pub(crate) async fn decline(
+        &self,
+        catalog: &Catalog,
+        caller: &Caller,
+        confirmation: &str,
+    ) -> Result<(), ToolError> {
+        let call = self.bound_call(catalog, caller, confirmation, Decision::Decline)?;
+        match self.run(catalog, caller, call).await {
             Outcome::Declined => Ok(()),
             outcome => Err(outcome
                 .error()
@@ -45,14 +56,11 @@ impl Registry {
         }
     }
 
-    pub(super) fn confirmations(&self) -> &Confirmations {
-        &self.inner.confirmations
-    }
-
     /// The call a confirmation was issued for, carrying `decision` and the opened grant. One that does
     /// not open is refused here, and audited under the tool name `-`, since its tool is not known.
     pub(super) fn bound_call(
         &self,
+        catalog: &Catalog,
         caller: &Caller,
         confirmation: &str,
         decision: Decision,
@@ -67,15 +75,16 @@ impl Registry {
                 Ok(call.decided(confirmation, decision, grant))
             }
             Err(error) => {
-                let snapshot = self.snapshot();
+                let snapshot = catalog.snapshot();
                 let flight = InFlight {
+                    catalog,
                     snapshot: &snapshot,
                     caller,
                     invocation: Cow::Owned(Invocation::of(&Arc::from("-"))),
                     admitted: None,
                     hook_arguments: None,
-                    audit_arguments: self.inner.audit.as_ref().map(|_| Value::Null),
-                    started: self.inner.audit.as_ref().map(|_| Instant::now()),
+                    audit_arguments: self.audit.as_ref().map(|_| Value::Null),
+                    started: self.audit.as_ref().map(|_| Instant::now()),
                     action: AuditAction::Approve,
                     waited_ms: 0,
                 };
@@ -99,7 +108,7 @@ impl Registry {
         meta: Meta,
     ) -> Outcome {
         let mut counted = match flight.caller.is_delegated() {
-            true => self.inner.ceilings.take_calls(flight.caller).await,
+            true => self.ceilings.take_calls(flight.caller).await,
             false => Ok(()),
         };
         // Rate limits a shared store counts (admission counted those in memory). A reply to a preview or a
@@ -107,11 +116,11 @@ impl Registry {
         if let (Ok(()), Some(rates), Some(_), false) = (
             &counted,
             &flight.snapshot.rates,
-            &self.inner.ceilings.shared,
+            &self.ceilings.shared,
             meta.is_reply(),
         ) {
             let tool = &flight.snapshot.tool(index).tool.name;
-            counted = rates.take(&self.inner.ceilings, tool, flight.caller).await;
+            counted = rates.take(&self.ceilings, tool, flight.caller).await;
         }
         let (mut outcome, claimed) = match counted {
             Ok(()) => self.round(&mut flight, index, arguments, meta).await,
@@ -136,7 +145,7 @@ impl Registry {
     ) -> (Outcome, Option<String>) {
         let registered = &flight.snapshot.tool(index);
         let (tool, caller) = (&*registered.tool.name, flight.caller);
-        let confirmations = self.confirmations();
+        let confirmations = &self.confirmations;
         let Meta {
             progress,
             log,
@@ -259,8 +268,7 @@ impl Registry {
                 if registered.tool.max_runs.is_some() {
                     // A round that only asked is no run.
                     let session = flight.invocation.session_id.as_ref();
-                    self.inner
-                        .ceilings
+                    self.ceilings
                         .give_back(caller, session, &registered.tool.name)
                         .await;
                 }
@@ -294,10 +302,10 @@ impl Registry {
     ) -> (Outcome, Option<String>) {
         let registered = &flight.snapshot.tool(index);
         let mut claim = Claim::new(Decision::Approve, grant.expires_at());
-        if let Some(run) = registered.tool.timeout.or(self.inner.default_timeout) {
+        if let Some(run) = registered.tool.timeout.or(self.default_timeout) {
             claim = claim.held_for(run);
         }
-        let claimed = self.confirmations().store.claim(&grant.id, claim).await;
+        let claimed = self.confirmations.store.claim(&grant.id, claim).await;
         let outcome = match claimed {
             Ok(first @ (Claimed::First | Claimed::Resumed)) => {
                 if first == Claimed::Resumed {
@@ -342,14 +350,14 @@ impl Registry {
             value.hold_value();
         }
         let record = serde_json::to_string(&outcome.clone().into_result()).unwrap_or_default();
-        if let Err(error) = self.confirmations().store.finish(id, record).await {
+        if let Err(error) = self.confirmations.store.finish(id, record).await {
             tracing::error!(target: "toolgate", error = error.message(), "could not record a confirmed write's result");
         }
     }
 
     /// Records a decline; declining twice is the same decline.
     pub(super) async fn declined(&self, grant: &Grant) -> Outcome {
-        let store = &self.confirmations().store;
+        let store = &self.confirmations.store;
         match store
             .claim(&grant.id, Claim::new(Decision::Decline, grant.expires_at()))
             .await

@@ -13,20 +13,21 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::catalog::{Handler, ToolId};
 use crate::confirm::GrantKind;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::{Outcome, Pending, ToolResult};
 use crate::param::CallParts;
 use crate::policy::ceiling::{Ceilings, Refused, RunKey};
 use crate::policy::hooks::CallInfo;
-use crate::registry::{Handler, Registry, ToolId};
 use crate::tool::{Body, ToolFuture};
 
 use super::admit::limit_error;
-use super::pipeline::{InFlight, Launched, Step};
+use super::flight::{InFlight, Launched, Step};
+use super::pipeline::Pipeline;
 use super::request::Attachments;
 
-impl Registry {
+impl Pipeline {
     /// Hooks before the call, then `step`: the preview's or the tool's future, with its parameters'
     /// parts, or the tool's result.
     pub(super) fn launch(
@@ -46,7 +47,7 @@ impl Registry {
         } = attachments;
         let registered = &flight.snapshot.tool(index);
         flight.admitted = Some(index);
-        if !self.inner.hooks.is_empty() {
+        if !self.hooks.is_empty() {
             let hook_arguments = Value::Object(arguments.clone());
             let info = CallInfo {
                 tool: &registered.tool,
@@ -54,11 +55,7 @@ impl Registry {
                 arguments: &hook_arguments,
                 invocation: &flight.invocation,
             };
-            let answer = self
-                .inner
-                .hooks
-                .iter()
-                .find_map(|hook| hook.before_call(&info));
+            let answer = self.hooks.iter().find_map(|hook| hook.before_call(&info));
             flight.hook_arguments = Some(hook_arguments);
             if let Some(result) = answer {
                 return Launched::Done(Box::new(Outcome::Done(result)));
@@ -76,7 +73,7 @@ impl Registry {
             return Launched::Done(refusal);
         }
         let external = cancellation.is_some();
-        let mut timeout = registered.tool.timeout.or(self.inner.default_timeout);
+        let mut timeout = registered.tool.timeout.or(self.default_timeout);
         if flight.waited_ms > 0 {
             let waited = Duration::from_millis(u64::from(flight.waited_ms));
             timeout = timeout.map(|t| t.saturating_sub(waited));
@@ -86,7 +83,7 @@ impl Registry {
             arguments,
             caller: Cow::Borrowed(flight.caller),
             invocation: Cow::Borrowed(&*flight.invocation),
-            state: Cow::Borrowed(&self.inner.state),
+            state: Cow::Borrowed(flight.catalog.state()),
             settings: registered.settings_for(flight.caller).map(Cow::Borrowed),
             progress,
             log,
@@ -159,7 +156,7 @@ impl Registry {
         launched: Launched,
     ) -> Launched {
         let tool = &flight.snapshot.tool(index).tool;
-        let (Some(store), Some(max)) = (&self.inner.ceilings.shared, tool.max_runs) else {
+        let (Some(store), Some(max)) = (&self.ceilings.shared, tool.max_runs) else {
             return launched;
         };
         let Launched::Run {
@@ -175,7 +172,7 @@ impl Registry {
         let caller: Box<str> = flight.caller.budget().into();
         let session = flight.invocation.session_id.clone();
         let tool = Arc::clone(&tool.name);
-        let expires = self.inner.ceilings.run_expiry();
+        let expires = self.ceilings.run_expiry();
         let future: ToolFuture = Box::pin(async move {
             let key = RunKey {
                 caller: &caller,
@@ -242,7 +239,7 @@ impl Registry {
                         Ok(preview) => preview.shown_to_people(),
                         Err(error) => return Outcome::Failed(error),
                     };
-                    let confirmation = self.confirmations().seal(
+                    let confirmation = self.confirmations.seal(
                         GrantKind::Confirm,
                         &flight.invocation.tool_name,
                         flight.caller,

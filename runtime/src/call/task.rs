@@ -6,7 +6,7 @@
 //! The process running a task renews a lease on it every few seconds. A task whose lease ran out while it
 //! was working lost its process: it is reported as failed, never left working forever. A tool that asks
 //! questions parks its task as `input_required` until every question is answered
-//! ([`Registry::answer_task`]), and then runs again with the answers, once.
+//! ([`Registry::answer_task`](crate::Registry::answer_task)), and then runs again with the answers, once.
 //!
 //! [SEP-2663]: https://modelcontextprotocol.io/seps/2663-tasks-extension
 //!
@@ -34,6 +34,9 @@
 //! # }).unwrap();
 //! ```
 
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,14 +44,13 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::Call;
-use super::admit::unknown_tool_error;
+use super::flight::unknown_tool_error;
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::Outcome;
-use crate::registry::Registry;
-use crate::store::{TaskFailure, TaskRecord, TaskStatus, unix_ms};
+use crate::store::{MemoryTasks, TaskFailure, TaskRecord, TaskStatus, TaskStore, unix_ms};
 use crate::sync::Locked;
-use crate::tool::TaskSupport;
+use crate::tool::{TaskSupport, Tool};
 
 /// How long the process running a task is trusted without news of it; it renews every third of it.
 const LEASE: Duration = Duration::from_secs(15);
@@ -90,7 +92,7 @@ impl std::fmt::Display for TaskError {
 
 impl std::error::Error for TaskError {}
 
-/// A task started in-process ([`Registry::start_task`]): its id, and its state whenever asked, for as long
+/// A task started in-process ([`Registry::start_task`](crate::Registry::start_task)): its id, and its state whenever asked, for as long
 /// as the store keeps it, whatever became of the future that started it.
 ///
 /// ```rust,standalone_crate
@@ -115,7 +117,7 @@ impl std::error::Error for TaskError {}
 /// ```
 #[derive(Clone)]
 pub struct TaskHandle {
-    registry: Registry,
+    tasks: Arc<Tasks>,
     caller: Caller,
     id: String,
 }
@@ -139,7 +141,7 @@ impl TaskHandle {
     /// # Errors
     /// When the store cannot be reached, or the task expired.
     pub async fn state(&self) -> Result<TaskRecord, TaskError> {
-        self.registry.task(&self.caller, &self.id).await
+        self.tasks.get(&self.caller, &self.id).await
     }
 
     /// Waits until the task has ended or asks for input, and returns it then.
@@ -163,36 +165,87 @@ impl TaskHandle {
     /// # Errors
     /// As [`state`](Self::state).
     pub async fn cancel(&self) -> Result<(), TaskError> {
-        self.registry.cancel_task(&self.caller, &self.id).await
+        self.tasks.cancel(&self.caller, &self.id).await
     }
 }
 
-impl Registry {
-    /// Starts `call` as a task of `caller`'s: it is in the task store when this returns, then runs in the
-    /// background under the same pipeline as any call (admission, previews, hooks, audit, timeouts).
-    /// A write with a preview starts as a task once a person approved it: with its confirmation
-    /// ([`Call::confirmation`]) or its approval's answer ([`Call::resume`]).
-    ///
-    /// # Errors
-    /// [`TaskError::NotStarted`] when `caller` may not run the tool, it takes no tasks, or it is a write
-    /// not approved yet; [`TaskError::Unavailable`] when the store cannot be reached. Nothing ran then.
-    pub async fn start_task(&self, caller: &Caller, call: Call) -> Result<TaskHandle, TaskError> {
-        let task = self.start_task_record(caller, call).await?;
-        Ok(TaskHandle {
-            registry: self.clone(),
-            caller: caller.clone(),
-            id: task.id,
-        })
+/// What runs a task's call: the registry's whole pipeline, in one of its slots, on a task of its own.
+pub(crate) type Runner =
+    Arc<dyn Fn(Caller, Call) -> Pin<Box<dyn Future<Output = Outcome> + Send>> + Send + Sync>;
+
+/// A registry's tasks: where they are kept, how long, and the cancellation of each one this process runs.
+pub(crate) struct Tasks {
+    store: Arc<dyn TaskStore>,
+    ttl: Duration,
+    running: Mutex<HashMap<String, CancellationToken>>,
+    /// How many tasks each caller (by its budget) runs or waits to run here, and how many it may.
+    unfinished: Mutex<HashMap<Box<str>, usize>>,
+    per_caller: usize,
+}
+
+impl Tasks {
+    /// How long a task is kept when the registry says nothing.
+    pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+
+    /// How many of one caller's tasks run or wait to run at once by default.
+    pub(crate) const DEFAULT_UNFINISHED_PER_CALLER: usize = 32;
+
+    pub(crate) fn new(store: Option<Arc<dyn TaskStore>>, ttl: Duration, per_caller: usize) -> Self {
+        Tasks {
+            store: store.unwrap_or_else(|| Arc::new(MemoryTasks::default())),
+            ttl,
+            running: Mutex::default(),
+            unfinished: Mutex::default(),
+            per_caller,
+        }
     }
 
-    /// [`start_task`](Self::start_task), answering the task as it was stored.
-    pub(crate) async fn start_task_record(
-        &self,
+    /// Counts one more unfinished task of `budget`'s, unless it has as many as it may: then how many.
+    fn count(&self, budget: &str) -> Result<(), usize> {
+        let mut unfinished = self.unfinished.locked();
+        let count = unfinished.entry(budget.into()).or_default();
+        if *count >= self.per_caller {
+            return Err(self.per_caller);
+        }
+        *count += 1;
+        Ok(())
+    }
+
+    /// One of `budget`'s tasks ended, or parked waiting for answers.
+    fn end(&self, budget: &str) {
+        let mut unfinished = self.unfinished.locked();
+        if let Some(count) = unfinished.get_mut(budget) {
+            *count -= 1;
+            if *count == 0 {
+                unfinished.remove(budget);
+            }
+        }
+    }
+
+    /// A handle on task `id` of `caller`'s.
+    pub(crate) fn handle(self: &Arc<Self>, caller: &Caller, id: String) -> TaskHandle {
+        TaskHandle {
+            tasks: Arc::clone(self),
+            caller: caller.clone(),
+            id,
+        }
+    }
+
+    /// Starts `call` of `tool` (the tool its name resolved to, if `caller` may run it) as a task of
+    /// `caller`'s: it is in the task store when this returns, then runs in the background through `run`.
+    /// A write with a preview starts as a task once a person approved it.
+    ///
+    /// # Errors
+    /// As [`Registry::start_task`](crate::Registry::start_task).
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        tool: Option<&Tool>,
         caller: &Caller,
         call: Call,
+        run: Runner,
     ) -> Result<TaskRecord, TaskError> {
         let name = call.name();
-        let Some(tool) = self.runnable(caller, name) else {
+        let Some(tool) = tool else {
             return Err(TaskError::NotStarted(unknown_tool_error(name)));
         };
         if tool.task_support() == TaskSupport::Forbidden {
@@ -209,9 +262,8 @@ impl Registry {
                 message,
             )));
         }
-        let tasks = &self.inner.tasks;
         let unfinished = Unfinished::count(self, caller)?;
-        let ttl = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         let task = TaskRecord::new(
             caller.owner(),
             name,
@@ -219,12 +271,11 @@ impl Registry {
             ttl,
             lease_ms(),
         );
-        tasks
-            .store
+        self.store
             .create(&task)
             .await
             .map_err(TaskError::Unavailable)?;
-        self.run_task(caller.clone(), call, task.clone(), Some(unfinished));
+        self.run(caller.clone(), call, task.clone(), Some(unfinished), run);
         Ok(task)
     }
 
@@ -233,8 +284,8 @@ impl Registry {
     ///
     /// # Errors
     /// [`TaskError::Unknown`], or [`TaskError::Unavailable`] when the store cannot be reached.
-    pub async fn task(&self, caller: &Caller, id: &str) -> Result<TaskRecord, TaskError> {
-        let store = &self.inner.tasks.store;
+    pub(crate) async fn get(&self, caller: &Caller, id: &str) -> Result<TaskRecord, TaskError> {
+        let store = &self.store;
         loop {
             let mut task = store
                 .get(id)
@@ -262,16 +313,17 @@ impl Registry {
     /// is answered, the tool runs again with the answers, once, here.
     ///
     /// # Errors
-    /// As [`task`](Self::task).
-    pub async fn answer_task(
-        &self,
+    /// As [`Registry::task`](crate::Registry::task).
+    pub(crate) async fn answer(
+        self: &Arc<Self>,
         caller: &Caller,
         id: &str,
         answers: Map<String, Value>,
+        run: Runner,
     ) -> Result<(), TaskError> {
-        let store = &self.inner.tasks.store;
+        let store = &self.store;
         loop {
-            let mut task = self.task(caller, id).await?;
+            let mut task = self.get(caller, id).await?;
             let Some(mut pending) = task.input_requests.take() else {
                 return Ok(());
             };
@@ -297,7 +349,7 @@ impl Registry {
                 let answers = std::mem::take(&mut task.answers);
                 let call = Call::new(task.tool.clone(), task.arguments.clone())
                     .resume(task.resume_state.take(), answers);
-                self.run_task(caller.clone(), call, task, None);
+                self.run(caller.clone(), call, task, None, run);
             }
             return Ok(());
         }
@@ -308,39 +360,31 @@ impl Registry {
     /// ended task stays as it is.
     ///
     /// # Errors
-    /// As [`task`](Self::task).
-    pub async fn cancel_task(&self, caller: &Caller, id: &str) -> Result<(), TaskError> {
-        let task = self.task(caller, id).await?;
+    /// As [`Registry::task`](crate::Registry::task).
+    pub(crate) async fn cancel(&self, caller: &Caller, id: &str) -> Result<(), TaskError> {
+        let task = self.get(caller, id).await?;
         if task.status.is_terminal() {
             return Ok(());
         }
-        if let Some(token) = self.inner.tasks.running.locked().get(id) {
+        if let Some(token) = self.running.locked().get(id) {
             token.cancel();
         }
-        self.inner
-            .tasks
-            .store
-            .cancel(id)
-            .await
-            .map_err(TaskError::Unavailable)
+        self.store.cancel(id).await.map_err(TaskError::Unavailable)
     }
 
     /// Runs `task`'s call in the background, in one of the slots calls run in (it waits as `working`
     /// for one, its lease renewed), keeping its progress, and writes how it ended; then it is no longer
     /// one of its caller's `unfinished` tasks.
-    fn run_task(
-        &self,
+    fn run(
+        self: &Arc<Self>,
         caller: Caller,
         call: Call,
         task: TaskRecord,
         unfinished: Option<Unfinished>,
+        run: Runner,
     ) {
         let token = CancellationToken::new();
-        self.inner
-            .tasks
-            .running
-            .locked()
-            .insert(task.id.clone(), token.clone());
+        self.running.locked().insert(task.id.clone(), token.clone());
         let progress = Arc::new(Mutex::new(None::<String>));
         let noted = Arc::clone(&progress);
         let call = call.cancellation(token.clone()).on_progress(move |update| {
@@ -354,19 +398,15 @@ impl Registry {
             };
             *noted.locked() = Some(line);
         });
-        let registry = self.clone();
+        let tasks = Arc::clone(self);
         tokio::spawn(async move {
-            let running = async {
-                let _slot = registry.inner.slots.take(&caller, None).await;
-                registry.run(&caller, call).await
-            };
             let outcome = tokio::select! {
-                outcome = running => outcome,
-                () = registry.keep_alive(&task.id, &token, &progress) => unreachable!("renews until dropped"),
+                outcome = run(caller, call) => outcome,
+                () = tasks.keep_alive(&task.id, &token, &progress) => unreachable!("renews until dropped"),
             };
-            registry.inner.tasks.running.locked().remove(&task.id);
+            tasks.running.locked().remove(&task.id);
             let message = progress.locked().take();
-            registry
+            tasks
                 .settle(task, outcome, token.is_cancelled(), message)
                 .await;
             drop(unfinished);
@@ -381,7 +421,7 @@ impl Registry {
         token: &CancellationToken,
         progress: &Mutex<Option<String>>,
     ) {
-        let store = &self.inner.tasks.store;
+        let store = &self.store;
         let mut every = tokio::time::interval(LEASE / 3);
         every.tick().await;
         loop {
@@ -409,7 +449,7 @@ impl Registry {
         cancelled: bool,
         message: Option<String>,
     ) {
-        let store = &self.inner.tasks.store;
+        let store = &self.store;
         match outcome {
             _ if cancelled => task.status = TaskStatus::Cancelled,
             Outcome::InputRequired(input) => {
@@ -457,15 +497,15 @@ impl Registry {
 
 /// One of a caller's tasks counted as unfinished in this process, until dropped.
 struct Unfinished {
-    registry: Registry,
+    tasks: Arc<Tasks>,
     budget: Box<str>,
 }
 
 impl Unfinished {
     /// Counts a new task of `caller`'s, unless it has as many unfinished as it may.
-    fn count(registry: &Registry, caller: &Caller) -> Result<Self, TaskError> {
+    fn count(tasks: &Arc<Tasks>, caller: &Caller) -> Result<Self, TaskError> {
         let budget = caller.budget();
-        registry.inner.tasks.start(budget).map_err(|most| {
+        tasks.count(budget).map_err(|most| {
             TaskError::NotStarted(ToolError::with_kind(
                 ErrorKind::LimitReached,
                 format!(
@@ -475,7 +515,7 @@ impl Unfinished {
             ))
         })?;
         Ok(Unfinished {
-            registry: registry.clone(),
+            tasks: Arc::clone(tasks),
             budget: budget.into(),
         })
     }
@@ -483,7 +523,7 @@ impl Unfinished {
 
 impl Drop for Unfinished {
     fn drop(&mut self) {
-        self.registry.inner.tasks.end(&self.budget);
+        self.tasks.end(&self.budget);
     }
 }
 

@@ -7,10 +7,10 @@ use tracing::field::Empty;
 use tracing::{Instrument, Level, Span};
 
 use crate::caller::Caller;
+use crate::catalog::{Snapshot, ToolId};
 use crate::output::Outcome;
-use crate::registry::{Snapshot, ToolId};
 
-use super::pipeline::Launched;
+use super::flight::Launched;
 use super::request::Meta;
 
 /// The span of a call of the tool `name` resolved to and when it began, unless no subscriber wants

@@ -2,18 +2,12 @@
 //! whatever the order of their keys.
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The SHA-256 of the canonical JSON of `arguments`, in hex.
 pub(crate) fn digest(arguments: &Map<String, Value>) -> String {
     let mut text = String::new();
     write_object(&mut text, arguments);
-    digest_text(&text)
-}
-
-/// The SHA-256 of `text`, in hex.
-pub(crate) fn digest_text(text: &str) -> String {
-    super::hex(&Sha256::digest(text.as_bytes()))
+    crate::text::digest(&text)
 }
 
 /// JSON with object keys sorted and no whitespace; strings and numbers as serde_json writes them.

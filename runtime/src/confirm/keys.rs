@@ -110,7 +110,7 @@ impl KeyRing {
     #[cfg(database)]
     pub(crate) fn fresh() -> (String, [u8; 32]) {
         let secret = crate::confirm::random_bytes::<32>();
-        (format!("db-{}", crate::confirm::hex(&secret[..4])), secret)
+        (format!("db-{}", crate::random::hex(&secret[..4])), secret)
     }
 
     /// A ring with one random key: confirmations die with the process and other replicas refuse them.

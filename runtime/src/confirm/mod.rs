@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub(crate) use canonical::{digest, digest_text};
+pub(crate) use canonical::digest;
 pub use keys::{KeyError, KeyRing};
 #[cfg(database)]
 pub(crate) use store::store_failed;
@@ -24,8 +24,8 @@ pub use store::{
 
 use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
+pub(crate) use crate::random::random_bytes;
 use crate::random::random_id;
-pub(crate) use crate::random::{hex, random_bytes};
 use crate::tool::Tool;
 
 /// What a sealed token is for.

@@ -193,7 +193,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         limit: Option<Duration>,
     ) -> Result<Result<Slot<'_>, Busy>, ErrorData> {
         self.open()?;
-        Ok(self.shared.registry.inner.slots.take(caller, limit).await)
+        Ok(self.shared.registry.pipeline().slot(caller, limit).await)
     }
 
     /// The error answer of a server that is shutting down, which starts nothing more.
@@ -238,7 +238,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
                 let handed = handed.or_else(|| parts?.extensions.get::<Handover>());
                 handed?.resolved(&request.name)
             })
-            .unwrap_or_else(|| Resolved::of(registry, &request.name));
+            .unwrap_or_else(|| registry.resolved(&request.name));
         // A tool the caller may not run is answered as an unknown one, whatever its task mode. Starting a
         // task takes no slot: the task takes one when it runs.
         if let Some(index) = resolved
@@ -258,7 +258,7 @@ impl<H: ServerHandler + Clone> McpHandler<H> {
         // The wait for a slot counts toward the tool's timeout.
         let timeout = resolved
             .and_then(|i| snapshot.tool(i).tool.timeout)
-            .or(registry.inner.default_timeout);
+            .or(registry.pipeline().default_timeout());
         let asked_at = timeout.map(|_| std::time::Instant::now());
         let mut slot = match self.call_slot(&caller, timeout).await? {
             Ok(slot) => slot,

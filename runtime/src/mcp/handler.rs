@@ -1,13 +1,13 @@
 //! [`McpHandler`]: the rmcp `ServerHandler` that serves a [`Registry`]'s tools, composed with the user's own
 //! handler for prompts, resources and completion, and what its sessions share.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU8};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{Cursor, PaginatedRequestParams, ServerConfig};
-use rmcp::service::{RequestContext, SubscriptionSink};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::caller::Caller;
 use crate::registry::Registry;
@@ -15,7 +15,7 @@ use crate::sync::Locked;
 
 use super::listing::{MAX_PAGE_BYTES, ToolsPage, all_definitions, serves_view};
 use super::logging;
-use super::notify::Notifier;
+use super::notify::{Clients, Notifier};
 
 /// A handler with nothing to add: the server offers tools only.
 ///
@@ -49,13 +49,10 @@ pub(crate) struct Shared {
     /// How long a question during a call waits for the client's answer.
     pub(crate) question_timeout: Duration,
     pub(crate) draining: AtomicBool,
-    pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Refuse writes for clients that cannot show an approval prompt, instead of returning the preview.
     pub(crate) refuse_unconfirmable_writes: bool,
-    /// `subscriptions/listen` streams of 2026-07-28 clients that asked for `toolsListChanged`.
-    /// Each with a key of its own, so that a failed one can be removed after the lock was released.
-    pub(crate) listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
-    pub(crate) next_listener: AtomicU64,
+    /// The clients that hear of changes.
+    pub(crate) clients: Arc<Clients>,
 }
 
 /// The rmcp [`ServerHandler`] of a toolgate server: tools from the registry, everything else from `H`.
@@ -117,7 +114,7 @@ impl<H: Clone> McpHandler<H> {
 
     /// A handle that tells connected clients when the tool list changed.
     pub fn notifier(&self) -> Notifier {
-        Notifier(Arc::clone(&self.shared))
+        Notifier(Arc::clone(&self.shared.clients))
     }
 
     /// Tells every connected client that the tool list changed (see [`Notifier`]).

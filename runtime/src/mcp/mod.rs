@@ -53,8 +53,8 @@ mod sessions;
 mod tasks;
 mod view;
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use rmcp::ServerHandler;
 use rmcp::model::{Implementation, ToolsCapability};
@@ -345,19 +345,20 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             info,
             default_caller: self.default_caller.clone(),
             page_size: self.page_size,
-            question_timeout: self.registry.inner.confirmations.ttl,
+            question_timeout: self.registry.pipeline().confirmations().ttl,
             draining: AtomicBool::new(false),
-            peers: Mutex::new(Vec::new()),
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
-            listeners: Mutex::new(Vec::new()),
-            next_listener: AtomicU64::new(0),
+            clients: Arc::default(),
         };
         let shared = Arc::new(shared);
         // Outside a runtime there is no client to tell, and nothing to spawn on; fixed tools never change.
         if let Ok(runtime) = tokio::runtime::Handle::try_current()
             && let Some(revisions) = self.registry.subscribe()
         {
-            runtime.spawn(notify::relay_changes(Arc::downgrade(&shared), revisions));
+            runtime.spawn(notify::relay_changes(
+                Arc::downgrade(&shared.clients),
+                revisions,
+            ));
         }
         McpHandler::new(shared, self.extras.clone())
     }

@@ -1,15 +1,15 @@
 //! Telling clients that the tool list changed: [`Notifier`], and the task that relays every snapshot the
 //! registry swaps in.
 
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::watch;
 
 use crate::sync::Locked;
-
-use super::handler::Shared;
 
 /// How often clients are told at most that the tools changed: a storm of changes (a remote server that
 /// relists again and again) is one notification a window.
@@ -17,12 +17,12 @@ const CHANGE_WINDOW: Duration = Duration::from_secs(1);
 
 /// Tells every connected client when the registry swaps in new tools, at once and then at most once a
 /// [`CHANGE_WINDOW`], until the server or the registry is gone.
-pub(crate) async fn relay_changes(shared: Weak<Shared>, mut revisions: watch::Receiver<u64>) {
+pub(crate) async fn relay_changes(clients: Weak<Clients>, mut revisions: watch::Receiver<u64>) {
     while revisions.changed().await.is_ok() {
-        let Some(strong) = shared.upgrade() else {
+        let Some(clients) = clients.upgrade() else {
             return;
         };
-        Notifier(strong).tools_changed().await;
+        Notifier(clients).tools_changed().await;
         // Changes during the window are marked seen by the next `changed`, which then returns at once.
         tokio::time::sleep(CHANGE_WINDOW).await;
     }
@@ -45,7 +45,32 @@ pub(crate) async fn relay_changes(shared: Weak<Shared>, mut revisions: watch::Re
 /// # }).unwrap();
 /// ```
 #[derive(Clone)]
-pub struct Notifier(pub(super) Arc<Shared>);
+pub struct Notifier(pub(super) Arc<Clients>);
+
+/// The clients of one server that hear of changes: sessions that began with `initialize`, and the
+/// `subscriptions/listen` streams of 2026-07-28 clients that asked for `toolsListChanged`.
+#[derive(Default)]
+pub(crate) struct Clients {
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Each with a key of its own, so that a failed one can be removed after the lock was released.
+    listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
+    next_listener: AtomicU64,
+}
+
+impl Clients {
+    /// A session that began with `initialize`; those whose transport closed are forgotten.
+    pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
+        let mut peers = self.peers.locked();
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    /// A stream that asked for `toolsListChanged`.
+    pub(crate) fn add_listener(&self, sink: SubscriptionSink) {
+        let key = self.next_listener.fetch_add(1, Ordering::Relaxed);
+        self.listeners.locked().push((key, sink));
+    }
+}
 
 impl std::fmt::Debug for Notifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

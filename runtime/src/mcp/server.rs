@@ -16,8 +16,6 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::sync::Locked;
-
 use super::convert::CallAnswer;
 use super::handler::McpHandler;
 use super::listing::definitions;
@@ -49,11 +47,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        {
-            let mut peers = self.shared.peers.locked();
-            peers.retain(|p| !p.is_transport_closed());
-            peers.push(context.peer.clone());
-        }
+        self.shared.clients.add_peer(context.peer.clone());
         self.extras.on_initialized(context).await;
     }
 
@@ -227,9 +221,7 @@ impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         if context.accepted().tools_list_changed == Some(true) {
-            let mut listeners = self.shared.listeners.locked();
-            let key = self.shared.next_listener.fetch_add(1, Ordering::Relaxed);
-            listeners.push((key, context.sink().clone()));
+            self.shared.clients.add_listener(context.sink().clone());
         }
         self.extras.listen(context).await
     }

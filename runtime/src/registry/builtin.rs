@@ -12,7 +12,7 @@ use crate::output::{Chart, IntoOutput, Table, ToolResult};
 use crate::schema;
 use crate::tool::{DRAW_CHART, Defer, DynamicTool, SHOW_TABLE, TOOL_SEARCH, Tool};
 
-use super::queries::{Inner, Registry};
+use super::core::Core;
 
 /// How many tools a search returns unless it asks for another number, and the most it may ask for.
 const DEFAULT_LIMIT: u64 = 5;
@@ -23,7 +23,7 @@ const DESCRIPTION: &str = "Find tools that are not loaded yet. Describe the task
 
 /// The registry a `tool_search` searches, set once it is built; weak, so that the tool does not keep its
 /// own registry alive.
-pub(crate) type Finder = Arc<OnceLock<Weak<Inner>>>;
+pub(crate) type Finder = Arc<OnceLock<Weak<Core>>>;
 
 /// The `tool_search` tool of the registry `finder` will point to.
 pub(crate) fn tool_search(finder: &Finder) -> DynamicTool {
@@ -46,19 +46,16 @@ pub(crate) fn tool_search(finder: &Finder) -> DynamicTool {
     });
     let finder = Arc::clone(finder);
     DynamicTool::new(TOOL_SEARCH, DESCRIPTION, input, move |args, parts| {
-        let registry = finder
-            .get()
-            .and_then(Weak::upgrade)
-            .map(|inner| Registry { inner });
+        let core = finder.get().and_then(Weak::upgrade);
         async move {
-            let registry = registry.ok_or_else(|| ToolError::new("The registry has shut down."))?;
+            let core = core.ok_or_else(|| ToolError::new("The registry has shut down."))?;
             let query = args["query"].as_str().unwrap_or_default();
             let limit = args["limit"]
                 .as_u64()
                 .unwrap_or(DEFAULT_LIMIT)
                 .min(MAX_LIMIT);
             let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-            let found: Vec<Value> = registry
+            let found: Vec<Value> = (core.catalog)
                 .search(parts.caller(), query, limit + 1)
                 .iter()
                 .filter(|tool| !tool.is_tool_search())
@@ -91,35 +88,6 @@ fn definition(tool: &Tool) -> Value {
         definition["outputSchema"] = schema.clone();
     }
     definition
-}
-
-/// The names of the tools a `tool_search` result holds, best first: what an agent loop loads for the
-/// model's next request ([`Registry::definitions_with`]). Empty for any other result.
-///
-/// ```rust,standalone_crate
-/// use serde_json::json;
-/// use toolgate::prelude::*;
-/// use toolgate::registry::{TOOL_SEARCH, tools_found};
-///
-/// /// Refund an order in full.
-/// #[tool(public, read_only, defer)]
-/// async fn refund_order(order: u32) -> String { format!("refund of {order} drafted") }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let registry = Registry::builder().build()?;
-/// let outcome = registry.call(&Caller::anonymous(), TOOL_SEARCH, json!({ "query": "refund an order" })).await;
-/// assert_eq!(tools_found(&outcome.into_result()), ["refund_order"]);
-/// # Ok::<(), toolgate::BuildError>(())
-/// # }).unwrap();
-/// ```
-pub fn tools_found(result: &ToolResult) -> Vec<String> {
-    let tools = result.structured.as_ref().map(|s| &s["tools"]);
-    tools
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
-        .collect()
 }
 
 /// A built-in tool an app switches on with [`RegistryBuilder::built_in`](crate::RegistryBuilder::built_in).

@@ -7,11 +7,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::caller::{Caller, MAX_CHAIN};
+use crate::confirm::Confirmations;
 use crate::confirm::{millis, unix_ms};
 use crate::error::{ErrorKind, ToolError};
 use crate::text::Ident;
-
-use super::queries::Registry;
 
 /// How delegation tokens begin, so that a server tells them from its other bearer tokens.
 ///
@@ -75,141 +74,109 @@ impl Link {
     }
 }
 
-impl Registry {
-    /// A token that carries the delegated `caller` to a sub-agent in another process: sealed under the
-    /// registry's key ring (the one confirmations use), so a server with that ring accepts it as
-    /// exactly that caller, and no other. It carries the chain's abilities as they are now and ends when
-    /// the delegation does; a delegation without an expiry, or one longer than
-    /// [`MAX_DELEGATION_TTL`], gets that.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use toolgate::{Caller, Delegation, Registry};
-    ///
-    /// let registry = Registry::builder().build().unwrap();
-    /// let person = Caller::new("ada").with_abilities(["orders.view", "orders.manage"]);
-    /// let agent = person.delegate(Delegation::to("researcher").abilities(["orders.view"]).expires_in(Duration::from_secs(600)));
-    /// let token = registry.seal_delegation(&agent).unwrap();
-    ///
-    /// let carried = registry.open_delegation(&token).unwrap();
-    /// assert_eq!(carried.id(), "researcher");
-    /// assert!(carried.has("orders.view") && !carried.has("orders.manage"));
-    /// assert_eq!(carried.on_behalf_of().map(Caller::id), Some("ada"));
-    ///
-    /// let mut tampered = token.clone();
-    /// tampered.insert(token.len() - 3, 'x');
-    /// assert!(registry.open_delegation(&tampered).is_err());
-    /// ```
-    ///
-    /// # Errors
-    /// When `caller` is not delegated, when a name of its chain (an id, a role, a profile) is not an
-    /// [`Ident`], and when its chain has more than eight delegations.
-    pub fn seal_delegation(&self, caller: &Caller) -> Result<String, ToolError> {
-        if !caller.is_delegated() {
-            return Err(ToolError::with_kind(
-                ErrorKind::InvalidArguments,
-                "Only a delegated caller is sealed into a token: make one with `Caller::delegate`.",
-            ));
-        }
-        caller.check_names().map_err(|problem| {
-            ToolError::with_kind(
-                ErrorKind::InvalidArguments,
-                format!("This caller cannot be sealed into a delegation token: {problem}."),
-            )
-        })?;
-        let latest = unix_ms().saturating_add(millis(MAX_DELEGATION_TTL));
-        let mut delegations: Vec<Delegated> = caller
-            .chain()
-            .filter_map(|link| {
-                let delegation = link.delegation()?;
-                let expires = delegation.expires.map_or(latest, ms).min(latest);
-                Some(Delegated {
-                    caller: Link::of(link)?,
-                    delegation: delegation.id.clone(),
-                    max_calls: delegation.max_calls,
-                    expires_ms: Some(expires),
-                })
+/// The token that carries the delegated `caller`, sealed under `confirmations`' keys: see
+/// [`Registry::seal_delegation`](crate::Registry::seal_delegation).
+pub(super) fn seal(confirmations: &Confirmations, caller: &Caller) -> Result<String, ToolError> {
+    if !caller.is_delegated() {
+        return Err(ToolError::with_kind(
+            ErrorKind::InvalidArguments,
+            "Only a delegated caller is sealed into a token: make one with `Caller::delegate`.",
+        ));
+    }
+    caller.check_names().map_err(|problem| {
+        ToolError::with_kind(
+            ErrorKind::InvalidArguments,
+            format!("This caller cannot be sealed into a delegation token: {problem}."),
+        )
+    })?;
+    let latest = unix_ms().saturating_add(millis(MAX_DELEGATION_TTL));
+    let mut delegations: Vec<Delegated> = caller
+        .chain()
+        .filter_map(|link| {
+            let delegation = link.delegation()?;
+            let expires = delegation.expires.map_or(latest, ms).min(latest);
+            Some(Delegated {
+                caller: Link::of(link)?,
+                delegation: delegation.id.clone(),
+                max_calls: delegation.max_calls,
+                expires_ms: Some(expires),
             })
-            .collect();
-        delegations.reverse();
-        let sealed = Sealed {
-            purpose: PURPOSE.to_owned(),
-            root: Link::of(caller.root()).unwrap_or_else(|| unreachable!("checked above")),
-            delegations,
-        };
-        let payload = serde_json::to_vec(&sealed).unwrap_or_default();
-        let keys = self.inner.confirmations.keys.load();
-        Ok(format!("{DELEGATION_PREFIX}{}", keys.seal(&payload)))
-    }
+        })
+        .collect();
+    delegations.reverse();
+    let sealed = Sealed {
+        purpose: PURPOSE.to_owned(),
+        root: Link::of(caller.root()).unwrap_or_else(|| unreachable!("checked above")),
+        delegations,
+    };
+    let payload = serde_json::to_vec(&sealed).unwrap_or_default();
+    let keys = confirmations.keys.load();
+    Ok(format!("{DELEGATION_PREFIX}{}", keys.seal(&payload)))
+}
 
-    /// The delegated caller a token from [`seal_delegation`](Self::seal_delegation) carries.
-    ///
-    /// # Errors
-    /// Kind `denied`, with nothing trusted, when the token was altered, forged or sealed with a key this
-    /// registry does not have, when it has expired, and when a link of its chain claims more than the
-    /// one before it held: an ability, a later expiry.
-    pub fn open_delegation(&self, token: &str) -> Result<Caller, ToolError> {
-        let refused = |why: &str| {
-            ToolError::with_kind(
-                ErrorKind::Denied,
-                format!("This delegation token is not accepted: {why}."),
-            )
-        };
-        let sealed: Sealed = token
-            .strip_prefix(DELEGATION_PREFIX)
-            .and_then(|sealed| self.inner.confirmations.keys.load().open(sealed))
-            .and_then(|payload| serde_json::from_slice(&payload).ok())
-            .filter(|sealed: &Sealed| sealed.purpose == PURPOSE)
-            .ok_or_else(|| {
-                refused("it was altered, forged, or sealed with a key this server does not have")
-            })?;
-        if sealed.delegations.is_empty() {
-            return Err(refused("it carries no delegation"));
-        }
-        if sealed.delegations.len() > MAX_CHAIN {
-            return Err(refused("its chain of delegations is too long"));
-        }
-        let now = unix_ms();
-        let mut caller = caller_of(sealed.root);
-        let mut expires_before = u64::MAX;
-        for link in sealed.delegations {
-            let expires = link.expires_ms.unwrap_or(u64::MAX);
-            if expires <= now {
-                return Err(refused("it has expired; ask for a new one"));
-            }
-            if expires > expires_before {
-                return Err(refused("a delegation outlives the one it came from"));
-            }
-            if let Some(extra) = link.caller.abilities.iter().find(|a| !caller.has(a)) {
-                return Err(refused(&format!(
-                    "`{}` claims the ability `{extra}`, which `{}` did not hold",
-                    link.caller.id,
-                    caller.id()
-                )));
-            }
-            expires_before = expires;
-            let Link {
-                id,
-                role,
-                abilities,
-                profile,
-            } = link.caller;
-            let expires = link
-                .expires_ms
-                .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
-            caller = Caller::redelegated(
-                &caller,
-                (
-                    id.into(),
-                    role.map(Into::into),
-                    abilities,
-                    profile.map(Into::into),
-                ),
-                (link.delegation, link.max_calls, expires),
-            );
-        }
-        Ok(caller)
+/// The delegated caller a token from [`seal`] carries, if `confirmations`' keys open it: see
+/// [`Registry::open_delegation`](crate::Registry::open_delegation).
+pub(super) fn open(confirmations: &Confirmations, token: &str) -> Result<Caller, ToolError> {
+    let refused = |why: &str| {
+        ToolError::with_kind(
+            ErrorKind::Denied,
+            format!("This delegation token is not accepted: {why}."),
+        )
+    };
+    let sealed: Sealed = token
+        .strip_prefix(DELEGATION_PREFIX)
+        .and_then(|sealed| confirmations.keys.load().open(sealed))
+        .and_then(|payload| serde_json::from_slice(&payload).ok())
+        .filter(|sealed: &Sealed| sealed.purpose == PURPOSE)
+        .ok_or_else(|| {
+            refused("it was altered, forged, or sealed with a key this server does not have")
+        })?;
+    if sealed.delegations.is_empty() {
+        return Err(refused("it carries no delegation"));
     }
+    if sealed.delegations.len() > MAX_CHAIN {
+        return Err(refused("its chain of delegations is too long"));
+    }
+    let now = unix_ms();
+    let mut caller = caller_of(sealed.root);
+    let mut expires_before = u64::MAX;
+    for link in sealed.delegations {
+        let expires = link.expires_ms.unwrap_or(u64::MAX);
+        if expires <= now {
+            return Err(refused("it has expired; ask for a new one"));
+        }
+        if expires > expires_before {
+            return Err(refused("a delegation outlives the one it came from"));
+        }
+        if let Some(extra) = link.caller.abilities.iter().find(|a| !caller.has(a)) {
+            return Err(refused(&format!(
+                "`{}` claims the ability `{extra}`, which `{}` did not hold",
+                link.caller.id,
+                caller.id()
+            )));
+        }
+        expires_before = expires;
+        let Link {
+            id,
+            role,
+            abilities,
+            profile,
+        } = link.caller;
+        let expires = link
+            .expires_ms
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
+        caller = Caller::redelegated(
+            &caller,
+            (
+                id.into(),
+                role.map(Into::into),
+                abilities,
+                profile.map(Into::into),
+            ),
+            (link.delegation, link.max_calls, expires),
+        );
+    }
+    Ok(caller)
 }
 
 /// The root caller a token carries.
@@ -233,7 +200,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::Delegation;
+    use crate::{Delegation, Registry};
 
     fn registry() -> Registry {
         Registry::builder().build().unwrap()
@@ -241,7 +208,7 @@ mod tests {
 
     /// `sealed` as a token of `registry`, sealed with its keys as the server would.
     fn forge(registry: &Registry, sealed: &serde_json::Value) -> String {
-        let keys = registry.inner.confirmations.keys.load();
+        let keys = registry.core().pipeline.confirmations().keys.load();
         format!(
             "{DELEGATION_PREFIX}{}",
             keys.seal(sealed.to_string().as_bytes())

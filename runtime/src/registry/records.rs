@@ -2,315 +2,260 @@
 //! revision, and syncing the code's tools into them.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use crate::catalog::{Live, Profiles, RegisteredTool};
 use crate::schema::merge_settings;
 #[cfg(edits)]
 use crate::store::Profile;
 use crate::store::{
-    Edit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan, ToolRecord,
-    Write,
+    Edit, LimitEdit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan,
+    ToolRecord, Write,
 };
 use crate::tool::Tool;
 
-use super::queries::Registry;
-use super::registered::{Profiles, RegisteredTool};
-use super::snapshot::{Live, Tools};
+use super::core::Core;
 
-impl Registry {
-    /// The operator's records, when the registry was built with them
-    /// ([`RegistryBuilder::records`](super::RegistryBuilder::records)).
-    pub fn records(&self) -> Option<&dyn RecordStore> {
-        self.live().and_then(|live| live.store.as_deref())
-    }
+/// The record of `tool`.
+///
+/// # Errors
+/// When there is none, or the records cannot be read.
+#[cfg(edits)]
+pub(crate) async fn tool_record(core: &Core, tool: &str) -> Result<ToolRecord, RecordError> {
+    let mut records = core.catalog.store()?.load().await?;
+    records
+        .tools
+        .remove(tool)
+        .ok_or_else(|| RecordError::unknown_tool(tool))
+}
 
-    /// The store of the records, or the error that says there is none: for the operator's commands.
-    ///
-    /// # Errors
-    /// When the registry was built without records.
-    pub(crate) fn store(&self) -> Result<&dyn RecordStore, RecordError> {
-        self.records().ok_or_else(|| {
-            RecordError::new(
-                RecordErrorKind::NotFound,
-                "this registry has no records: build it with `RegistryBuilder::records`",
-            )
-        })
-    }
-
-    /// The record of `tool`.
-    ///
-    /// # Errors
-    /// When there is none, or the records cannot be read.
-    #[cfg(edits)]
-    pub(crate) async fn tool_record(&self, tool: &str) -> Result<ToolRecord, RecordError> {
-        let mut records = self.store()?.load().await?;
-        records
-            .tools
-            .remove(tool)
-            .ok_or_else(|| RecordError::unknown_tool(tool))
-    }
-
-    fn live(&self) -> Option<&Live> {
-        match &self.inner.tools {
-            Tools::Live(live) => Some(live),
-            Tools::Fixed(_) => None,
-        }
-    }
-
-    /// Loads the records if their revision moved since the snapshot being served, or takes up what
-    /// changed on the remote servers, and swaps in the snapshot they make. Returns whether it swapped.
-    ///
-    /// # Errors
-    /// When the records cannot be read; the registry goes on serving its snapshot.
-    pub async fn refresh(&self) -> Result<bool, RecordError> {
-        let Some(live) = self.live() else {
-            return Ok(false);
-        };
-        let (loaded, seen) = {
-            let snapshot = self.snapshot();
-            (snapshot.loaded, snapshot.remote_generation)
-        };
-        // Read before the servers' tools are, so that a change after it is taken up next time.
-        let generation = live.remote_generation();
-        let unchanged = loaded && generation == seen;
-        let records = match &live.store {
-            None if unchanged => return Ok(false),
-            None => Records::default(),
-            Some(store) => {
-                if unchanged && store.revision().await? == self.revision() {
-                    return Ok(false);
-                }
-                let records = store.load().await?;
-                let confirmations = &self.inner.confirmations;
-                if confirmations.from_records {
-                    match store.key_ring().await {
-                        Ok(ring) => confirmations.keys.store(Arc::new(ring)),
-                        Err(error) if error.kind() == RecordErrorKind::NotFound => {}
-                        Err(error) => return Err(error),
-                    }
-                }
-                records
+/// [`Registry::refresh`](crate::Registry::refresh): the snapshot the records and the remote servers make
+/// now, swapped in when either moved; with the records' keys, when the keys are kept there.
+pub(super) async fn refresh(core: &Core) -> Result<bool, RecordError> {
+    let catalog = &core.catalog;
+    let Some(live) = catalog.live() else {
+        return Ok(false);
+    };
+    let (loaded, seen) = {
+        let snapshot = catalog.snapshot();
+        (snapshot.loaded, snapshot.remote_generation)
+    };
+    // Read before the servers' tools are, so that a change after it is taken up next time.
+    let generation = live.remote_generation();
+    let unchanged = loaded && generation == seen;
+    let records = match &live.store {
+        None if unchanged => return Ok(false),
+        None => Records::default(),
+        Some(store) => {
+            if unchanged && store.revision().await? == catalog.revision() {
+                return Ok(false);
             }
-        };
-        let tools = served_tools(live, &records);
-        let rates = crate::policy::rates::Rates::of(&records);
-        self.swap(live, tools, (records.revision, generation), rates);
-        Ok(true)
-    }
+            let records = store.load().await?;
+            let confirmations = core.pipeline.confirmations();
+            if confirmations.from_records {
+                match store.key_ring().await {
+                    Ok(ring) => confirmations.keys.store(Arc::new(ring)),
+                    Err(error) if error.kind() == RecordErrorKind::NotFound => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            records
+        }
+    };
+    let tools = served_tools(live, &records);
+    let rates = crate::policy::rates::Rates::of(&records);
+    catalog.swap(live, tools, (records.revision, generation), rates);
+    Ok(true)
+}
 
-    /// Keeps the registry in line with its records and its remote servers, until every clone of it is
-    /// dropped: checks the records' revision whenever the store hears of a change (PostgreSQL's
-    /// `NOTIFY`), and every `every` in any case, so a change made by any process is served within that
-    /// time; lists and checks each remote server on its own schedule; then swaps in the new snapshot.
-    /// Every hour it forgets the audit rows past the [retention](crate::RegistryBuilder::audit_retention).
-    /// Spawn it. An outage is logged once, and calls go on under the last policy loaded; when the
-    /// database is back, what changed meanwhile is picked up.
-    pub fn watch(&self, every: Duration) -> impl Future<Output = ()> + Send + 'static {
-        let weak = Arc::downgrade(&self.inner);
+/// [`Registry::watch`](crate::Registry::watch): refreshes whenever the records or a remote server change,
+/// and at least every `every`, until `core` is dropped; forgets old audit rows every hour.
+pub(super) fn watch(
+    core: &Arc<Core>,
+    every: Duration,
+) -> impl Future<Output = ()> + Send + 'static {
+    let weak: Weak<Core> = Arc::downgrade(core);
+    #[cfg(feature = "remote")]
+    let signal = core
+        .catalog
+        .live()
+        .map(|live| Arc::clone(&live.remotes.signal));
+    async move {
         #[cfg(feature = "remote")]
-        let signal = self.remotes().map(|remotes| Arc::clone(&remotes.signal));
-        async move {
+        if let Some(live) = weak.upgrade().as_ref().and_then(|core| core.catalog.live()) {
+            live.remotes.watch();
+        }
+        let mut down = false;
+        let mut prune_at = tokio::time::Instant::now();
+        while let Some(core) = weak.upgrade() {
+            let Some(store) = core.catalog.live().map(|live| live.store.clone()) else {
+                return;
+            };
+            if let (Some(store), Some(retention)) = (&store, core.pipeline.audit_retention())
+                && tokio::time::Instant::now() >= prune_at
+            {
+                prune_at += AUDIT_PRUNE_EVERY;
+                prune_audit(&**store, retention).await;
+            }
+            match (refresh(&core).await, down) {
+                (Ok(_), true) => {
+                    down = false;
+                    tracing::info!(target: "toolgate::records", "the records are back");
+                }
+                (Err(error), false) => {
+                    down = true;
+                    tracing::error!(
+                        target: "toolgate::records",
+                        error = error.message(),
+                        "cannot read the records; serving under the last policy loaded"
+                    );
+                }
+                _ => {}
+            }
+            drop(core);
+            let records_changed = async {
+                match &store {
+                    Some(store) => store.changed(every).await,
+                    None => tokio::time::sleep(every).await,
+                }
+            };
             #[cfg(feature = "remote")]
-            if let Some(inner) = weak.upgrade() {
-                let registry = Registry { inner };
-                if let Some(remotes) = registry.remotes() {
-                    remotes.watch();
+            if let Some(signal) = &signal {
+                tokio::select! {
+                    () = records_changed => {}
+                    () = signal.changed() => {}
                 }
+                continue;
             }
-            let mut down = false;
-            let mut prune_at = tokio::time::Instant::now();
-            while let Some(inner) = weak.upgrade() {
-                let registry = Registry { inner };
-                let Some(store) = registry.live().map(|live| live.store.clone()) else {
-                    return;
-                };
-                if let (Some(store), Some(retention)) = (&store, registry.inner.audit_retention)
-                    && tokio::time::Instant::now() >= prune_at
-                {
-                    prune_at += AUDIT_PRUNE_EVERY;
-                    prune_audit(&**store, retention).await;
-                }
-                match (registry.refresh().await, down) {
-                    (Ok(_), true) => {
-                        down = false;
-                        tracing::info!(target: "toolgate::records", "the records are back");
-                    }
-                    (Err(error), false) => {
-                        down = true;
-                        tracing::error!(
-                            target: "toolgate::records",
-                            error = error.message(),
-                            "cannot read the records; serving under the last policy loaded"
-                        );
-                    }
-                    _ => {}
-                }
-                drop(registry);
-                let records_changed = async {
-                    match &store {
-                        Some(store) => store.changed(every).await,
-                        None => tokio::time::sleep(every).await,
-                    }
-                };
-                #[cfg(feature = "remote")]
-                if let Some(signal) = &signal {
-                    tokio::select! {
-                        () = records_changed => {}
-                        () = signal.changed() => {}
-                    }
-                    continue;
-                }
-                records_changed.await;
-            }
+            records_changed.await;
         }
     }
+}
 
-    /// Forgets the audit rows of calls that finished before `before_ms`; how many.
-    ///
-    /// # Errors
-    /// Without records, or when their database cannot be written.
-    pub async fn prune_audit(&self, before_ms: u64) -> Result<u64, RecordError> {
-        self.store()?.prune_audit(before_ms).await
+/// [`Registry::sync_plan`](crate::Registry::sync_plan): the declared and the remote tools against the
+/// records.
+pub(super) async fn sync_plan(core: &Core) -> Result<SyncPlan, RecordError> {
+    let records = core.catalog.store()?.load().await?;
+    #[cfg(feature = "remote")]
+    core.catalog.list_remotes().await;
+    let Some(live) = core.catalog.live() else {
+        return Ok(SyncPlan::new(
+            Vec::<&Tool>::new(),
+            &records,
+            crate::store::unix_ms(),
+        ));
+    };
+    #[cfg(feature = "remote")]
+    {
+        let remote =
+            crate::catalog::remote::remote_tools(&live.declared, &live.remotes, &live.prepared);
+        let tools = live.declared.iter().chain(&remote).map(|r| &*r.tool);
+        let mut plan = SyncPlan::new(tools, &records, crate::store::unix_ms());
+        // A server whose last listing failed or was empty says nothing about what it still has.
+        plan.vanished
+            .retain(|name| !crate::catalog::remote::unlisted(&live.remotes, &records.tools[name]));
+        crate::catalog::remote::bound_new_records(&mut plan, &records);
+        Ok(plan)
     }
-
-    /// What a sync would write: the code's tools, and the remote servers' as they list them now,
-    /// against the records.
-    ///
-    /// # Errors
-    /// Without records, or when they cannot be read.
-    pub async fn sync_plan(&self) -> Result<SyncPlan, RecordError> {
-        let records = self.store()?.load().await?;
-        #[cfg(feature = "remote")]
-        self.list_servers().await;
-        let Some(live) = self.live() else {
-            return Ok(SyncPlan::new(
-                Vec::<&Tool>::new(),
-                &records,
-                crate::store::unix_ms(),
-            ));
-        };
-        #[cfg(feature = "remote")]
-        {
-            let remote = super::remote::remote_tools(&live.declared, &live.remotes, &live.prepared);
-            let tools = live.declared.iter().chain(&remote).map(|r| &*r.tool);
-            let mut plan = SyncPlan::new(tools, &records, crate::store::unix_ms());
-            // A server whose last listing failed or was empty says nothing about what it still has.
-            plan.vanished
-                .retain(|name| !super::remote::unlisted(&live.remotes, &records.tools[name]));
-            super::remote::bound_new_records(&mut plan, &records);
-            Ok(plan)
-        }
-        #[cfg(not(feature = "remote"))]
-        {
-            let tools = live.declared.iter().map(|r| &*r.tool);
-            Ok(SyncPlan::new(tools, &records, crate::store::unix_ms()))
-        }
+    #[cfg(not(feature = "remote"))]
+    {
+        let tools = live.declared.iter().map(|r| &*r.tool);
+        Ok(SyncPlan::new(tools, &records, crate::store::unix_ms()))
     }
+}
 
-    /// Syncs the code's tools into the records as `actor`, and serves the result: new tools are added,
-    /// changed ones updated (the operator's part kept), and tools gone from the code marked `missing`,
-    /// never deleted. Returns what it wrote.
-    ///
-    /// # Errors
-    /// Without records, or when they cannot be read or written; then nothing was written.
-    pub async fn sync(&self, actor: &str) -> Result<SyncPlan, RecordError> {
-        let plan = self.sync_plan().await?;
-        self.store()?.apply_sync(actor, &plan).await?;
-        self.served(plan).await
-    }
+/// [`Registry::sync`](crate::Registry::sync): the plan written as `actor`, and served.
+pub(super) async fn sync(core: &Core, actor: &str) -> Result<SyncPlan, RecordError> {
+    let plan = sync_plan(core).await?;
+    core.catalog.store()?.apply_sync(actor, &plan).await?;
+    served(core, plan).await
+}
 
-    /// The profile `name`, as the records have it now.
-    ///
-    /// # Errors
-    /// When there is none, or the records cannot be read.
-    #[cfg(edits)]
-    pub(crate) async fn profile(&self, name: &str) -> Result<Profile, RecordError> {
-        let mut records = self.store()?.load().await?;
-        records
-            .profiles
-            .remove(name)
-            .ok_or_else(|| crate::store::unknown_profile(name))
-    }
+/// The profile `name`, as the records have it now.
+///
+/// # Errors
+/// When there is none, or the records cannot be read.
+#[cfg(edits)]
+pub(crate) async fn profile(core: &Core, name: &str) -> Result<Profile, RecordError> {
+    let mut records = core.catalog.store()?.load().await?;
+    records
+        .profiles
+        .remove(name)
+        .ok_or_else(|| crate::store::unknown_profile(name))
+}
 
-    /// Writes an operator's change of a profile and serves it at once.
-    ///
-    /// # Errors
-    /// When the change is refused (see [`ProfileEdit::apply`]) or the records cannot be written; then
-    /// nothing changed.
-    pub async fn edit_profile(&self, edit: &ProfileEdit) -> Result<u64, RecordError> {
-        let revision = self.store()?.write(Write::Profile(edit)).await?;
-        self.served(revision).await
-    }
+/// Writes a change of a profile, and serves it.
+pub(super) async fn edit_profile(core: &Core, edit: &ProfileEdit) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.write(Write::Profile(edit)).await?;
+    served(core, revision).await
+}
 
-    /// Writes an operator's change of a rate limit and serves it at once: calls are counted against it
-    /// from the next one on, in every replica within its watch.
-    ///
-    /// # Errors
-    /// When the change is refused (see [`LimitEdit::apply`](crate::store::LimitEdit::apply)) or the
-    /// records cannot be written; then nothing changed.
-    pub async fn edit_limit(&self, edit: &crate::store::LimitEdit) -> Result<u64, RecordError> {
-        let revision = self.store()?.write(Write::Limit(edit)).await?;
-        self.served(revision).await
-    }
+/// Writes a change of a rate limit, and serves it.
+pub(super) async fn edit_limit(core: &Core, edit: &LimitEdit) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.write(Write::Limit(edit)).await?;
+    served(core, revision).await
+}
 
-    /// Writes an operator's edit of one record and serves it at once.
-    ///
-    /// # Errors
-    /// When the edit is refused (see [`Edit::apply`]) or the records cannot be written; then nothing
-    /// changed.
-    pub async fn edit(&self, edit: &Edit) -> Result<u64, RecordError> {
-        let revision = self.store()?.edit(edit).await?;
-        self.served(revision).await
-    }
+/// Writes an edit of one record, and serves it.
+pub(super) async fn edit(core: &Core, edit: &Edit) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.edit(edit).await?;
+    served(core, revision).await
+}
 
-    /// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
-    #[cfg(edits)]
-    pub(crate) async fn delete_record(&self, actor: &str, tool: &str) -> Result<u64, RecordError> {
-        let revision = self.store()?.delete(actor, tool).await?;
-        self.served(revision).await
-    }
+/// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
+#[cfg(edits)]
+pub(crate) async fn delete_record(
+    core: &Core,
+    actor: &str,
+    tool: &str,
+) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.delete(actor, tool).await?;
+    served(core, revision).await
+}
 
-    /// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
-    #[cfg(edits)]
-    pub(crate) async fn rotate_key(
-        &self,
-        actor: &str,
-        after: Duration,
-    ) -> Result<Rotated, RecordError> {
-        if after > LONGEST_KEY_WAIT {
-            return Err(RecordError::new(
-                crate::store::RecordErrorKind::Invalid,
-                format!(
-                    "a new key seals within a day of its rotation at the latest (asked: {} s); nothing \
+/// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
+#[cfg(edits)]
+pub(crate) async fn rotate_key(
+    core: &Core,
+    actor: &str,
+    after: Duration,
+) -> Result<Rotated, RecordError> {
+    if after > LONGEST_KEY_WAIT {
+        return Err(RecordError::new(
+            crate::store::RecordErrorKind::Invalid,
+            format!(
+                "a new key seals within a day of its rotation at the latest (asked: {} s); nothing \
                      was changed",
-                    after.as_secs()
-                ),
-            ));
-        }
-        let seals_from_ms = crate::store::unix_ms().saturating_add(crate::confirm::millis(after));
-        let (id, revision) = self.store()?.add_key(actor, seals_from_ms).await?;
-        self.served(Rotated {
+                after.as_secs()
+            ),
+        ));
+    }
+    let seals_from_ms = crate::store::unix_ms().saturating_add(crate::confirm::millis(after));
+    let (id, revision) = core.catalog.store()?.add_key(actor, seals_from_ms).await?;
+    served(
+        core,
+        Rotated {
             id,
             seals_from_ms,
             revision,
-        })
-        .await
-    }
+        },
+    )
+    .await
+}
 
-    /// Retires sealing key `id` as `actor`, and stops opening what it sealed.
-    #[cfg(edits)]
-    pub(crate) async fn retire_key(&self, actor: &str, id: &str) -> Result<u64, RecordError> {
-        let revision = self.store()?.retire_key(actor, id).await?;
-        self.served(revision).await
-    }
+/// Retires sealing key `id` as `actor`, and stops opening what it sealed.
+#[cfg(edits)]
+pub(crate) async fn retire_key(core: &Core, actor: &str, id: &str) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.retire_key(actor, id).await?;
+    served(core, revision).await
+}
 
-    /// `written`, once what the store wrote is served: the records are read again at once, rather than
-    /// at the next `watch`.
-    async fn served<T>(&self, written: T) -> Result<T, RecordError> {
-        self.refresh().await?;
-        Ok(written)
-    }
+/// `written`, once what the store wrote is served: the records are read again at once, rather than
+/// at the next `watch`.
+pub(super) async fn served<T>(core: &Core, written: T) -> Result<T, RecordError> {
+    refresh(core).await?;
+    Ok(written)
 }
 
 /// A key an operator added: its id, when it seals from, and the revision the rotation made.
@@ -327,15 +272,15 @@ pub(crate) struct Rotated {
 fn served_tools(live: &Live, records: &Records) -> Vec<RegisteredTool> {
     #[cfg(feature = "remote")]
     {
-        super::remote::reconcile(&live.remotes, records);
+        crate::catalog::remote::reconcile(&live.remotes, records);
         let mut all = live.declared.clone();
-        all.extend(super::remote::remote_tools(
+        all.extend(crate::catalog::remote::remote_tools(
             &live.declared,
             &live.remotes,
             &live.prepared,
         ));
         let mut tools = overlay(&all, records);
-        super::remote::withhold_undecided(&mut tools);
+        crate::catalog::remote::withhold_undecided(&mut tools);
         tools
     }
     #[cfg(not(feature = "remote"))]

@@ -52,7 +52,6 @@ pub(crate) use record::{from_json, to_json};
 pub use records::Records;
 pub use server::{ServerChange, ServerEdit, ServerRecord};
 pub use sync::{Drift, SyncPlan};
-pub(crate) use task::Tasks;
 pub use task::{MemoryTasks, TaskFailure, TaskRecord, TaskStatus, TaskStore};
 pub use write::{Effects, Logged, Reads, Write};
 

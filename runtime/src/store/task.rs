@@ -3,11 +3,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use crate::confirm::StoreFuture;
 use crate::output::ToolResult;
@@ -170,56 +168,6 @@ impl TaskRecord {
     /// When it may be forgotten.
     pub(crate) fn expires_ms(&self) -> u64 {
         self.created_ms.saturating_add(self.ttl_ms)
-    }
-}
-
-/// A registry's tasks: where they are kept, how long, and the cancellation of each one this process runs.
-pub(crate) struct Tasks {
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) ttl: Duration,
-    pub(crate) running: Mutex<HashMap<String, CancellationToken>>,
-    /// How many tasks each caller (by its budget) runs or waits to run here, and how many it may.
-    unfinished: Mutex<HashMap<Box<str>, usize>>,
-    per_caller: usize,
-}
-
-impl Tasks {
-    /// How long a task is kept when the registry says nothing.
-    pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(3600);
-
-    /// How many of one caller's tasks run or wait to run at once by default.
-    pub(crate) const DEFAULT_UNFINISHED_PER_CALLER: usize = 32;
-
-    pub(crate) fn new(store: Option<Arc<dyn TaskStore>>, ttl: Duration, per_caller: usize) -> Self {
-        Tasks {
-            store: store.unwrap_or_else(|| Arc::new(MemoryTasks::default())),
-            ttl,
-            running: Mutex::default(),
-            unfinished: Mutex::default(),
-            per_caller,
-        }
-    }
-
-    /// Counts one more unfinished task of `budget`'s, unless it has as many as it may: then how many.
-    pub(crate) fn start(&self, budget: &str) -> Result<(), usize> {
-        let mut unfinished = self.unfinished.locked();
-        let count = unfinished.entry(budget.into()).or_default();
-        if *count >= self.per_caller {
-            return Err(self.per_caller);
-        }
-        *count += 1;
-        Ok(())
-    }
-
-    /// One of `budget`'s tasks ended, or parked waiting for answers.
-    pub(crate) fn end(&self, budget: &str) {
-        let mut unfinished = self.unfinished.locked();
-        if let Some(count) = unfinished.get_mut(budget) {
-            *count -= 1;
-            if *count == 0 {
-                unfinished.remove(budget);
-            }
-        }
     }
 }
 

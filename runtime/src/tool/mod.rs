@@ -4,6 +4,7 @@
 mod definition;
 mod dynamic;
 mod entry;
+mod found;
 mod name;
 
 pub(crate) use definition::Admission;
@@ -15,5 +16,6 @@ pub(crate) use dynamic::{DynHandler, DynPreview};
 pub use entry::{
     Access, Body, Finished, PreviewFuture, ToolEntry, ToolFuture, fail, finish, into_preview,
 };
+pub use found::tools_found;
 pub(crate) use name::NAME_RULE;
 pub use name::{INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, is_replaceable, is_tool_name};

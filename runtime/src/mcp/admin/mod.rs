@@ -331,7 +331,7 @@ async fn list(State(registry): State<Registry>) -> Response {
 async fn show(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
     answer(
         async {
-            let record = registry.tool_record(&name).await?;
+            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
             Ok(json!(record))
         }
         .await,
@@ -365,7 +365,7 @@ async fn edit(
         async {
             let edit = Edit::for_tool(actor, &name, body.version, body.change);
             let revision = registry.edit(&edit).await?;
-            let record = registry.tool_record(&name).await?;
+            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
             Ok(json!({ "revision": revision, "tool": record }))
         }
         .await,
@@ -392,7 +392,14 @@ async fn profiles(State(registry): State<Registry>) -> Response {
 }
 
 async fn profile(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
-    answer(async { Ok(json!(registry.profile(&name).await?)) }.await)
+    answer(
+        async {
+            Ok(json!(
+                crate::registry::records::profile(registry.core(), &name).await?
+            ))
+        }
+        .await,
+    )
 }
 
 async fn edit_profile(
@@ -410,7 +417,9 @@ async fn edit_profile(
         async {
             let edit = ProfileEdit::for_profile(actor, &name, body.version, body.change);
             let revision = registry.edit_profile(&edit).await?;
-            let profile = registry.profile(&name).await.ok();
+            let profile = crate::registry::records::profile(registry.core(), &name)
+                .await
+                .ok();
             Ok(json!({ "revision": revision, "profile": profile }))
         }
         .await,
@@ -472,7 +481,14 @@ async fn rotate_key(State(registry): State<Registry>, request: Request) -> Respo
         Err(refused) => return refused,
     };
     let after = std::time::Duration::from_millis(body.after_ms);
-    answer(async { Ok(json!(registry.rotate_key(&actor, after).await?)) }.await)
+    answer(
+        async {
+            Ok(json!(
+                crate::registry::records::rotate_key(registry.core(), &actor, after).await?
+            ))
+        }
+        .await,
+    )
 }
 
 async fn retire_key(
@@ -483,7 +499,8 @@ async fn retire_key(
     let actor = actor(&request);
     answer(
         async {
-            let revision = registry.retire_key(&actor, &id).await?;
+            let revision =
+                crate::registry::records::retire_key(registry.core(), &actor, &id).await?;
             Ok(json!({ "retired": id, "revision": revision }))
         }
         .await,
@@ -525,7 +542,8 @@ async fn delete(
     let actor = actor(&request);
     answer(
         async {
-            let revision = registry.delete_record(&actor, &name).await?;
+            let revision =
+                crate::registry::records::delete_record(registry.core(), &actor, &name).await?;
             Ok(json!({ "revision": revision, "deleted": name }))
         }
         .await,

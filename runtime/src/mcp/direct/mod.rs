@@ -95,7 +95,7 @@ impl<'r> FastRequest<'r> {
         let Method::Call(call) = &self.method else {
             return Ok(self);
         };
-        let resolved = Resolved::of(registry, &call.name);
+        let resolved = registry.resolved(&call.name);
         match Kind::of(&resolved.snapshot, resolved.tool) {
             Kind::Reads { sends } if takes(&resolved.snapshot, sends) => {
                 self.sends = sends;

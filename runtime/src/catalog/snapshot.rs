@@ -26,6 +26,7 @@ impl ToolId {
     }
 
     /// Its place among the snapshot's tools.
+    #[cfg(feature = "mcp")]
     pub(crate) fn index(self) -> usize {
         self.0
     }
@@ -187,14 +188,8 @@ pub(crate) struct Resolved<'a> {
     pub(crate) tool: Option<ToolId>,
 }
 
-impl<'a> Resolved<'a> {
-    /// `name` resolved in `registry`'s current snapshot, after the resolution hooks.
-    pub(crate) fn of(registry: &'a super::Registry, name: &str) -> Self {
-        let snapshot = registry.snapshot();
-        let tool = registry.resolve(&snapshot, name);
-        Resolved { snapshot, tool }
-    }
-
+#[cfg(feature = "mcp")]
+impl Resolved<'_> {
     /// The resolution of `name` as a value of its own, for a call that another path will run.
     pub(crate) fn handed_over(&self, name: &str) -> Handover {
         let snapshot = match &self.snapshot {
@@ -209,6 +204,7 @@ impl<'a> Resolved<'a> {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// A call's resolution handed from the path that resolved it to the one that runs it (from a transport's
 /// own loop to rmcp's dispatch, say), so that its hooks run once: the name, its snapshot and its tool.
 #[derive(Clone)]
@@ -218,6 +214,7 @@ pub(crate) struct Handover {
     tool: Option<ToolId>,
 }
 
+#[cfg(feature = "mcp")]
 impl Handover {
     /// The resolution again, for a call of `name`: none for a call of another name.
     pub(crate) fn resolved(&self, name: &str) -> Option<Resolved<'_>> {

@@ -156,7 +156,7 @@ pub(crate) enum Handler {
     },
 }
 
-pub(super) fn compiled_tool(
+pub(crate) fn compiled_tool(
     entry: &'static ToolEntry,
     state: &StateMap,
 ) -> Result<RegisteredTool, BuildError> {
@@ -271,7 +271,7 @@ pub(super) fn compiled_tool(
 }
 
 /// A tool the application defined at run time, which must say who may run it.
-pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
+pub(crate) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
     let registered = defined(tool, Source::Dynamic)?;
     let tool = &registered.tool;
     let restricted = !tool.abilities.is_empty() || tool.downstream;
@@ -283,7 +283,7 @@ pub(super) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
 }
 
 /// A tool defined at run time, from `source`: its name and schema checked, its argument check made.
-pub(super) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
+pub(crate) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
     let name = tool.name;
     if !is_tool_name(&name) {
         return Err(BuildError::InvalidName { name });

@@ -1,74 +1,54 @@
-//! The [`Registry`]: every tool linked into the binary plus dynamic ones, built once, listed per caller.
+//! The catalog: the tools a registry serves now, as one snapshot swapped whole when a source changes, and
+//! who may see and run each. The call pipeline reads a tool here; the registry lists, searches and swaps.
 
-use std::fmt;
+mod error;
+mod registered;
+#[cfg(feature = "remote")]
+pub(crate) mod remote;
+mod snapshot;
+
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 
 use crate::caller::Caller;
-use crate::confirm::Confirmations;
 use crate::param::StateMap;
-use crate::policy::ceiling::Ceilings;
-use crate::policy::hooks::{Hook, Lookup};
-use crate::policy::slots::Slots;
-use crate::policy::{AuditSink, Authorizer};
+use crate::policy::Authorizer;
+use crate::store::{RecordError, RecordErrorKind, RecordStore};
 use crate::tool::Tool;
 
-use super::registered::{RegisteredTool, Visibility};
-use super::snapshot::{Current, Live, Snapshot, ToolId, Tools};
+pub use error::BuildError;
+#[cfg(feature = "mcp")]
+pub(crate) use registered::Uses;
+pub(crate) use registered::{
+    Handler, Profiles, RegisteredTool, Visibility, compiled_tool, defined, dynamic_tool,
+};
+#[cfg(feature = "mcp")]
+pub(crate) use snapshot::Handover;
+pub(crate) use snapshot::{Current, Live, Resolved, Snapshot, ToolId, Tools};
 
-/// All the tools an application offers, with the policy that decides who sees and runs them.
-///
-/// Built at start-up: schemas are computed and argument checks made then, never per call. What the
-/// operator changes (switched on or off, settings, abilities) is swapped in as a new snapshot while it
-/// serves: a call finishes on the snapshot it started with. Cloning a `Registry` is cheap and clones share
-/// everything (state, call ceilings, pending confirmations, the snapshot).
-///
-/// ```rust,standalone_crate
-/// use toolgate::{tool, Caller, Registry};
-///
-/// /// Add two numbers.
-/// #[tool(public, read_only)]
-/// async fn add(a: i64, b: i64) -> i64 { a + b }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let registry = Registry::builder().build().expect("tools are consistent");
-/// let names: Vec<String> = registry.list(&Caller::anonymous()).iter().map(|t| t.name().to_owned()).collect();
-/// assert!(names.contains(&"add".to_owned()));
-/// let outcome = registry.call(&Caller::anonymous(), "add", serde_json::json!({"a": 2, "b": 40})).await;
-/// assert_eq!(outcome.into_result().structured.as_deref(), Some(&serde_json::json!(42)));
-/// # });
-/// ```
-#[derive(Clone)]
-pub struct Registry {
-    pub(crate) inner: Arc<Inner>,
+/// The tools as they are now, and the rules of who sees them: the snapshot, the application's state the
+/// tools are given, and the authorization the registry was built with.
+pub(crate) struct Catalog {
+    tools: Tools,
+    /// The revision of each snapshot swapped in, for whoever tells clients that the list changed.
+    revisions: watch::Sender<u64>,
+    state: Arc<StateMap>,
+    authorizer: Option<Box<dyn Authorizer>>,
+    /// Only tools that only read may run.
+    read_only: bool,
+    /// Defer the tools marked `auto` for a caller who may run more tools than this.
+    defer_above: Option<usize>,
 }
 
-pub(crate) struct Inner {
-    /// The tools as they are now.
+/// What a [`Catalog`] is made of, as the builder assembles it.
+pub(crate) struct CatalogParts {
     pub(crate) tools: Tools,
-    /// The revision of each snapshot swapped in, for whoever tells clients that the list changed.
-    pub(crate) revisions: watch::Sender<u64>,
-    pub(crate) state: Arc<StateMap>,
+    pub(crate) revision: u64,
+    pub(crate) state: StateMap,
     pub(crate) authorizer: Option<Box<dyn Authorizer>>,
-    pub(crate) hooks: Vec<Box<dyn Hook>>,
-    pub(crate) audit: Option<Box<dyn AuditSink>>,
     pub(crate) read_only: bool,
-    pub(crate) mask_internal_errors: bool,
-    pub(crate) default_timeout: Option<Duration>,
-    pub(crate) ceilings: Ceilings,
-    /// The slots calls and tasks run in.
-    pub(crate) slots: Slots,
-    /// How long the audit trail in the records' database keeps a call.
-    pub(crate) audit_retention: Option<Duration>,
-    /// Tell a caller who may not run a tool that their role may not, instead of the unknown tool's answer.
-    pub(crate) explain_denials: bool,
-    pub(crate) confirmations: Confirmations,
-    /// Defer the tools marked `auto` for a caller who may run more tools than this.
     pub(crate) defer_above: Option<usize>,
-    /// Where tasks are kept, and the cancellations of those this process runs.
-    pub(crate) tasks: crate::store::Tasks,
 }
 
 /// What one caller may run, split into the tools they get up front and those left to `tool_search`.
@@ -92,31 +72,97 @@ impl Listing {
     }
 }
 
-impl Registry {
-    /// The tools `caller` gets up front, in listing order: those they may run, without the deferred ones
-    /// (see [`Defer`](crate::Defer)), with `tool_search` when something is deferred.
-    pub fn list(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+impl Catalog {
+    pub(crate) fn new(parts: CatalogParts) -> Self {
+        let CatalogParts {
+            tools,
+            revision,
+            state,
+            authorizer,
+            read_only,
+            defer_above,
+        } = parts;
+        Catalog {
+            tools,
+            revisions: watch::Sender::new(revision),
+            state: Arc::new(state),
+            authorizer,
+            read_only,
+            defer_above,
+        }
+    }
+
+    /// The tools as they are now; a call holds its snapshot until it finishes.
+    #[inline]
+    pub(crate) fn snapshot(&self) -> Current<'_> {
+        self.tools.current()
+    }
+
+    /// The application's state, which tools take as `State<T>`.
+    #[inline]
+    pub(crate) fn state(&self) -> &Arc<StateMap> {
+        &self.state
+    }
+
+    /// The tools, when records or remote servers change them.
+    pub(crate) fn live(&self) -> Option<&Live> {
+        match &self.tools {
+            Tools::Live(live) => Some(live),
+            Tools::Fixed(_) => None,
+        }
+    }
+
+    /// Lists every remote server's tools now.
+    #[cfg(feature = "remote")]
+    pub(crate) async fn list_remotes(&self) {
+        if let Some(live) = self.live() {
+            for remote in live.remotes.servers().iter() {
+                remote.list().await;
+            }
+        }
+    }
+
+    /// The operator's records, when there are any.
+    pub(crate) fn records(&self) -> Option<&dyn RecordStore> {
+        self.live().and_then(|live| live.store.as_deref())
+    }
+
+    /// The store of the records, or the error that says there is none: for the operator's commands.
+    ///
+    /// # Errors
+    /// When the registry was built without records.
+    pub(crate) fn store(&self) -> Result<&dyn RecordStore, RecordError> {
+        self.records().ok_or_else(|| {
+            RecordError::new(
+                RecordErrorKind::NotFound,
+                "this registry has no records: build it with `RegistryBuilder::records`",
+            )
+        })
+    }
+
+    /// The tools `caller` gets up front: see [`Registry::list`](crate::Registry::list).
+    pub(crate) fn list(&self, caller: &Caller) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         let listing = self.listing(&snapshot, caller);
         tools_at(&snapshot, &listing.shown)
     }
 
     /// The tools `caller` may run, deferred ones included.
-    pub fn list_all(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+    pub(crate) fn list_all(&self, caller: &Caller) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         let listing = self.listing(&snapshot, caller);
         tools_at(&snapshot, &listing.with(|_| true))
     }
 
-    /// The tools deferred for `caller`, in listing order: those they may run but do not get up front.
-    pub fn list_deferred(&self, caller: &Caller) -> Vec<Arc<Tool>> {
+    /// The tools deferred for `caller`, in listing order.
+    pub(crate) fn list_deferred(&self, caller: &Caller) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         let listing = self.listing(&snapshot, caller);
         tools_at(&snapshot, &listing.deferred)
     }
 
     /// The tools `caller` may run in `category`, deferred ones included.
-    pub fn list_category(&self, caller: &Caller, category: &str) -> Vec<Arc<Tool>> {
+    pub(crate) fn list_category(&self, caller: &Caller, category: &str) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         self.visible_tools(&snapshot, caller)
             .into_iter()
@@ -126,22 +172,21 @@ impl Registry {
             .collect()
     }
 
-    /// The first tool `caller` may run that fulfils `capability`; hooks may substitute another.
-    pub fn for_capability(&self, caller: &Caller, capability: &str) -> Option<Arc<Tool>> {
-        let snapshot = self.snapshot();
-        let index = snapshot.ids().find(|&i| {
+    /// The first tool of `snapshot` that `caller` may run that fulfils `capability`.
+    pub(crate) fn first_with(
+        &self,
+        snapshot: &Snapshot,
+        caller: &Caller,
+        capability: &str,
+    ) -> Option<ToolId> {
+        snapshot.ids().find(|&i| {
             snapshot.tool(i).tool.capability.as_deref() == Some(capability)
-                && self.may_see(&snapshot, i, caller, None)
-        })?;
-        let index = self.redirect(&snapshot, Lookup::Capability(capability), index);
-        self.may_see(&snapshot, index, caller, None)
-            .then(|| Arc::clone(&snapshot.tool(index).tool))
+                && self.may_run(snapshot, i, caller)
+        })
     }
 
-    /// The tools `caller` may run that best match `query`, best first: ranked with BM25 over their names,
-    /// titles, descriptions, capabilities, categories and parameters. This is how deferred tools are
-    /// found; a tool the caller may not run is never among them.
-    pub fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<Arc<Tool>> {
+    /// The tools `caller` may run that best match `query`: see [`Registry::search`](crate::Registry::search).
+    pub(crate) fn search(&self, caller: &Caller, query: &str, limit: usize) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         let held = self.abilities_held(&snapshot, caller);
         snapshot
@@ -155,19 +200,11 @@ impl Registry {
             .collect()
     }
 
-    /// A tool by name, whoever may run it (for administration; callers use [`list`](Self::list)).
-    pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
+    /// A tool by name, whoever may run it.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Tool>> {
         let snapshot = self.snapshot();
         let index = *snapshot.by_name.get(name)?;
         Some(Arc::clone(&snapshot.tool(index).tool))
-    }
-
-    /// The tool `name` resolves to, when `caller` may see it and run it now.
-    pub(crate) fn runnable(&self, caller: &Caller, name: &str) -> Option<Arc<Tool>> {
-        let snapshot = self.snapshot();
-        let index = self.resolve(&snapshot, name)?;
-        self.may_run(&snapshot, index, caller)
-            .then(|| Arc::clone(&snapshot.tool(index).tool))
     }
 
     /// The settings a tool runs with now, the operator's merged over the code's and the configuration
@@ -179,21 +216,20 @@ impl Registry {
         snapshot.tool(index).settings.clone()
     }
 
-    /// Every tool, in listing order, whoever may run it (for administration).
-    pub fn tools(&self) -> Vec<Arc<Tool>> {
+    /// Every tool, in listing order, whoever may run it.
+    pub(crate) fn tools(&self) -> Vec<Arc<Tool>> {
         let snapshot = self.snapshot();
         snapshot.tools.iter().map(|r| Arc::clone(&r.tool)).collect()
     }
 
-    /// The revision of the operator's policy the registry serves now: it moves when a change is swapped in.
-    pub fn revision(&self) -> u64 {
+    /// The revision of the operator's policy served now.
+    pub(crate) fn revision(&self) -> u64 {
         self.snapshot().revision
     }
 
-    /// Waits until a new snapshot is swapped in, and returns its revision: for a transport that tells its
-    /// clients that the list changed.
-    pub async fn changed(&self) -> u64 {
-        let mut revisions = self.inner.revisions.subscribe();
+    /// Waits until a new snapshot is swapped in, and returns its revision.
+    pub(crate) async fn changed(&self) -> u64 {
+        let mut revisions = self.revisions.subscribe();
         // Only a change after this call counts.
         revisions.mark_unchanged();
         let _ = revisions.changed().await;
@@ -204,13 +240,7 @@ impl Registry {
     /// never change.
     #[cfg(feature = "mcp")]
     pub(crate) fn subscribe(&self) -> Option<watch::Receiver<u64>> {
-        matches!(self.inner.tools, Tools::Live(_)).then(|| self.inner.revisions.subscribe())
-    }
-
-    /// The tools as they are now; a call holds its snapshot until it finishes.
-    #[inline]
-    pub(crate) fn snapshot(&self) -> Current<'_> {
-        self.inner.tools.current()
+        matches!(self.tools, Tools::Live(_)).then(|| self.revisions.subscribe())
     }
 
     /// Swaps in the snapshot of `tools` at `revision` (of the records, and of the remote servers) into
@@ -237,7 +267,7 @@ impl Registry {
             }
         });
         if !stale(&previous) {
-            self.inner.revisions.send_replace(revision.0);
+            self.revisions.send_replace(revision.0);
         }
     }
 
@@ -249,7 +279,7 @@ impl Registry {
         let search = snapshot.tool_search;
         let finder = shown.iter().position(|&i| Some(i) == search);
         let finder = finder.map(|at| shown.remove(at));
-        let many = self.inner.defer_above.is_some_and(|n| shown.len() > n);
+        let many = self.defer_above.is_some_and(|n| shown.len() > n);
         let mut deferred = Vec::new();
         shown.retain(|&i| {
             let defer = snapshot.visibility_of(i).defer.applies(many);
@@ -264,13 +294,7 @@ impl Registry {
         Listing { shown, deferred }
     }
 
-    /// Forgets the call counts of a session, for `max_runs`; call it when a conversation ends. The MCP
-    /// server calls it when one of its sessions closes or idles out.
-    pub fn end_session(&self, session_id: &str) {
-        self.inner.ceilings.end_session(session_id);
-    }
-
-    /// The indices of the tools `caller` may see, in listing order: the one filter every listing uses.
+    /// The tools `caller` may see, in listing order: the one filter every listing uses.
     fn visible_tools(&self, snapshot: &Snapshot, caller: &Caller) -> Vec<ToolId> {
         let abilities_held = self.abilities_held(snapshot, caller);
         // Sized for every tool, so that a listing of many grows no vector as it goes.
@@ -286,29 +310,28 @@ impl Registry {
     /// With the default authorizer: which of the snapshot's abilities `caller` holds, looked up once per
     /// listing.
     fn abilities_held(&self, snapshot: &Snapshot, caller: &Caller) -> Option<Vec<bool>> {
-        self.inner
-            .authorizer
+        self.authorizer
             .is_none()
             .then(|| snapshot.abilities.iter().map(|a| caller.has(a)).collect())
     }
 
-    /// Whether `caller` may see and run the tool at `index` of `snapshot` now: what a transport asks
-    /// before it tells a caller anything of a tool, so that one it may not run is an unknown one.
-    pub(crate) fn may_run(&self, snapshot: &Snapshot, index: ToolId, caller: &Caller) -> bool {
-        self.may_see(snapshot, index, caller, None)
+    /// Whether `caller` may see and run tool `id` of `snapshot` now: what a transport asks before it
+    /// tells a caller anything of a tool, so that one it may not run is an unknown one.
+    pub(crate) fn may_run(&self, snapshot: &Snapshot, id: ToolId, caller: &Caller) -> bool {
+        self.may_see(snapshot, id, caller, None)
     }
 
-    /// Whether `caller` may see the tool at `index` of `snapshot`: from its visibility, and from its entry
-    /// only when that does not decide (a narrowed caller, an authorizer, abilities to check).
+    /// Whether `caller` may see tool `id` of `snapshot`: from its visibility, and from its entry only when
+    /// that does not decide (a narrowed caller, an authorizer, abilities to check).
     #[inline]
     fn may_see(
         &self,
         snapshot: &Snapshot,
-        index: ToolId,
+        id: ToolId,
         caller: &Caller,
         abilities_held: Option<&[bool]>,
     ) -> bool {
-        let (registered, visibility) = (&snapshot.tool(index), snapshot.visibility_of(index));
+        let (registered, visibility) = (&snapshot.tool(id), snapshot.visibility_of(id));
         self.availability(registered, visibility).is_ok()
             && self.authorized(registered, visibility, caller, abilities_held)
     }
@@ -325,13 +348,15 @@ impl Registry {
                 .withheld
                 .as_deref()
                 .unwrap_or("This tool is switched off."))
-        } else if self.inner.read_only && !visibility.read_only {
+        } else if self.read_only && !visibility.read_only {
             Err("This tool changes data and the server only allows reading.")
         } else {
             Ok(())
         }
     }
 
+    /// Whether `caller` may run the tool: its scope, its admission, then the authorizer or the abilities
+    /// it requires (`abilities_held` when a listing looked them up once).
     pub(crate) fn authorized(
         &self,
         registered: &RegisteredTool,
@@ -345,7 +370,7 @@ impl Registry {
         if !visibility.admission.admits(caller) {
             return false;
         }
-        match (&self.inner.authorizer, abilities_held) {
+        match (&self.authorizer, abilities_held) {
             (Some(authorizer), _) => authorizer.allows(caller, &registered.tool),
             (None, Some(abilities_held)) => visibility
                 .admission
@@ -373,40 +398,17 @@ impl Registry {
             !caller.expired() && self.authorized(registered, visibility, parent, None)
         })
     }
+}
 
-    /// The index of the tool for a name in `snapshot`, after resolution hooks.
-    pub(crate) fn resolve(&self, snapshot: &Snapshot, name: &str) -> Option<ToolId> {
-        let index = *snapshot.by_name.get(name)?;
-        Some(self.redirect(snapshot, Lookup::Name(name), index))
-    }
-
-    /// `index`, or the tool a resolution hook names instead. Without hooks (inlined) one check.
-    #[inline]
-    fn redirect(&self, snapshot: &Snapshot, lookup: Lookup<'_>, index: ToolId) -> ToolId {
-        if self.inner.hooks.is_empty() {
-            return index;
-        }
-        self.redirect_by_hooks(snapshot, lookup, index)
-    }
-
-    fn redirect_by_hooks(
-        &self,
-        snapshot: &Snapshot,
-        lookup: Lookup<'_>,
-        mut index: ToolId,
-    ) -> ToolId {
-        for hook in &self.inner.hooks {
-            if let Some(other) = hook.on_resolve(lookup, &snapshot.tool(index).tool) {
-                match snapshot.by_name.get(other.as_str()) {
-                    Some(&i) => index = i,
-                    None => tracing::warn!(
-                        tool = other,
-                        "a resolution hook named a tool that does not exist"
-                    ),
-                }
-            }
-        }
-        index
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let snapshot = self.snapshot();
+        let names: Vec<&str> = snapshot.tools.iter().map(|r| &*r.tool.name).collect();
+        f.debug_struct("Catalog")
+            .field("tools", &names)
+            .field("state", &self.state)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
     }
 }
 
@@ -416,22 +418,4 @@ fn tools_at(snapshot: &Snapshot, indices: &[ToolId]) -> Vec<Arc<Tool>> {
         .iter()
         .map(|&i| Arc::clone(&snapshot.tool(i).tool))
         .collect()
-}
-
-impl fmt::Debug for Registry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registry")
-            .field(
-                "tools",
-                &self
-                    .snapshot()
-                    .tools
-                    .iter()
-                    .map(|s| s.tool.name.to_string())
-                    .collect::<Vec<_>>(),
-            )
-            .field("state", &self.inner.state)
-            .field("read_only", &self.inner.read_only)
-            .finish_non_exhaustive()
-    }
 }
