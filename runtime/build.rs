@@ -8,9 +8,14 @@ fn main() {
     if on("SQLITE") || on("POSTGRES") {
         println!("cargo::rustc-cfg=database");
     }
-    // Someone edits the records from outside the code: the operator's commands or the admin API.
+    // The admin API and its page: the operator's commands over HTTP.
+    println!("cargo::rustc-check-cfg=cfg(admin)");
+    if on("OPERATOR") && on("MCP") {
+        println!("cargo::rustc-cfg=admin");
+    }
+    // Someone edits the records from outside the code: the operator's commands (and the admin API).
     println!("cargo::rustc-check-cfg=cfg(edits)");
-    if on("OPERATOR") || on("MCP") {
+    if on("OPERATOR") {
         println!("cargo::rustc-cfg=edits");
     }
 }

@@ -14,7 +14,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate::confirm::{Claim, Claimed, ConfirmationStore, Decision, MemoryStore};
-use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
+use toolgate::http::{BearerTokens, HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 use toolgate::store::{AuditQuery, RecordStore};
 use toolgate::{Ask, ErrorKind};
@@ -112,9 +113,9 @@ impl Served {
         let tokens = BearerTokens::new()
             .token("alice-token", alice())
             .token("eve-token", eve());
-        let server = McpServer::new(registry)
+        let server = HttpServer::new(McpServer::new(registry))
             .authenticator(tokens)
-            .http_options(options);
+            .options(options);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async { stopped.await.unwrap_or(()) };

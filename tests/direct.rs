@@ -12,8 +12,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolgate::http::{BearerTokens, HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
 use toolgate::mcp::rmcp::{Peer, RoleServer};
-use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
 use toolgate::param::CancellationToken;
 use toolgate::policy::hooks::{Hook, Lookup};
 use toolgate::prelude::*;
@@ -136,9 +137,12 @@ fn server() -> McpServer {
 }
 
 fn server_of(registry: Registry) -> McpServer {
-    McpServer::new(registry)
-        .name("direct")
-        .http_options(HttpOptions::default().stateless(true).json_response(true))
+    McpServer::new(registry).name("direct")
+}
+
+/// `server` over HTTP, stateless and answering with JSON: where the fast lane takes every hot request.
+fn http(server: McpServer) -> HttpServer {
+    HttpServer::new(server).options(HttpOptions::default().stateless(true).json_response(true))
 }
 
 /// A POST of `body`: with its length, which the direct path takes, or without (chunked, as a streaming
@@ -212,7 +216,7 @@ fn hot_requests() -> Vec<String> {
 
 #[tokio::test]
 async fn over_http_every_request_is_answered_as_rmcp_answers_it() {
-    let mut router = server().router(CancellationToken::new());
+    let mut router = http(server()).router(CancellationToken::new());
     let chatty = call(7, "chatty", json!({})).to_string();
     let mut bodies: Vec<Vec<u8>> = hot_requests().into_iter().map(String::into_bytes).collect();
     bodies.extend([
@@ -326,9 +330,9 @@ fn negotiating_headers(body: &str) -> Headers {
 
 #[tokio::test]
 async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
-    let stateless = server().router(CancellationToken::new());
-    let stateful = server()
-        .http_options(HttpOptions::default())
+    let stateless = http(server()).router(CancellationToken::new());
+    let stateful = HttpServer::new(server())
+        .options(HttpOptions::default())
         .router(CancellationToken::new());
     let mut bodies: Vec<String> = hot_requests().iter().map(|b| negotiating(b)).collect();
     bodies.push(negotiating(&call(7, "chatty", json!({})).to_string()));
@@ -394,7 +398,7 @@ async fn over_http_requests_of_2026_07_28_are_answered_as_rmcp_answers_them() {
         }
     }
     // The answers are the ones a 2026-07-28 client expects, not merely equal.
-    let mut router = server().router(CancellationToken::new());
+    let mut router = http(server()).router(CancellationToken::new());
     let ask = |body: &str| post(body, true, &pairs(&negotiating_headers(body)));
     let (status, kind, messages) = answer(router.call(ask(&bodies[0])).await.unwrap()).await;
     assert_eq!((status, kind.as_str()), (200, "application/json"));
@@ -437,9 +441,7 @@ async fn over_http_a_2026_07_28_call_whose_tool_asks_for_param_headers_is_checke
         .public()
         .read_only();
     let registry = Registry::builder().tool(regional).build().unwrap();
-    let mut router = McpServer::new(registry)
-        .http_options(HttpOptions::default().stateless(true).json_response(true))
-        .router(CancellationToken::new());
+    let mut router = http(McpServer::new(registry)).router(CancellationToken::new());
     let body = negotiating(&call(7, "regional", json!({"region": "eu"})).to_string());
     for region in [None, Some("eu"), Some("us")] {
         let mut headers = negotiating_headers(&body);
@@ -463,10 +465,10 @@ async fn over_http_a_read_runs_on_the_task_that_read_its_request() {
     let negotiating = negotiating(&legacy);
     let headers = negotiating_headers(&negotiating);
     let servers = [
-        (server(), legacy, Headers::new()),
-        (server(), negotiating.clone(), headers.clone()),
+        (http(server()), legacy, Headers::new()),
+        (http(server()), negotiating.clone(), headers.clone()),
         (
-            server().http_options(HttpOptions::default()),
+            HttpServer::new(server()).options(HttpOptions::default()),
             negotiating,
             headers,
         ),
@@ -693,8 +695,8 @@ async fn over_http_the_direct_path_admits_exactly_the_hosts_rmcp_admits() {
             .stateless(true)
             .json_response(true)
             .allowed_hosts(allowed.iter().copied());
-        let mut router = server()
-            .http_options(options)
+        let mut router = HttpServer::new(server())
+            .options(options)
             .router(CancellationToken::new());
         for host in [
             "tools.example.com:8443",
@@ -721,9 +723,9 @@ async fn over_http_a_tool_sees_the_same_caller_and_request_on_both_paths() {
         let options = HttpOptions::default()
             .stateless(stateless)
             .json_response(stateless);
-        let mut router = server()
+        let mut router = HttpServer::new(server())
             .authenticator(tokens)
-            .http_options(options)
+            .options(options)
             .router(CancellationToken::new());
         for (token, expected) in [("ada-token", "ada ada p"), ("bob-token", "bob bob p")] {
             let bearer = format!("Bearer {token}");
@@ -764,8 +766,8 @@ async fn session_of(
     capabilities: Value,
     options: HttpOptions,
 ) -> (axum::Router, String) {
-    let mut router = server
-        .http_options(options)
+    let mut router = HttpServer::new(server)
+        .options(options)
         .router(CancellationToken::new());
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": capabilities,
@@ -943,7 +945,7 @@ async fn a_call_resolves_its_tool_once_on_every_path() {
     );
 
     let (registry, count) = counting();
-    let mut router = server_of(registry).router(CancellationToken::new());
+    let mut router = http(server_of(registry)).router(CancellationToken::new());
     for (with_length, path) in [
         (true, "HTTP stateless, direct"),
         (false, "HTTP stateless, rmcp"),

@@ -11,7 +11,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
+use toolgate::http::{BearerTokens, HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 
 /// Add two integers.
@@ -343,7 +344,9 @@ async fn http_server(
         "admin-token",
         Caller::new("ada").with_abilities(["orders.view", "orders.delete"]),
     );
-    let server = server().authenticator(tokens).http_options(options);
+    let server = HttpServer::new(server())
+        .authenticator(tokens)
+        .options(options);
     // ANCHOR_END: tokens
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {

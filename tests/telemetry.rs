@@ -7,7 +7,8 @@ use opentelemetry::trace::{SpanId, SpanKind, TraceId, TracerProvider as _};
 use opentelemetry::{KeyValue, Value as Attribute};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
-use toolgate::mcp::{HttpOptions, McpServer};
+use toolgate::http::{HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
 use toolgate::prelude::*;
 use toolgate::{Delegation, ToolResult};
 use tracing_subscriber::layer::SubscriberExt;
@@ -175,8 +176,8 @@ async fn over_http_the_trace_context_comes_from_meta_or_the_headers() {
         "http://127.0.0.1:{}/mcp",
         listener.local_addr().unwrap().port()
     );
-    let server = McpServer::new(Registry::builder().build().unwrap())
-        .http_options(HttpOptions::default().stateless(true).json_response(true));
+    let server = HttpServer::new(McpServer::new(Registry::builder().build().unwrap()))
+        .options(HttpOptions::default().stateless(true).json_response(true));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         server

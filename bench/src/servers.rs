@@ -27,7 +27,8 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpListener;
-use toolgate::mcp::{HttpOptions, McpServer};
+use toolgate::http::{HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
 use toolgate::{DynamicTool, Registry};
 
 use crate::load;
@@ -291,7 +292,7 @@ pub(crate) fn typescript_sdk() -> Option<(PathBuf, PathBuf)> {
 /// toolgate as a user serves it: `add` and the shop's `search_orders` (compiled in, as `#[tool]`s; the
 /// shop's other tools are no part of it), the shop's database as state, the shop's viewer as the
 /// caller, and `tools` extra tools.
-fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer> {
+fn toolgate_server(tools: usize) -> load::Result<McpServer> {
     let mut registry = Registry::builder()
         .compiled_tools(["add", "search_orders"])
         .state(Db::open(":memory:")?);
@@ -311,12 +312,7 @@ fn toolgate_server(transport: Transport, tools: usize) -> load::Result<McpServer
         .name("bench")
         .default_caller(example_shop::viewer())
         .page_size(tools + 100);
-    Ok(match transport {
-        Transport::Stateless => {
-            server.http_options(HttpOptions::default().stateless(true).json_response(true))
-        }
-        _ => server,
-    })
+    Ok(server)
 }
 
 /// The bare responder's answers: to `tools/list`, made once; to `search_orders`, the shop's query run
@@ -384,7 +380,10 @@ pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> loa
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     println!("PORT {}", listener.local_addr()?.port());
     if kind == Kind::Toolgate {
-        let server = toolgate_server(transport, tools)?;
+        let mut server = HttpServer::new(toolgate_server(tools)?);
+        if transport == Transport::Stateless {
+            server = server.options(HttpOptions::default().stateless(true).json_response(true));
+        }
         return Ok(server
             .serve_listener(listener, std::future::pending())
             .await?);
@@ -449,9 +448,7 @@ async fn bare(
 /// Serves one client over stdin and stdout.
 async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
     match kind {
-        Kind::Toolgate => Ok(toolgate_server(Transport::Stdio, tools)?
-            .serve_stdio()
-            .await?),
+        Kind::Toolgate => Ok(toolgate_server(tools)?.serve_stdio().await?),
         Kind::Rmcp => {
             let running = Calculator::new(tools, Db::open(":memory:")?)
                 .serve(rmcp::transport::stdio())

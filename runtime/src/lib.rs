@@ -49,6 +49,8 @@ pub mod confirm;
 pub mod dialect;
 mod error;
 #[cfg(feature = "mcp")]
+pub mod http;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "operator")]
 pub mod operator;

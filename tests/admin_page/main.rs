@@ -14,8 +14,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 use toolgate::DynamicTool;
-use toolgate::mcp::admin::ADMIN_ABILITY;
-use toolgate::mcp::{BearerTokens, McpServer};
+use toolgate::http::{BearerTokens, HttpServer};
+use toolgate::mcp::McpServer;
+use toolgate::operator::{ADMIN_ABILITY, AdminApi};
 use toolgate::prelude::*;
 use toolgate::remote::RemoteServer;
 use toolgate::sqlite::SqliteStore;
@@ -122,9 +123,9 @@ async fn server(db: &SqliteStore) -> (Registry, String) {
             Caller::new("ops").with_abilities([ADMIN_ABILITY]),
         )
         .token("clerk-token", clerk);
-    let server = McpServer::new(registry.clone())
+    let server = HttpServer::new(McpServer::new(registry.clone()))
         .authenticator(tokens)
-        .admin_api();
+        .mount(AdminApi);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     tokio::spawn(server.serve_listener(listener, std::future::pending()));

@@ -20,7 +20,7 @@ async fn an_admins_sub_agent_edits_under_its_chain_not_a_name_it_chose() {
     let (db, _) = database("admin_chain").await;
     let registry = registry(&db, Registry::builder()).await;
     let url = serve(&registry, HttpOptions::default()).await;
-    let admin = toolgate::mcp::admin::ADMIN_ABILITY;
+    let admin = toolgate::operator::ADMIN_ABILITY;
     let token = delegate(
         &url,
         "admin-token",
@@ -137,7 +137,7 @@ async fn a_write_from_another_site_or_not_in_json_is_refused_and_changes_nothing
 async fn an_admin_api_without_an_authenticator_is_refused_with_the_reason() {
     let (db, _) = database("no_authenticator").await;
     let registry = registry(&db, Registry::builder()).await;
-    let server = McpServer::new(registry).default_caller(olga()).admin_api();
+    let server = HttpServer::new(McpServer::new(registry).default_caller(olga())).mount(AdminApi);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     tokio::spawn(server.serve_listener(listener, std::future::pending()));

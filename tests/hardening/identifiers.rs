@@ -1,7 +1,7 @@
 //! Names a client chooses (A-B1, A-W8, A-W4's chain): one identifier type at every door, one escaping in
 //! everything the operator reads, and the audit's rows bounded and kept for a retention.
 
-use toolgate::mcp::{AuthFuture, Authenticator};
+use toolgate::http::{AuthFuture, Authenticator};
 
 use super::*;
 
@@ -165,9 +165,9 @@ impl Authenticator for FromHeader {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caller_an_authenticator_makes_of_a_name_no_door_accepts_gets_401() {
     let registry = Registry::builder().compiled_tools(TOOLS).build().unwrap();
-    let server = McpServer::new(registry)
+    let server = HttpServer::new(McpServer::new(registry))
         .authenticator(FromHeader)
-        .http_options(stateless());
+        .options(stateless());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     tokio::spawn(server.serve_listener(listener, std::future::pending()));

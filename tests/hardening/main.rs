@@ -17,7 +17,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolgate::mcp::{BearerTokens, HttpOptions, McpServer};
+use toolgate::http::{BearerTokens, HttpOptions, HttpServer};
+use toolgate::mcp::McpServer;
+use toolgate::operator::AdminApi;
 use toolgate::prelude::*;
 use toolgate::store::Database;
 use toolgate::{DynamicTool, RegistryBuilder};
@@ -117,7 +119,7 @@ fn max() -> Caller {
 fn olga() -> Caller {
     Caller::new("olga@shop.example")
         .with_role("Operator")
-        .with_abilities(["orders.view", toolgate::mcp::admin::ADMIN_ABILITY])
+        .with_abilities(["orders.view", toolgate::operator::ADMIN_ABILITY])
 }
 
 fn bot() -> Caller {
@@ -162,11 +164,11 @@ async fn database(name: &str) -> (Database, std::path::PathBuf) {
 /// `registry` served over Streamable HTTP on loopback with the tokens above, delegations and the admin
 /// API; its base URL (without `/mcp`).
 async fn serve(registry: &Registry, options: HttpOptions) -> String {
-    let server = McpServer::new(registry.clone())
+    let server = HttpServer::new(McpServer::new(registry.clone()))
         .authenticator(tokens())
-        .http_options(options)
+        .options(options)
         .accept_delegations()
-        .admin_api();
+        .mount(AdminApi);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     tokio::spawn(server.serve_listener(listener, std::future::pending()));

@@ -38,8 +38,9 @@ async fn get_json(http: &reqwest::Client, url: &str) -> serde_json::Value {
 
 /// The shop-like server with the admin API on loopback, and its URL.
 async fn admin_server() -> (Registry, String) {
-    use toolgate::mcp::admin::ADMIN_ABILITY;
-    use toolgate::mcp::{BearerTokens, McpServer};
+    use toolgate::http::{BearerTokens, HttpServer};
+    use toolgate::mcp::McpServer;
+    use toolgate::operator::{ADMIN_ABILITY, AdminApi};
     let registry = registry(&Db::in_memory()).await;
     registry.sync("deploy").await.unwrap();
     let tokens = BearerTokens::new()
@@ -48,9 +49,9 @@ async fn admin_server() -> (Registry, String) {
             Caller::new("ops@example.com").with_abilities([ADMIN_ABILITY]),
         )
         .token("clerk-token", clerk());
-    let server = McpServer::new(registry.clone())
+    let server = HttpServer::new(McpServer::new(registry.clone()))
         .authenticator(tokens)
-        .admin_api();
+        .mount(AdminApi);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server.serve_listener(listener, std::future::pending()));
@@ -174,7 +175,7 @@ async fn the_openapi_document_describes_every_route() {
     let http = reqwest::Client::new();
     let document = get_json(&http, &format!("{url}/admin/openapi.json")).await;
     assert_eq!(document["openapi"], "3.1.0");
-    let source = include_str!("../../runtime/src/mcp/admin/mod.rs");
+    let source = include_str!("../../runtime/src/operator/admin/mod.rs");
     let routes: Vec<&str> = source
         .lines()
         .filter_map(|line| line.trim().strip_prefix(".route(\""))

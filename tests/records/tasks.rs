@@ -252,12 +252,13 @@ async fn another_process_answers_for_a_task_and_cancels_it(backend: Backend) {
 /// A server on `registry` over Streamable HTTP on loopback, with a token for the clerk and one for
 /// another caller, and its URL.
 async fn serve(registry: &Registry) -> String {
-    use toolgate::mcp::{BearerTokens, McpServer};
+    use toolgate::http::{BearerTokens, HttpServer};
+    use toolgate::mcp::McpServer;
     let tokens = BearerTokens::new().token("clerk-token", clerk()).token(
         "eve-token",
         Caller::new("eve").with_abilities(["catalogue.view"]),
     );
-    let server = McpServer::new(registry.clone()).authenticator(tokens);
+    let server = HttpServer::new(McpServer::new(registry.clone())).authenticator(tokens);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://127.0.0.1:{}/mcp",

@@ -11,6 +11,7 @@ mod tasks;
 mod tools;
 
 use toolgate::Registry;
+use toolgate::http::HttpServer;
 use toolgate::mcp::McpServer;
 
 #[tokio::main]
@@ -37,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "example-conformance serves MCP at http://{}/mcp",
         listener.local_addr()?
     );
-    server
+    HttpServer::new(server)
         .serve_listener(listener, async {
             let _ = tokio::signal::ctrl_c().await;
         })

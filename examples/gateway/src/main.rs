@@ -7,7 +7,7 @@
 //! previews for writes (the remote ones too), one audit trail. `toolgate ...` runs an operator's command
 //! instead, `toolgate servers list` among them.
 
-use example_shop::{Db, registry, server};
+use example_shop::{Db, http_server, registry, server};
 use toolgate::registry::Config;
 use toolgate::store::Database;
 
@@ -86,8 +86,7 @@ async fn run(options: Options) -> Result<std::process::ExitCode, Box<dyn std::er
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server(registry)
-        .name("example-gateway")
+    http_server(server(registry).name("example-gateway"))
         .serve_listener(listener, shutdown)
         .await?;
     Ok(std::process::ExitCode::SUCCESS)

@@ -8,7 +8,9 @@ pub mod telemetry;
 pub mod tools;
 
 use toolgate::confirm::KeyRing;
-use toolgate::mcp::{BearerTokens, McpServer};
+use toolgate::http::{BearerTokens, HttpServer};
+use toolgate::mcp::McpServer;
+use toolgate::operator::AdminApi;
 use toolgate::registry::{BuiltIn, Config};
 use toolgate::store::Database;
 use toolgate::{Caller, Registry};
@@ -70,14 +72,8 @@ pub fn support_bot() -> Caller {
 // ANCHOR_END: callers
 
 // ANCHOR: server
-/// The shop as an MCP server: its identity, and the bearer tokens it accepts over HTTP (stdio serves the
-/// manager). A caller may hand a sub-agent less than it holds at `/delegations`.
+/// The shop as an MCP server: its identity and instructions; stdio serves the manager.
 pub fn server(registry: Registry) -> McpServer {
-    let tokens = BearerTokens::new()
-        .token("viewer-token", viewer())
-        .token("manager-token", manager())
-        .token("bot-token", support_bot())
-        .token("admin-token", operator());
     McpServer::new(registry)
         .name("example-shop")
         .version(env!("CARGO_PKG_VERSION"))
@@ -86,9 +82,20 @@ pub fn server(registry: Registry) -> McpServer {
             "The back office of an online shop. Start broad questions with shop_overview, find orders with \
              search_orders; confirm_order and ship_order change data and need a person's approval.",
         )
-        .authenticator(tokens)
         .default_caller(manager())
-        .admin_api()
+}
+
+/// The shop's `server` over HTTP: the bearer tokens it accepts, the admin API and page beside MCP, and
+/// `/delegations`, where a caller may hand a sub-agent less than it holds.
+pub fn http_server(server: McpServer) -> HttpServer {
+    let tokens = BearerTokens::new()
+        .token("viewer-token", viewer())
+        .token("manager-token", manager())
+        .token("bot-token", support_bot())
+        .token("admin-token", operator());
+    HttpServer::new(server)
+        .authenticator(tokens)
+        .mount(AdminApi)
         .accept_delegations()
 }
 
@@ -96,6 +103,6 @@ pub fn server(registry: Registry) -> McpServer {
 pub fn operator() -> Caller {
     Caller::new("olga@shop.example")
         .with_role("Operator")
-        .with_abilities([toolgate::mcp::admin::ADMIN_ABILITY])
+        .with_abilities([toolgate::operator::ADMIN_ABILITY])
 }
 // ANCHOR_END: server

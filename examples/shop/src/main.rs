@@ -12,9 +12,9 @@
 //! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`.
 
 use example_shop::agent::{self, Scripted};
-use example_shop::{Db, manager, registry, server, viewer};
+use example_shop::{Db, http_server, manager, registry, server, viewer};
 use serde_json::json;
-use toolgate::mcp::HttpOptions;
+use toolgate::http::HttpOptions;
 use toolgate::output::Pending;
 use toolgate::registry::Config;
 use toolgate::store::Database;
@@ -183,8 +183,8 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 let loopback = ["localhost", "127.0.0.1", "::1"].map(String::from);
                 options = options.allowed_hosts(loopback.into_iter().chain(allowed_hosts));
             }
-            server(registry)
-                .http_options(options)
+            http_server(server(registry))
+                .options(options)
                 .serve_listener(listener, shutdown)
                 .await?;
         } // ANCHOR_END: serve

@@ -209,7 +209,7 @@ impl Catalog {
 
     /// The settings a tool runs with now, the operator's merged over the code's and the configuration
     /// file's (for the admin page's form).
-    #[cfg(feature = "mcp")]
+    #[cfg(admin)]
     pub(crate) fn settings_of(&self, name: &str) -> Option<Arc<serde_json::Value>> {
         let snapshot = self.snapshot();
         let index = *snapshot.by_name.get(name)?;

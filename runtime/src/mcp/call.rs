@@ -26,7 +26,7 @@ use super::convert::{self, CallAnswer};
 use super::handler::McpHandler;
 use super::input::{self, META_CONFIRMATION, Questions};
 use super::relay::Relay;
-use super::sessions::BoundSession;
+use super::session::BoundSession;
 use super::tasks;
 
 /// The W3C trace context headers, named once rather than parsed on every call.

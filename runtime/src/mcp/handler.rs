@@ -57,6 +57,18 @@ pub(crate) struct Shared {
 
 /// The rmcp [`ServerHandler`] of a toolgate server: tools from the registry, everything else from `H`.
 ///
+/// Starts a server's shutdown, from the HTTP server that serves it.
+pub(crate) struct Draining(Arc<Shared>);
+
+impl Draining {
+    /// From now on, new calls are refused.
+    pub(crate) fn start(&self) {
+        self.0
+            .draining
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// One handler serves one session (stdio connection or HTTP session); clones share the registry.
 ///
 /// ```
@@ -110,6 +122,11 @@ impl<H: Clone> McpHandler<H> {
     /// A handler for a new session: same server, its own log level.
     pub(crate) fn for_session(&self) -> Self {
         Self::new(Arc::clone(&self.shared), self.extras.clone())
+    }
+
+    /// What starts the server's shutdown: from then on, new calls are refused.
+    pub(crate) fn draining(&self) -> Draining {
+        Draining(Arc::clone(&self.shared))
     }
 
     /// A handle that tells connected clients when the tool list changed.

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::output::{APPROVAL_KEY, InputRequired, Pending};
 use crate::param::ClientSupport;
 
-use super::sessions::BoundSession;
+use super::session::BoundSession;
 
 /// The `_meta` key of a write's sealed confirmation, on the preview result and on the retry that sends
 /// it back.

@@ -1,55 +1,21 @@
 //! Serving a [`Registry`] over MCP, through rmcp: stdio and Streamable HTTP, every protocol era rmcp speaks
 //! (initialize lifecycle 2025-03-26 to 2025-11-25, and the stateless 2026-07-28 with `server/discover`).
 //!
-//! The same registry, policy and call pipeline serve in-process calls and MCP clients.
-//!
-//! ```
-//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
-//! use toolgate::Caller;
-//! use toolgate::mcp::{BearerTokens, McpServer};
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let server = McpServer::new(toolgate::Registry::builder().build().unwrap())
-//!     .name("shop")
-//!     .version("1.0.0")
-//!     .authenticator(BearerTokens::new().token("s3cret", Caller::new("ops").with_abilities(["orders.view"])));
-//! // `serve_http("127.0.0.1:8080")` serves until Ctrl-C; here, a free port and a stop signal of our own.
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-//! let address = listener.local_addr()?;
-//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-//! let serving = tokio::spawn(server.serve_listener(listener, async { let _ = stopped.await; }));
-//!
-//! let mut stream = tokio::net::TcpStream::connect(address).await?;
-//! let request = format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}");
-//! stream.write_all(request.as_bytes()).await?;
-//! let mut response = String::new();
-//! stream.read_to_string(&mut response).await?;
-//! assert!(response.starts_with("HTTP/1.1 401"), "a request without the token: {response}");
-//!
-//! stop.send(()).unwrap();
-//! serving.await.unwrap()?;
-//! # Ok::<(), std::io::Error>(())
-//! # }).unwrap();
-//! ```
+//! The same registry, policy and call pipeline serve in-process calls and MCP clients. An
+//! [`McpServer`] is the protocol: its identity, its tools, and stdio; over HTTP it is served by an
+//! [`HttpServer`](crate::http::HttpServer), which composes it with the routes beside it.
 
-pub mod admin;
-mod answers;
-mod auth;
 mod call;
-mod connections;
 mod convert;
-mod delegations;
 mod direct;
 mod handler;
-mod http_server;
 mod input;
 mod listing;
 mod logging;
 mod notify;
 mod relay;
-mod repoll;
 mod server;
-mod sessions;
+mod session;
 mod tasks;
 mod view;
 
@@ -60,10 +26,8 @@ use rmcp::ServerHandler;
 use rmcp::model::{Implementation, ToolsCapability};
 
 pub use crate::tool::META_CAPABILITY;
-pub use auth::{AuthFuture, Authenticator, BearerTokens};
 pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CATEGORIES, META_ERROR};
 pub use handler::{McpHandler, ToolsOnly};
-pub use http_server::HttpOptions;
 pub use input::{META_CONFIRMATION, META_PREVIEW};
 pub use notify::Notifier;
 /// The rmcp release toolgate is built on, for prompts, resources, and the client `Peer` a tool can take as
@@ -71,44 +35,18 @@ pub use notify::Notifier;
 pub use rmcp;
 pub use view::{APP_MIME_TYPE, UI_EXTENSION, VIEW_URI};
 
+pub(crate) use call::FromHttp;
+pub(crate) use direct::{Answer, FastRequest, encode, negotiated_once};
+pub(crate) use listing::declares_param_headers;
+pub(crate) use session::{BoundSession, Opened, Opening};
+#[cfg(admin)]
+pub(crate) use view::DRAW;
+
 use crate::caller::Caller;
 use crate::registry::Registry;
 
-/// An MCP server over a registry: its identity, who it serves, and its transports.
-///
-/// ```rust,standalone_crate
-/// use tower_service::Service;
-/// use toolgate::mcp::{HttpOptions, McpServer};
-/// use toolgate::prelude::*;
-/// use toolgate::param::CancellationToken;
-///
-/// /// Add two integers.
-/// #[tool(public, read_only)]
-/// async fn add(a: i64, b: i64) -> i64 {
-///     a + b
-/// }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let server = McpServer::new(Registry::builder().build().unwrap())
-///     .name("calculator")
-///     .version("1.0.0")
-///     .http_options(HttpOptions::default().stateless(true).json_response(true));
-/// // `serve_http(address)` listens; `router` gives the same endpoint to mount in an axum app, or to drive here.
-/// let mut router = server.router(CancellationToken::new());
-/// let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}"#;
-/// let request = http::Request::post("/mcp")
-///     .header("host", "127.0.0.1")
-///     .header("content-type", "application/json")
-///     .header("accept", "application/json, text/event-stream")
-///     .header("mcp-protocol-version", "2025-11-25")
-///     .body(axum::body::Body::from(body))
-///     .unwrap();
-/// let response = router.call(request).await.unwrap();
-/// let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-/// let reply: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-/// assert_eq!(reply["result"]["content"][0]["text"], "42", "{reply}");
-/// # });
-/// ```
+/// An MCP server over a registry: its identity, who it serves, and stdio. Serve it over HTTP with an
+/// [`HttpServer`](crate::http::HttpServer).
 #[derive(Debug)]
 pub struct McpServer<H = ToolsOnly> {
     registry: Registry,
@@ -117,21 +55,9 @@ pub struct McpServer<H = ToolsOnly> {
     title: Option<String>,
     instructions: Option<String>,
     default_caller: Caller,
-    authenticator: Option<Arc<dyn Authenticator>>,
-    http: HttpOptions,
     page_size: usize,
     refuse_unconfirmable_writes: bool,
-    /// Serve the admin API under `/admin` beside MCP.
-    admin: bool,
-    /// Accept delegation tokens, and hand them out at `/delegations`.
-    delegations: bool,
     extras: H,
-}
-
-impl std::fmt::Debug for dyn Authenticator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Authenticator")
-    }
 }
 
 impl McpServer {
@@ -144,12 +70,8 @@ impl McpServer {
             title: None,
             instructions: None,
             default_caller: Caller::anonymous(),
-            authenticator: None,
-            http: HttpOptions::default(),
             page_size: 200,
             refuse_unconfirmable_writes: false,
-            admin: false,
-            delegations: false,
             extras: ToolsOnly,
         }
     }
@@ -191,20 +113,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
-    /// Maps HTTP requests to callers; requests it does not accept get 401 and run nothing.
-    #[must_use]
-    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
-        self.authenticator = Some(Arc::new(authenticator));
-        self
-    }
-
-    /// HTTP settings: allowed hosts and origins, body limit, session mode, shutdown grace.
-    #[must_use]
-    pub fn http_options(mut self, options: HttpOptions) -> Self {
-        self.http = options;
-        self
-    }
-
     /// How many tools one `tools/list` page holds (default 200); clients follow `nextCursor`.
     #[must_use]
     pub fn page_size(mut self, tools: usize) -> Self {
@@ -224,66 +132,6 @@ impl<H: ServerHandler + Clone> McpServer<H> {
         self
     }
 
-    /// Serves the admin API ([`admin`]) under `/admin` on the same HTTP listener, behind the same
-    /// authenticator; a caller needs the ability [`admin::ADMIN_ABILITY`]. Off by default. Without an
-    /// [`authenticator`](Self::authenticator) every request to it is refused (403), since none could be
-    /// told from another; its writes must be JSON and come from no browser or an allowed origin.
-    #[must_use]
-    pub fn admin_api(mut self) -> Self {
-        self.admin = true;
-        self
-    }
-
-    /// Accepts delegation tokens over HTTP (`Authorization: Bearer tgd....`, sealed by
-    /// [`Registry::seal_delegation`]) as the delegated callers they carry, and hands them out: an
-    /// authenticated caller posts `{"to", "abilities", "expires_in_secs"}` (with optional `role`,
-    /// `profile` and `max_calls`) to `/delegations` and gets `{"token", ...}` for a sub-agent in another
-    /// process. A token that was altered, forged, has expired, or claims more than its parent held gets
-    /// 401. Off by default.
-    ///
-    /// ```rust,standalone_crate
-    /// use serde_json::json;
-    /// use toolgate::mcp::{BearerTokens, McpServer};
-    /// use toolgate::prelude::*;
-    ///
-    /// # async fn post(router: &mut axum::Router, path: &str, token: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
-    /// #     use tower_service::Service;
-    /// #     let request = http::Request::post(path)
-    /// #         .header("host", "127.0.0.1")
-    /// #         .header("authorization", format!("Bearer {token}"))
-    /// #         .header("content-type", "application/json")
-    /// #         .header("accept", "application/json, text/event-stream")
-    /// #         .header("mcp-protocol-version", "2025-11-25")
-    /// #         .body(axum::body::Body::from(body.to_string()))
-    /// #         .unwrap();
-    /// #     let response = router.call(request).await.unwrap();
-    /// #     let status = response.status().as_u16();
-    /// #     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    /// #     (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
-    /// # }
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let ada = Caller::new("ada").with_abilities(["orders.view", "orders.manage"]);
-    /// let server = McpServer::new(Registry::builder().build().unwrap())
-    ///     .authenticator(BearerTokens::new().token("ada-secret", ada))
-    ///     .http_options(toolgate::mcp::HttpOptions::default().stateless(true).json_response(true))
-    ///     .accept_delegations();
-    /// let mut router = server.router(toolgate::param::CancellationToken::new());
-    /// let asked = json!({ "to": "researcher", "abilities": ["orders.view"], "expires_in_secs": 600 });
-    /// let (status, granted) = post(&mut router, "/delegations", "ada-secret", asked).await;
-    /// assert_eq!((status, &granted["abilities"]), (201, &json!(["orders.view"])));
-    ///
-    /// let token = granted["token"].as_str().unwrap();
-    /// let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
-    /// assert_eq!(post(&mut router, "/mcp", token, ping.clone()).await.0, 200);
-    /// assert_eq!(post(&mut router, "/mcp", &format!("{token}x"), ping).await.0, 401);
-    /// # });
-    /// ```
-    #[must_use]
-    pub fn accept_delegations(mut self) -> Self {
-        self.delegations = true;
-        self
-    }
-
     /// Serves prompts, resources and completion from your own rmcp handler, beside the tools.
     pub fn with_handler<E: ServerHandler + Clone>(self, extras: E) -> McpServer<E> {
         McpServer {
@@ -293,14 +141,20 @@ impl<H: ServerHandler + Clone> McpServer<H> {
             title: self.title,
             instructions: self.instructions,
             default_caller: self.default_caller,
-            authenticator: self.authenticator,
-            http: self.http,
             page_size: self.page_size,
             refuse_unconfirmable_writes: self.refuse_unconfirmable_writes,
-            admin: self.admin,
-            delegations: self.delegations,
             extras,
         }
+    }
+
+    /// The registry served.
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The caller served when a transport tells no other.
+    pub(crate) fn caller_by_default(&self) -> &Caller {
+        &self.default_caller
     }
 
     /// The rmcp handler, to serve on a transport of your own (`handler.serve(transport)`).

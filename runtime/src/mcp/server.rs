@@ -19,7 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::convert::CallAnswer;
 use super::handler::McpHandler;
 use super::listing::definitions;
-use super::sessions::Opening;
+use super::session::Opening;
 use super::{logging, tasks, view};
 
 impl<H: ServerHandler + Clone> ServerHandler for McpHandler<H> {

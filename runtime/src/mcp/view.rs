@@ -56,6 +56,7 @@ pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// The drawing of charts and tables, which the admin page loads too.
+#[cfg(admin)]
 pub(crate) const DRAW: &str = include_str!("view/draw.js");
 
 /// The App: HTML, CSS and the drawing code in one file, built into the binary.

@@ -513,7 +513,7 @@ impl Registry {
     }
 
     /// The settings a tool runs with now (for the admin page's form).
-    #[cfg(feature = "mcp")]
+    #[cfg(admin)]
     pub(crate) fn settings_of(&self, name: &str) -> Option<Arc<Value>> {
         self.catalog().settings_of(name)
     }

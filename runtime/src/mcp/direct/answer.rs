@@ -5,14 +5,14 @@ use bytes::{Buf, Bytes};
 
 /// An answer as JSON text: what was written of it and, for a listing of every tool, the listing's
 /// `result` as its snapshot keeps it, which the answer's closing brace follows.
-pub(in crate::mcp) struct Answer {
+pub(crate) struct Answer {
     written: Vec<u8>,
     shared: Option<Bytes>,
 }
 
 impl Answer {
     /// The answer whose start is `written`, up to its `result`, and whose `result` is `shared`.
-    pub(super) fn around(written: Vec<u8>, shared: Bytes) -> Answer {
+    pub(crate) fn around(written: Vec<u8>, shared: Bytes) -> Answer {
         Answer {
             written,
             shared: Some(shared),
@@ -20,7 +20,7 @@ impl Answer {
     }
 
     /// The answer in as many pieces as it has, for a writer that takes several at once.
-    pub(super) fn pieces(&self) -> impl Buf + '_ {
+    pub(crate) fn pieces(&self) -> impl Buf + '_ {
         let (shared, end): (&[u8], &[u8]) = match &self.shared {
             Some(shared) => (shared, b"}"),
             None => (&[], &[]),
@@ -29,7 +29,7 @@ impl Answer {
     }
 
     /// The answer in one piece.
-    pub(super) fn into_vec(self) -> Vec<u8> {
+    pub(crate) fn into_vec(self) -> Vec<u8> {
         let Some(shared) = self.shared else {
             return self.written;
         };

@@ -16,7 +16,6 @@
 //! byte, and so does every error rmcp would answer itself.
 
 mod answer;
-pub(super) mod http;
 mod read;
 mod result;
 pub(super) mod stdio;
@@ -34,7 +33,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, Service};
 use crate::registry::{Handover, Registry, Resolved, Snapshot, ToolId};
 use crate::tool::TaskSupport;
 
-use self::answer::Answer;
+pub(crate) use self::answer::Answer;
 use self::read::ClientMeta;
 use super::call::FromHttp;
 use super::convert::CallAnswer;
@@ -42,7 +41,7 @@ use super::handler::McpHandler;
 
 /// A request a direct loop serves; a call with the snapshot it was judged on and the tool its name
 /// resolved to there, which the call then runs on: one lookup a call.
-pub(super) struct FastRequest<'r> {
+pub(crate) struct FastRequest<'r> {
     id: RequestId,
     meta: RequestMetaObject,
     /// What its `_meta` says of its client.
@@ -68,7 +67,7 @@ impl<'r> FastRequest<'r> {
     /// (`negotiating`, the version its HTTP header names) its `_meta` names that version and carries all
     /// it requires; otherwise it says nothing of its client: no version, capabilities or name. A call's
     /// tool is not looked up yet: that is [`resolve`](Self::resolve), the lane's last check.
-    pub(super) fn parse(
+    pub(crate) fn parse(
         body: &[u8],
         progress: bool,
         negotiating: Option<&ProtocolVersion>,
@@ -87,7 +86,7 @@ impl<'r> FastRequest<'r> {
     /// judges the lane may run, given the snapshot and whether the call may send the client anything);
     /// else the request's id and the lookup, which goes with the request to rmcp's dispatch so that the
     /// call runs on it.
-    pub(super) fn resolve(
+    pub(crate) fn resolve(
         mut self,
         registry: &'r Registry,
         takes: impl FnOnce(&Snapshot, bool) -> bool,
@@ -107,7 +106,7 @@ impl<'r> FastRequest<'r> {
     }
 
     /// The method's name, as the body and the `Mcp-Method` header spell it.
-    pub(super) fn method(&self) -> &'static str {
+    pub(crate) fn method(&self) -> &'static str {
         match self.method {
             Method::Call(_) => "tools/call",
             Method::List(_) => "tools/list",
@@ -116,7 +115,7 @@ impl<'r> FastRequest<'r> {
     }
 
     /// The name of the tool a call names.
-    pub(super) fn tool(&self) -> Option<&str> {
+    pub(crate) fn tool(&self) -> Option<&str> {
         match &self.method {
             Method::Call(call) => Some(&call.name),
             _ => None,
@@ -124,18 +123,18 @@ impl<'r> FastRequest<'r> {
     }
 
     /// The request's id.
-    pub(super) fn id(&self) -> &RequestId {
+    pub(crate) fn id(&self) -> &RequestId {
         &self.id
     }
 
     /// Whether it may send the client anything before its answer.
-    pub(super) fn sends(&self) -> bool {
+    pub(crate) fn sends(&self) -> bool {
         self.sends
     }
 
     /// The request's context with `peer` for what the call sends the client: its id and `_meta`, and a
     /// cancellation token of its own, which a transport completes (with its HTTP request, say).
-    pub(super) fn context(&mut self, peer: Peer<RoleServer>) -> RequestContext<RoleServer> {
+    pub(crate) fn context(&mut self, peer: Peer<RoleServer>) -> RequestContext<RoleServer> {
         let mut context = RequestContext::new(self.id.clone(), peer);
         context.meta = std::mem::take(&mut self.meta);
         context
@@ -148,7 +147,7 @@ impl<'r> FastRequest<'r> {
     /// text. A listing is the tools' JSON made once per snapshot, after the same paging and visibility as
     /// the handler's `list_tools`, rather than every schema serialized again: a listing of every tool
     /// shares that text whole, any other copies each tool's part of it.
-    pub(super) async fn dispatch<H: ServerHandler + Clone>(
+    pub(crate) async fn dispatch<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         context: RequestContext<RoleServer>,
@@ -214,7 +213,7 @@ impl FastRequest<'_> {
     /// dispatch calls it, and its answer is shaped as there ([`typed`]; its errors pass unchanged, as a
     /// call's do there); anything else goes through that dispatch itself, with the HTTP request it came
     /// `from` among the context's extensions. The answer as JSON text, and its error's code if it is one.
-    pub(super) async fn negotiate<H: ServerHandler + Clone>(
+    pub(crate) async fn negotiate<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
         mut context: RequestContext<RoleServer>,
@@ -340,11 +339,11 @@ impl Kind {
 }
 
 /// Whether a session on `version` negotiates nothing per request, so that its requests may go direct.
-pub(super) fn negotiated_once(version: &ProtocolVersion) -> bool {
+pub(crate) fn negotiated_once(version: &ProtocolVersion) -> bool {
     *version < ProtocolVersion::V_2026_07_28
 }
 
 /// `message` as one line of JSON, as rmcp writes it.
-pub(super) fn encode(message: &ServerJsonRpcMessage) -> Vec<u8> {
+pub(crate) fn encode(message: &ServerJsonRpcMessage) -> Vec<u8> {
     serde_json::to_vec(message).expect("rmcp's messages serialize")
 }

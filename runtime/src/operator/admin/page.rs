@@ -10,8 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::Hosts;
-use crate::mcp::auth::foreign_host;
+use crate::http::{Guard, foreign_host};
 
 /// What every answer under `/admin` may load: its own scripts, styles and API, nothing inline, no
 /// frames, no forms sent anywhere.
@@ -38,21 +37,21 @@ const FILES: [(&str, &str, &str); 4] = [
     (
         "/admin/draw.js",
         "text/javascript; charset=utf-8",
-        super::super::view::DRAW,
+        crate::mcp::DRAW,
     ),
 ];
 
 /// The page's routes, for the hosts the server answers for.
-pub(super) fn router(hosts: Hosts) -> Router {
+pub(super) fn router(guard: Guard) -> Router {
     FILES
         .iter()
         .fold(Router::new(), |router, &(path, kind, body)| {
-            let hosts = hosts.clone();
+            let guard = guard.clone();
             router.route(
                 path,
                 get(move |request: Request| async move {
                     let (parts, _) = request.into_parts();
-                    if hosts.answers_for(&parts) {
+                    if guard.answers_for(&parts) {
                         ([(header::CONTENT_TYPE, kind)], body).into_response()
                     } else {
                         foreign_host()

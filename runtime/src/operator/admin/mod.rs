@@ -1,11 +1,12 @@
-//! The admin API: the operator's commands as JSON over HTTP, under `/admin` on the MCP server's own
-//! listener and behind its authenticator. A caller needs the ability [`ADMIN_ABILITY`], which nothing
+//! The admin API: the operator's commands as JSON over HTTP, under `/admin`, mounted on an HTTP server
+//! ([`HttpServer::mount`](crate::http::HttpServer::mount)) behind its authenticator. A caller needs the ability [`ADMIN_ABILITY`], which nothing
 //! grants by default: without it the answer is 403 and nothing changes. The API describes itself at
 //! `/admin/openapi.json`. The operator's page over it is at `/admin`.
 //!
 //! ```
-//! use toolgate::mcp::{BearerTokens, McpServer};
-//! use toolgate::mcp::admin::ADMIN_ABILITY;
+//! use toolgate::http::{BearerTokens, HttpServer};
+//! use toolgate::mcp::McpServer;
+//! use toolgate::operator::{ADMIN_ABILITY, AdminApi};
 //! use toolgate::sqlite::SqliteStore;
 //! use toolgate::{Caller, Registry};
 //! use tower_service::Service;
@@ -15,7 +16,7 @@
 //! let tokens = BearerTokens::new()
 //!     .token("ops-secret", Caller::new("ops").with_abilities([ADMIN_ABILITY]))
 //!     .token("vera-secret", Caller::new("vera"));
-//! let server = McpServer::new(registry).authenticator(tokens).admin_api();
+//! let server = HttpServer::new(McpServer::new(registry)).authenticator(tokens).mount(AdminApi);
 //! let mut router = server.router(toolgate::param::CancellationToken::new());
 //! let get = |token: &str| {
 //!     http::Request::get("/admin/tools")
@@ -50,36 +51,42 @@ use crate::store::{
     AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
 };
 
-use super::answers::{json_response, problem, problem_with};
-use super::auth::{Credentials, Hosts};
+use crate::http::{Guard, Mount, json_response, problem, problem_with};
 
 mod page;
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
 /// ```
-/// assert_eq!(toolgate::mcp::admin::ADMIN_ABILITY, "toolgate.admin");
+/// assert_eq!(toolgate::operator::ADMIN_ABILITY, "toolgate.admin");
 /// ```
 pub const ADMIN_ABILITY: &str = "toolgate.admin";
 
-/// Who may call the API, how they are told apart, and the hosts it answers for.
-#[derive(Clone)]
-pub(crate) struct Admins {
-    pub(crate) credentials: Credentials,
-    pub(crate) hosts: Hosts,
+/// The admin API and its page, to [mount](crate::http::HttpServer::mount) on an HTTP server. Without an
+/// authenticator on the server every request to it is refused (403), since none could be told from
+/// another; a caller needs the ability [`ADMIN_ABILITY`]; its writes must be JSON and come from no
+/// browser or an allowed origin.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AdminApi;
+
+impl Mount for AdminApi {
+    fn router(
+        self: Box<Self>,
+        registry: &Registry,
+        guard: Guard,
+        cancellation: CancellationToken,
+    ) -> Router {
+        router(registry.clone(), guard, cancellation)
+    }
 }
 
 /// How long `/admin/changes` waits for a change before it answers with the revision it has.
 const LONGEST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// The API's routes over `registry`'s records, behind `admins`, and the page; its waits end when
+/// The API's routes over `registry`'s records, behind `guard`, and the page; its waits end when
 /// `cancellation` is cancelled.
-pub(crate) fn router(
-    registry: Registry,
-    admins: Admins,
-    cancellation: CancellationToken,
-) -> Router {
-    let page = page::router(admins.hosts.clone());
+fn router(registry: Registry, guard: Guard, cancellation: CancellationToken) -> Router {
+    let page = page::router(guard.clone());
     let router = Router::new()
         .route("/admin/openapi.json", get(openapi))
         .route("/admin/changes", get(changes))
@@ -112,7 +119,7 @@ pub(crate) fn router(
     router
         .with_state(registry)
         .layer(axum::Extension(cancellation))
-        .layer(middleware::from_fn_with_state(Arc::new(admins), admit))
+        .layer(middleware::from_fn_with_state(Arc::new(guard), admit))
         .merge(page)
         .layer(middleware::from_fn(page::secured))
 }
@@ -271,18 +278,18 @@ async fn edit_limit(
 
 /// 403 for a host the server does not answer for (DNS rebinding), 401 without valid credentials, 403
 /// without the admin ability; the caller reaches the handlers as an extension.
-async fn admit(State(admins): State<Arc<Admins>>, request: Request, next: Next) -> Response {
-    if admins.credentials.authenticator.is_none() {
+async fn admit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if !guard.authenticates() {
         // Every request would be the default caller: anyone who reaches the port could edit.
         return problem(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "the admin API is served only behind an authenticator (`McpServer::authenticator`), so \
+            "the admin API is served only behind an authenticator (`HttpServer::authenticator`), so \
              that it knows who asks; nothing was changed",
         );
     }
     let (mut parts, body) = request.into_parts();
-    let caller = match admins.hosts.admit(&admins.credentials, &parts).await {
+    let caller = match guard.admit(&parts).await {
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };

@@ -17,7 +17,7 @@ use crate::registry::MAX_DELEGATION_TTL;
 use crate::text::Ident;
 
 use super::answers::{json_response, problem};
-use super::auth::{Credentials, Hosts};
+use super::auth::Guard;
 
 /// The largest request body the endpoint reads.
 const MAX_BODY: usize = 64 * 1024;
@@ -37,23 +37,17 @@ struct DelegationRequest {
     expires_in_secs: u64,
 }
 
-#[derive(Clone)]
-struct Endpoint {
-    credentials: Credentials,
-    hosts: Hosts,
-}
-
-/// The route; `credentials` must accept delegations (they carry the registry that seals them).
-pub(crate) fn router(credentials: Credentials, hosts: Hosts) -> Router {
+/// The route; `guard` must accept delegations (it carries the registry that seals them).
+pub(super) fn router(guard: Guard) -> Router {
     Router::new()
         .route("/delegations", axum::routing::post(delegate))
-        .with_state(Endpoint { credentials, hosts })
+        .with_state(guard)
 }
 
 /// 201 with the token, what it holds and when it ends; 400 for a body that is not what the endpoint takes.
-async fn delegate(State(endpoint): State<Endpoint>, request: Request<Body>) -> Response {
+async fn delegate(State(guard): State<Guard>, request: Request<Body>) -> Response {
     let (parts, body) = request.into_parts();
-    let caller = match endpoint.hosts.admit(&endpoint.credentials, &parts).await {
+    let caller = match guard.admit(&parts).await {
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
@@ -82,7 +76,7 @@ async fn delegate(State(endpoint): State<Endpoint>, request: Request<Body>) -> R
         delegation = delegation.max_calls(calls);
     }
     let delegated = caller.delegate(delegation);
-    let Some(registry) = &endpoint.credentials.delegations else {
+    let Some(registry) = guard.delegations() else {
         return problem(
             StatusCode::NOT_FOUND,
             "not_found",

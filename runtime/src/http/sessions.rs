@@ -20,56 +20,19 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
-use rmcp::{Peer, RoleServer};
 
 use crate::caller::Caller;
+use crate::mcp::{Opened, Opening};
 use crate::registry::Registry;
 use crate::sync::Locked;
 
-/// The session a request was checked to belong to: its caller opened it. Set by the HTTP layer on the
-/// request's parts; call ceilings count per bound session, and questions go to the client during a call
-/// only on one.
-#[derive(Debug, Clone)]
-pub(crate) struct BoundSession(pub(crate) Arc<str>);
-
 /// Why a new session was not bound to its caller.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Unbound {
+pub(super) enum Unbound {
     /// The caller has as many sessions open as it may.
     TooMany,
     /// The session closed before it could be bound.
     Gone,
-}
-
-/// A session's own handler (its log level, the tools its searches found) and its client.
-pub(crate) struct Opened<H> {
-    pub(crate) handler: H,
-    pub(crate) peer: Peer<RoleServer>,
-}
-
-/// Where the handler of a session being opened leaves itself and its client when it answers the
-/// `initialize`: put in the opening request's parts, read after the answer.
-pub(crate) struct Opening<H>(Arc<Mutex<Option<Arc<Opened<H>>>>>);
-
-impl<H> Clone for Opening<H> {
-    fn clone(&self) -> Self {
-        Opening(Arc::clone(&self.0))
-    }
-}
-
-impl<H> Opening<H> {
-    pub(crate) fn new() -> Self {
-        Opening(Arc::default())
-    }
-
-    /// Leaves the session's handler and client here.
-    pub(crate) fn open(&self, handler: H, peer: Peer<RoleServer>) {
-        *self.0.locked() = Some(Arc::new(Opened { handler, peer }));
-    }
-
-    fn take(&self) -> Option<Arc<Opened<H>>> {
-        self.0.locked().take()
-    }
 }
 
 struct SessionEntry<H> {
@@ -88,7 +51,7 @@ struct Table<H> {
 }
 
 /// rmcp's session manager, with every session bound to the caller who opened it.
-pub(crate) struct BoundSessions<H> {
+pub(super) struct BoundSessions<H> {
     inner: LocalSessionManager,
     table: Mutex<Table<H>>,
     registry: Registry,

@@ -40,12 +40,13 @@ use rmcp::{Peer, RoleServer, ServerHandler};
 use crate::registry::{Handover, Registry, Snapshot};
 use crate::sync::Locked;
 
-use super::super::answers::json_response;
-use super::super::call::FromHttp;
-use super::super::handler::McpHandler;
-use super::super::listing::declares_param_headers;
-use super::super::sessions::{BoundSession, BoundSessions};
-use super::{Answer, FastRequest, encode, negotiated_once};
+use crate::mcp::{
+    Answer, BoundSession, FastRequest, FromHttp, McpHandler, declares_param_headers, encode,
+    negotiated_once,
+};
+
+use super::answers::json_response;
+use super::sessions::BoundSessions;
 
 /// How many idle peers each protocol version keeps for the next requests.
 const POOLED_PEERS: usize = 64;
@@ -61,7 +62,7 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The direct path of one stateless JSON server.
-pub(in crate::mcp) struct Direct<H: ServerHandler + Clone> {
+pub(super) struct Direct<H: ServerHandler + Clone> {
     handler: McpHandler<H>,
     max_body_bytes: usize,
     /// The `Host` values rmcp accepts, normalized.
@@ -165,10 +166,7 @@ impl Transport<RoleServer> for Outbox {
 
 /// A request this path does not take: its body, given back for rmcp (the gate still holds its parts), with
 /// the lookup of the call it holds when this path made one, for the call to run on.
-pub(in crate::mcp) struct Declined(
-    pub(in crate::mcp) Bytes,
-    pub(in crate::mcp) Option<Handover>,
-);
+pub(super) struct Declined(pub(super) Bytes, pub(super) Option<Handover>);
 
 /// The request `parsed` from `body` once the lane `takes` its call (see [`FastRequest::resolve`]), or the
 /// body given back.
@@ -188,7 +186,7 @@ fn taken<'r>(
 impl<H: ServerHandler + Clone> Direct<H> {
     /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
     /// the sessions of a stateful server, and whether answers are JSON rather than SSE when they can be.
-    pub(in crate::mcp) fn new(
+    pub(super) fn new(
         handler: McpHandler<H>,
         max_body_bytes: usize,
         hosts: Option<&[String]>,
@@ -222,7 +220,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
     /// Whether the request's headers let this path take it: a POST of JSON from a non-browser client to
     /// an allowed host, accepting both answers, with a known length within the limit, on a known
     /// protocol version. The version's pool, if so.
-    pub(in crate::mcp) fn takes(&self, parts: &Parts) -> Option<usize> {
+    pub(super) fn takes(&self, parts: &Parts) -> Option<usize> {
         if parts.method != Method::POST {
             return None;
         }
@@ -272,7 +270,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
 
     /// Answers the request whose headers [`takes`](Self::takes) admitted with pool `pool`, or gives it
     /// back.
-    pub(in crate::mcp) async fn answer(
+    pub(super) async fn answer(
         &self,
         pool: usize,
         from: FromHttp<'_>,

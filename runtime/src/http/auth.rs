@@ -15,7 +15,7 @@ use crate::registry::{DELEGATION_PREFIX, Registry};
 ///
 /// ```
 /// use toolgate::Caller;
-/// use toolgate::mcp::AuthFuture;
+/// use toolgate::http::AuthFuture;
 ///
 /// fn nobody<'a>() -> AuthFuture<'a> {
 ///     Box::pin(async { None::<Caller> })
@@ -35,7 +35,8 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + '
 /// ```
 /// use http::request::Parts;
 /// use tower_service::Service;
-/// use toolgate::mcp::{AuthFuture, Authenticator, McpServer};
+/// use toolgate::http::{AuthFuture, Authenticator, HttpServer};
+/// use toolgate::mcp::McpServer;
 /// use toolgate::{Caller, Registry};
 /// use toolgate::param::CancellationToken;
 ///
@@ -51,7 +52,7 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + '
 /// }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let server = McpServer::new(Registry::builder().build()?).authenticator(ApiKeys);
+/// let server = HttpServer::new(McpServer::new(Registry::builder().build()?)).authenticator(ApiKeys);
 /// let mut router = server.router(CancellationToken::new());
 /// let ping = |key: &str| {
 ///     http::Request::post("/mcp")
@@ -76,7 +77,7 @@ pub trait Authenticator: Send + Sync + 'static {
 ///
 /// ```
 /// use toolgate::Caller;
-/// use toolgate::mcp::BearerTokens;
+/// use toolgate::http::BearerTokens;
 ///
 /// let tokens = BearerTokens::new()
 ///     .token("viewer-secret", Caller::new("vera").with_role("Viewer").with_abilities(["orders.view"]));
@@ -119,16 +120,16 @@ fn bearer(request: &Parts) -> Option<&str> {
 /// How the HTTP endpoints tell who calls: a delegation token when the server accepts them, otherwise the
 /// authenticator, or the default caller when there is none.
 #[derive(Clone)]
-pub(crate) struct Credentials {
-    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
-    pub(crate) default_caller: Caller,
+pub(super) struct Credentials {
+    pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(super) default_caller: Caller,
     /// Accepts delegation tokens sealed under this registry's keys.
-    pub(crate) delegations: Option<Registry>,
+    pub(super) delegations: Option<Registry>,
 }
 
 impl Credentials {
     /// The caller of a request, or why it has none (for its 401).
-    pub(crate) async fn caller(&self, request: &Parts) -> Result<Caller, String> {
+    pub(super) async fn caller(&self, request: &Parts) -> Result<Caller, String> {
         let token = bearer(request).filter(|token| token.starts_with(DELEGATION_PREFIX));
         if let (Some(registry), Some(token)) = (&self.delegations, token) {
             return registry
@@ -155,23 +156,53 @@ impl Credentials {
 /// only), the browser's `Origin` (the server's allowed origins, or loopback origins), and that a write
 /// carries JSON (`Content-Type: application/json`, which a cross-site form cannot send).
 #[derive(Clone)]
-pub(crate) struct Hosts {
-    pub(crate) hosts: Option<Vec<String>>,
-    pub(crate) origins: Vec<String>,
+pub(super) struct Hosts {
+    pub(super) hosts: Option<Vec<String>>,
+    pub(super) origins: Vec<String>,
 }
 
-impl Hosts {
+/// The gate of the routes an [`HttpServer`](super::HttpServer) mounts beside MCP: who a request is,
+/// once its host, origin and body type have passed the same checks as MCP's.
+#[derive(Clone)]
+pub struct Guard {
+    credentials: Credentials,
+    hosts: Hosts,
+}
+
+impl fmt::Debug for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Guard")
+            .field("authenticates", &self.authenticates())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Guard {
+    pub(super) fn new(credentials: Credentials, hosts: Hosts) -> Self {
+        Guard { credentials, hosts }
+    }
+
+    /// Whether requests are told apart by an authenticator; without one every request is the default
+    /// caller.
+    pub fn authenticates(&self) -> bool {
+        self.credentials.authenticator.is_some()
+    }
+
+    /// The registry whose delegation tokens are accepted, when the server accepts them.
+    pub(super) fn delegations(&self) -> Option<&Registry> {
+        self.credentials.delegations.as_ref()
+    }
+
     /// The caller of a request that passes the checks: 403 for another host or origin, 415 for a write
     /// that is not JSON, 401 without a caller.
-    pub(crate) async fn admit(
-        &self,
-        credentials: &Credentials,
-        request: &Parts,
-    ) -> Result<Caller, axum::response::Response> {
+    ///
+    /// # Errors
+    /// The response that refuses the request.
+    pub async fn admit(&self, request: &Parts) -> Result<Caller, axum::response::Response> {
         if !self.answers_for(request) {
             return Err(foreign_host());
         }
-        if !self.allows_origin(request) {
+        if !self.hosts.allows_origin(request) {
             return Err(super::answers::problem(
                 http::StatusCode::FORBIDDEN,
                 "forbidden",
@@ -186,23 +217,25 @@ impl Hosts {
                 "a write must carry its body as `Content-Type: application/json`; nothing was changed",
             ));
         }
-        credentials.caller(request).await.map_err(unauthorized)
+        self.credentials.caller(request).await.map_err(unauthorized)
     }
 
     /// Whether the request is to a host this server answers for.
-    pub(crate) fn answers_for(&self, request: &Parts) -> bool {
+    pub fn answers_for(&self, request: &Parts) -> bool {
         let host = request
             .headers
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .map(host_name);
-        match (&self.hosts, host) {
+        match (&self.hosts.hosts, host) {
             (_, None) => false,
             (Some(hosts), Some(host)) => hosts.iter().any(|h| host_name(h) == host),
             (None, Some(host)) => matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1"),
         }
     }
+}
 
+impl Hosts {
     /// Whether the request comes from no browser (no `Origin`), or from an origin the server allows:
     /// one written in full, or one whose pattern ends in `:*` (any port).
     fn allows_origin(&self, request: &Parts) -> bool {
@@ -259,7 +292,7 @@ fn host_name(host: &str) -> &str {
 }
 
 /// The answer to a request without a caller.
-pub(crate) fn unauthorized(reason: String) -> axum::response::Response {
+pub(super) fn unauthorized(reason: String) -> axum::response::Response {
     use axum::response::IntoResponse;
     let challenge = [(http::header::WWW_AUTHENTICATE, "Bearer")];
     (http::StatusCode::UNAUTHORIZED, challenge, reason).into_response()
