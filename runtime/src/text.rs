@@ -22,7 +22,7 @@ pub const MAX_IDENT: usize = 128;
 /// separates a delegated caller from whom it acts for when they are printed: `max < vera`).
 ///
 /// Every door where such a name comes in checks it with this type: `POST /delegations`, delegation
-/// tokens, the caller an [`Authenticator`](crate::mcp::Authenticator) returns, and a remote server's
+/// tokens, the caller an [`Authenticator`](crate::http::Authenticator) returns, and a remote server's
 /// tool names. Deserializing one checks it too.
 ///
 /// ```

@@ -77,8 +77,8 @@ use fast::Direct;
 use gate::{Gate, Responses, route};
 use sessions::BoundSessions;
 
-/// Routes served beside MCP behind the same [`Guard`]: the admin API
-/// ([`AdminApi`](crate::ops::AdminApi), with the `operator` feature) is one.
+/// Routes served beside MCP behind the same [`Guard`]: the admin API (`toolgate::operator::AdminApi`,
+/// with the `operator` feature) is one.
 pub trait Mount: Send + 'static {
     /// The routes, each request to them admitted by `guard` first; what they wait on ends with
     /// `cancellation`, when the server shuts down.

@@ -319,7 +319,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// Defers the tools marked [`Defer::Auto`] (those that say nothing) for a caller who may run more than
+    /// Defers the tools marked [`Defer::Auto`](crate::Defer::Auto) (those that say nothing) for a caller who may run more than
     /// `tools` tools: they are left out of what the caller gets up front and found through `tool_search`.
     /// Without it only tools marked `defer` are deferred.
     ///
@@ -431,7 +431,7 @@ impl RegistryBuilder {
     }
 
     /// How long the audit trail in the records' database keeps a call (default 90 days; `None` keeps
-    /// every call): a [watched](Registry::watch) registry forgets older rows every hour.
+    /// every call): a [watched](crate::Registry::watch) registry forgets older rows every hour.
     #[must_use]
     pub fn audit_retention(mut self, retention: Option<Duration>) -> Self {
         self.limits.audit_retention = retention;
