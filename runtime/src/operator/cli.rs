@@ -9,9 +9,11 @@ use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
 use crate::registry::Registry;
+
+use super::commands::{Operator, Seen};
 use crate::store::{
-    AuditQuery, AuditRecord, Change, Edit, KeyInfo, LimitChange, LimitEdit, Profile, ProfileChange,
-    ProfileEdit, Rate, RecordError, RecordErrorKind, RecordStore, Scope, ToolRecord,
+    AuditQuery, AuditRecord, Change, KeyInfo, LimitChange, Profile, ProfileChange, Rate,
+    RecordError, RecordErrorKind, RecordStore, Scope, ToolRecord,
 };
 use crate::text::{capped, hides_itself, shown};
 
@@ -316,12 +318,20 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
             }
             Ok(out)
         }
-        Action::Tools(tools) => self::tools(registry, store, actor, json, tools).await,
-        Action::Profiles(command) => profiles(registry, store, actor, json, command).await,
-        Action::Keys(command) => keys(registry, store, &actor, json, command).await,
+        Action::Tools(tools) => {
+            self::tools(&Operator::new(registry, actor), store, json, tools).await
+        }
+        Action::Profiles(command) => {
+            profiles(&Operator::new(registry, actor), store, json, command).await
+        }
+        Action::Keys(command) => keys(&Operator::new(registry, actor), store, json, command).await,
         #[cfg(feature = "remote")]
-        Action::Servers(command) => servers(registry, &actor, json, command).await,
-        Action::Limits(command) => limits(registry, store, &actor, json, command).await,
+        Action::Servers(command) => {
+            servers(registry, Operator::new(registry, actor), json, command).await
+        }
+        Action::Limits(command) => {
+            limits(&Operator::new(registry, actor), store, json, command).await
+        }
         Action::Audit(Audit::Prune { before }) => {
             let rows = registry.prune_audit(before).await?;
             Ok(format!(
@@ -364,17 +374,11 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
 #[cfg(feature = "remote")]
 async fn servers(
     registry: &Registry,
-    actor: &str,
+    operator: Operator<'_>,
     json: bool,
     command: Servers,
 ) -> Result<String, RecordError> {
-    use crate::store::{ServerChange, ServerEdit};
-    let version = |records: &[crate::store::ServerRecord], label: &str| {
-        records
-            .iter()
-            .find(|r| r.label == label)
-            .map_or(0, |r| r.version)
-    };
+    use crate::store::ServerChange;
     let (label, change) = match command {
         Servers::List => {
             registry.refresh_servers().await?;
@@ -409,17 +413,13 @@ async fn servers(
         }
         Servers::Remove { label } => (label, ServerChange::Remove),
     };
-    let seen = version(&registry.server_records().await?, &label);
-    let revision = registry
-        .edit_server(&ServerEdit::new(actor, &label, seen, change))
-        .await?;
+    let revision = operator.edit_server(&label, Seen::Now, change).await?;
     Ok(format!("`{}`: revision {revision}.\n", cell(&label)))
 }
 
 async fn limits(
-    registry: &Registry,
+    operator: &Operator<'_>,
     store: &dyn RecordStore,
-    actor: &str,
     json: bool,
     command: Limits,
 ) -> Result<String, RecordError> {
@@ -441,10 +441,10 @@ async fn limits(
         Limits::Remove { scope } => (scope, LimitChange::Remove),
     };
     let scope: Scope = scope.parse()?;
-    let version = limits.get(&scope.to_string()).map_or(0, |l| l.version);
-    let edit = LimitEdit::new(actor, scope.clone(), version, change);
-    let revision = registry.edit_limit(&edit).await?;
-    let now = match store.load().await?.limits.get(&scope.to_string()) {
+    let (revision, limit) = operator
+        .edit_limit(scope.clone(), Seen::Now, change)
+        .await?;
+    let now = match limit {
         Some(limit) => format!("`{scope}`: {}", limit.rate),
         None => format!("`{scope}`: no rate limit"),
     };
@@ -543,9 +543,8 @@ fn parse_time(text: &str) -> Result<u64, String> {
 }
 
 async fn tools(
-    registry: &Registry,
+    operator: &Operator<'_>,
     store: &dyn RecordStore,
-    actor: String,
     json: bool,
     command: Tools,
 ) -> Result<String, RecordError> {
@@ -563,13 +562,9 @@ async fn tools(
                 .map(|r| format!("{}\n", line(r)))
                 .collect());
         }
-        Tools::Show { name } => {
-            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
-            return Ok(json_pretty(&record));
-        }
+        Tools::Show { name } => return Ok(json_pretty(&operator.tool(&name).await?)),
         Tools::Delete { name } => {
-            let revision =
-                crate::registry::records::delete_record(registry.core(), &actor, &name).await?;
+            let revision = operator.delete_tool(&name).await?;
             return Ok(format!(
                 "Deleted the record of `{name}`: revision {revision}.\n"
             ));
@@ -581,16 +576,13 @@ async fn tools(
         Tools::Unrequire { name, ability } => (name, Change::Unrequire(ability)),
         Tools::Capability { name, capability } => (name, Change::Capability(capability)),
     };
-    let record = crate::registry::records::tool_record(registry.core(), &name).await?;
-    let revision = registry.edit(&Edit::new(actor, &record, change)).await?;
-    let record = crate::registry::records::tool_record(registry.core(), &name).await?;
+    let (revision, record) = operator.edit_tool(&name, Seen::Now, change).await?;
     Ok(format!("{}\nRevision {revision}.\n", line(&record)))
 }
 
 async fn profiles(
-    registry: &Registry,
+    operator: &Operator<'_>,
     store: &dyn RecordStore,
-    actor: String,
     json: bool,
     command: Profiles,
 ) -> Result<String, RecordError> {
@@ -602,14 +594,9 @@ async fn profiles(
             }
             return Ok(profiles.iter().map(profile_line).collect());
         }
-        Profiles::Show { name } => {
-            let profile = crate::registry::records::profile(registry.core(), &name).await?;
-            return Ok(json_pretty(&profile));
-        }
+        Profiles::Show { name } => return Ok(json_pretty(&operator.profile(&name).await?)),
         Profiles::Create { name, description } => {
-            let revision = registry
-                .edit_profile(&ProfileEdit::create(actor, &name, description))
-                .await?;
+            let revision = operator.create_profile(&name, description).await?;
             return Ok(format!("Created profile `{name}`: revision {revision}.\n"));
         }
         Profiles::Assign {
@@ -623,21 +610,17 @@ async fn profiles(
         Profiles::Unassign { name, tool } => (name, ProfileChange::Unassign { tool }),
         Profiles::Delete { name } => (name, ProfileChange::Delete),
     };
-    let profile = crate::registry::records::profile(registry.core(), &name).await?;
-    let revision = registry
-        .edit_profile(&ProfileEdit::new(actor, &profile, change))
-        .await?;
-    let now = match crate::registry::records::profile(registry.core(), &name).await {
-        Ok(profile) => profile_line(&profile),
-        Err(_) => format!("Deleted profile `{name}`.\n"),
+    let (revision, profile) = operator.edit_profile(&name, Seen::Now, change).await?;
+    let now = match profile {
+        Some(profile) => profile_line(&profile),
+        None => format!("Deleted profile `{name}`.\n"),
     };
     Ok(format!("{now}Revision {revision}.\n"))
 }
 
 async fn keys(
-    registry: &Registry,
+    operator: &Operator<'_>,
     store: &dyn RecordStore,
-    actor: &str,
     json: bool,
     command: Keys,
 ) -> Result<String, RecordError> {
@@ -661,8 +644,7 @@ async fn keys(
                 .collect())
         }
         Keys::Rotate { after } => {
-            let rotated =
-                crate::registry::records::rotate_key(registry.core(), actor, after).await?;
+            let rotated = operator.rotate_key(after).await?;
             Ok(format!(
                 "Added key `{}`: it opens confirmations now, and seals them from {}. Revision {}.\n",
                 rotated.id,
@@ -671,8 +653,7 @@ async fn keys(
             ))
         }
         Keys::Retire { id } => {
-            let revision =
-                crate::registry::records::retire_key(registry.core(), actor, &id).await?;
+            let revision = operator.retire_key(&id).await?;
             Ok(format!(
                 "Retired key `{id}`: what it sealed no longer opens. Revision {revision}.\n"
             ))

@@ -20,6 +20,7 @@
 #[cfg(admin)]
 mod admin;
 mod cli;
+mod commands;
 
 #[cfg(admin)]
 pub use admin::{ADMIN_ABILITY, AdminApi};

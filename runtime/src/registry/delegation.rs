@@ -208,7 +208,7 @@ mod tests {
 
     /// `sealed` as a token of `registry`, sealed with its keys as the server would.
     fn forge(registry: &Registry, sealed: &serde_json::Value) -> String {
-        let keys = registry.core().pipeline.confirmations().keys.load();
+        let keys = registry.pipeline().confirmations().keys.load();
         format!(
             "{DELEGATION_PREFIX}{}",
             keys.seal(sealed.to_string().as_bytes())

@@ -501,7 +501,7 @@ impl Registry {
     }
 
     /// The pipeline's slots, timeouts and confirmations, for a transport that waits for a slot itself.
-    #[cfg(feature = "mcp")]
+    #[cfg(any(feature = "mcp", test))]
     pub(crate) fn pipeline(&self) -> &crate::call::Pipeline {
         &self.core.pipeline
     }
@@ -522,12 +522,6 @@ impl Registry {
     #[cfg(edits)]
     pub(crate) fn store(&self) -> Result<&dyn RecordStore, RecordError> {
         self.catalog().store()
-    }
-
-    /// What the registry's records, remote servers and keys are kept with: for the operator's commands.
-    #[cfg(any(edits, test))]
-    pub(crate) fn core(&self) -> &Core {
-        &self.core
     }
 }
 

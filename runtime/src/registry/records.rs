@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use crate::catalog::{Live, Profiles, RegisteredTool};
 use crate::schema::merge_settings;
-#[cfg(edits)]
-use crate::store::Profile;
 use crate::store::{
     Edit, LimitEdit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan,
     ToolRecord, Write,
@@ -16,19 +14,6 @@ use crate::store::{
 use crate::tool::Tool;
 
 use super::core::Core;
-
-/// The record of `tool`.
-///
-/// # Errors
-/// When there is none, or the records cannot be read.
-#[cfg(edits)]
-pub(crate) async fn tool_record(core: &Core, tool: &str) -> Result<ToolRecord, RecordError> {
-    let mut records = core.catalog.store()?.load().await?;
-    records
-        .tools
-        .remove(tool)
-        .ok_or_else(|| RecordError::unknown_tool(tool))
-}
 
 /// [`Registry::refresh`](crate::Registry::refresh): the snapshot the records and the remote servers make
 /// now, swapped in when either moved; with the records' keys, when the keys are kept there.
@@ -172,19 +157,6 @@ pub(super) async fn sync(core: &Core, actor: &str) -> Result<SyncPlan, RecordErr
     served(core, plan).await
 }
 
-/// The profile `name`, as the records have it now.
-///
-/// # Errors
-/// When there is none, or the records cannot be read.
-#[cfg(edits)]
-pub(crate) async fn profile(core: &Core, name: &str) -> Result<Profile, RecordError> {
-    let mut records = core.catalog.store()?.load().await?;
-    records
-        .profiles
-        .remove(name)
-        .ok_or_else(|| crate::store::unknown_profile(name))
-}
-
 /// Writes a change of a profile, and serves it.
 pub(super) async fn edit_profile(core: &Core, edit: &ProfileEdit) -> Result<u64, RecordError> {
     let revision = core.catalog.store()?.write(Write::Profile(edit)).await?;
@@ -203,68 +175,11 @@ pub(super) async fn edit(core: &Core, edit: &Edit) -> Result<u64, RecordError> {
     served(core, revision).await
 }
 
-/// Deletes the record of a tool a sync marked missing, as `actor`, and serves the result.
-#[cfg(edits)]
-pub(crate) async fn delete_record(
-    core: &Core,
-    actor: &str,
-    tool: &str,
-) -> Result<u64, RecordError> {
-    let revision = core.catalog.store()?.delete(actor, tool).await?;
-    served(core, revision).await
-}
-
-/// Adds a sealing key that opens at once and seals `after` from now, as `actor`, and takes it up.
-#[cfg(edits)]
-pub(crate) async fn rotate_key(
-    core: &Core,
-    actor: &str,
-    after: Duration,
-) -> Result<Rotated, RecordError> {
-    if after > LONGEST_KEY_WAIT {
-        return Err(RecordError::new(
-            crate::store::RecordErrorKind::Invalid,
-            format!(
-                "a new key seals within a day of its rotation at the latest (asked: {} s); nothing \
-                     was changed",
-                after.as_secs()
-            ),
-        ));
-    }
-    let seals_from_ms = crate::store::unix_ms().saturating_add(crate::confirm::millis(after));
-    let (id, revision) = core.catalog.store()?.add_key(actor, seals_from_ms).await?;
-    served(
-        core,
-        Rotated {
-            id,
-            seals_from_ms,
-            revision,
-        },
-    )
-    .await
-}
-
-/// Retires sealing key `id` as `actor`, and stops opening what it sealed.
-#[cfg(edits)]
-pub(crate) async fn retire_key(core: &Core, actor: &str, id: &str) -> Result<u64, RecordError> {
-    let revision = core.catalog.store()?.retire_key(actor, id).await?;
-    served(core, revision).await
-}
-
 /// `written`, once what the store wrote is served: the records are read again at once, rather than
 /// at the next `watch`.
 pub(super) async fn served<T>(core: &Core, written: T) -> Result<T, RecordError> {
     refresh(core).await?;
     Ok(written)
-}
-
-/// A key an operator added: its id, when it seals from, and the revision the rotation made.
-#[cfg(edits)]
-#[derive(Debug, serde::Serialize)]
-pub(crate) struct Rotated {
-    pub(crate) id: String,
-    pub(crate) seals_from_ms: u64,
-    pub(crate) revision: u64,
 }
 
 /// What a snapshot serves: the declared tools and the remote servers' with the operator's records over
@@ -363,10 +278,6 @@ fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
     }
     tool
 }
-
-/// The longest a rotated key waits before it seals: long enough for every replica to hear of it.
-#[cfg(edits)]
-const LONGEST_KEY_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// How often a watched registry forgets audit rows past the retention.
 const AUDIT_PRUNE_EVERY: Duration = Duration::from_secs(3600);

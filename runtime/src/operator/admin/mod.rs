@@ -47,11 +47,11 @@ use serde_json::{Value, json};
 use crate::caller::Caller;
 use crate::param::CancellationToken;
 use crate::registry::Registry;
-use crate::store::{
-    AuditQuery, Change, Edit, KeyInfo, ProfileChange, ProfileEdit, RecordError, RecordErrorKind,
-};
+use crate::store::{AuditQuery, Change, KeyInfo, ProfileChange, RecordError, RecordErrorKind};
 
 use crate::http::{Guard, Mount, json_response, problem, problem_with};
+
+use super::commands::{Operator, Seen};
 
 mod page;
 
@@ -223,8 +223,10 @@ async fn edit_server(
     };
     answer(
         async {
-            let edit = crate::store::ServerEdit::new(actor, &label, body.version, body.change);
-            let revision = registry.edit_server(&edit).await?;
+            let operator = Operator::new(&registry, actor);
+            let revision = operator
+                .edit_server(&label, Seen::Version(body.version), body.change)
+                .await?;
             let server = registry.servers().into_iter().find(|s| s.label == label);
             Ok(json!({ "revision": revision, "server": server }))
         }
@@ -265,12 +267,12 @@ async fn edit_limit(
     };
     answer(
         async {
-            let scope: crate::store::Scope = scope.parse()?;
-            let edit =
-                crate::store::LimitEdit::new(actor, scope.clone(), body.version, body.change);
-            let revision = registry.edit_limit(&edit).await?;
-            let limits = registry.store()?.load().await?.limits;
-            Ok(json!({ "revision": revision, "limit": limits.get(&scope.to_string()) }))
+            let operator = Operator::new(&registry, actor);
+            let seen = Seen::Version(body.version);
+            let (revision, limit) = operator
+                .edit_limit(scope.parse()?, seen, body.change)
+                .await?;
+            Ok(json!({ "revision": revision, "limit": limit }))
         }
         .await,
     )
@@ -337,11 +339,10 @@ async fn list(State(registry): State<Registry>) -> Response {
 
 async fn show(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
     answer(
-        async {
-            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
-            Ok(json!(record))
-        }
-        .await,
+        Operator::new(&registry, String::new())
+            .tool(&name)
+            .await
+            .map(|record| json!(record)),
     )
 }
 
@@ -370,9 +371,9 @@ async fn edit(
     };
     answer(
         async {
-            let edit = Edit::for_tool(actor, &name, body.version, body.change);
-            let revision = registry.edit(&edit).await?;
-            let record = crate::registry::records::tool_record(registry.core(), &name).await?;
+            let operator = Operator::new(&registry, actor);
+            let seen = Seen::Version(body.version);
+            let (revision, record) = operator.edit_tool(&name, seen, body.change).await?;
             Ok(json!({ "revision": revision, "tool": record }))
         }
         .await,
@@ -399,14 +400,8 @@ async fn profiles(State(registry): State<Registry>) -> Response {
 }
 
 async fn profile(State(registry): State<Registry>, Path(name): Path<String>) -> Response {
-    answer(
-        async {
-            Ok(json!(
-                crate::registry::records::profile(registry.core(), &name).await?
-            ))
-        }
-        .await,
-    )
+    let operator = Operator::new(&registry, String::new());
+    answer(operator.profile(&name).await.map(|profile| json!(profile)))
 }
 
 async fn edit_profile(
@@ -422,11 +417,9 @@ async fn edit_profile(
     };
     answer(
         async {
-            let edit = ProfileEdit::for_profile(actor, &name, body.version, body.change);
-            let revision = registry.edit_profile(&edit).await?;
-            let profile = crate::registry::records::profile(registry.core(), &name)
-                .await
-                .ok();
+            let operator = Operator::new(&registry, actor);
+            let seen = Seen::Version(body.version);
+            let (revision, profile) = operator.edit_profile(&name, seen, body.change).await?;
             Ok(json!({ "revision": revision, "profile": profile }))
         }
         .await,
@@ -488,14 +481,8 @@ async fn rotate_key(State(registry): State<Registry>, request: Request) -> Respo
         Err(refused) => return refused,
     };
     let after = std::time::Duration::from_millis(body.after_ms);
-    answer(
-        async {
-            Ok(json!(
-                crate::registry::records::rotate_key(registry.core(), &actor, after).await?
-            ))
-        }
-        .await,
-    )
+    let rotated = Operator::new(&registry, actor).rotate_key(after).await;
+    answer(rotated.map(|rotated| json!(rotated)))
 }
 
 async fn retire_key(
@@ -504,14 +491,8 @@ async fn retire_key(
     request: Request,
 ) -> Response {
     let actor = actor(&request);
-    answer(
-        async {
-            let revision =
-                crate::registry::records::retire_key(registry.core(), &actor, &id).await?;
-            Ok(json!({ "retired": id, "revision": revision }))
-        }
-        .await,
-    )
+    let retired = Operator::new(&registry, actor).retire_key(&id).await;
+    answer(retired.map(|revision| json!({ "retired": id, "revision": revision })))
 }
 
 /// The answer to query parameters that do not parse.
@@ -547,14 +528,8 @@ async fn delete(
     request: Request,
 ) -> Response {
     let actor = actor(&request);
-    answer(
-        async {
-            let revision =
-                crate::registry::records::delete_record(registry.core(), &actor, &name).await?;
-            Ok(json!({ "revision": revision, "deleted": name }))
-        }
-        .await,
-    )
+    let deleted = Operator::new(&registry, actor).delete_tool(&name).await;
+    answer(deleted.map(|revision| json!({ "revision": revision, "deleted": name })))
 }
 
 async fn plan(State(registry): State<Registry>) -> Response {
