@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::caller::Caller;
 use crate::param::{CallParts, Invocation, ParamKind, RequirementKind, StateMap};
 use crate::tool::{
-    Access, Admission, Body, Defer, DynHandler, DynPreview, DynamicTool, PreviewFuture, Source,
-    Tool, ToolEntry, is_tool_name,
+    Access, Admission, Body, Defer, DynHandler, DynPreview, DynamicTool, PreviewFuture, Rights,
+    Source, Tool, ToolEntry, is_tool_name,
 };
 
 use super::error::BuildError;
@@ -208,17 +208,19 @@ pub(crate) fn compiled_tool(
             )));
         }
     }
-    let (public, abilities) = match entry.access {
-        Access::Public => (true, Vec::new()),
-        Access::Abilities(list) => (false, list.iter().map(|a| (*a).to_owned()).collect()),
-    };
+    let mut rights = Rights::default();
+    match entry.access {
+        Access::Public => rights.public(),
+        Access::Abilities(list) => list.iter().for_each(|a| rights.ability((*a).to_owned())),
+    }
+    if entry.downstream {
+        rights.enforced_downstream();
+    }
     let tool = Tool {
         name: entry.name.into(),
         title: entry.title.map(str::to_owned),
         description: entry.description.to_owned(),
-        public,
-        abilities,
-        downstream: entry.downstream,
+        rights,
         read_only: entry.read_only,
         capability: entry.capability.map(str::to_owned),
         categories: entry.categories.iter().map(|c| (*c).to_owned()).collect(),
@@ -273,9 +275,7 @@ pub(crate) fn compiled_tool(
 /// A tool the application defined at run time, which must say who may run it.
 pub(crate) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildError> {
     let registered = defined(tool, Source::Dynamic)?;
-    let tool = &registered.tool;
-    let restricted = !tool.abilities.is_empty() || tool.downstream;
-    if tool.public == restricted {
+    if !registered.tool.rights.declared_once() {
         let tool = registered.tool.name.to_string();
         return Err(BuildError::Undeclared { tool });
     }
@@ -283,56 +283,38 @@ pub(crate) fn dynamic_tool(tool: DynamicTool) -> Result<RegisteredTool, BuildErr
 }
 
 /// A tool defined at run time, from `source`: its name and schema checked, its argument check made.
-pub(crate) fn defined(tool: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
-    let name = tool.name;
-    if !is_tool_name(&name) {
+pub(crate) fn defined(dynamic: DynamicTool, source: Source) -> Result<RegisteredTool, BuildError> {
+    let DynamicTool {
+        mut tool,
+        handler,
+        preview,
+        asks,
+    } = dynamic;
+    if !is_tool_name(&tool.name) {
+        let name = tool.name.to_string();
         return Err(BuildError::InvalidName { name });
     }
+    let invalid = |reason| BuildError::InvalidSchema {
+        tool: tool.name.to_string(),
+        reason,
+    };
     if tool.input_schema.get("type") != Some(&Value::from("object")) {
-        let reason =
-            "the input schema must be an object schema (`\"type\": \"object\"`)".to_owned();
-        return Err(BuildError::InvalidSchema { tool: name, reason });
+        let reason = "the input schema must be an object schema (`\"type\": \"object\"`)";
+        return Err(invalid(reason.to_owned()));
     }
     // toolgate's own tools are trusted like compiled ones; an application's or a remote server's schema
     // is checked now.
     let trusted = matches!(source, Source::BuiltIn);
-    let input_schema = Arc::new(tool.input_schema);
-    let check =
-        ArgumentCheck::new(&input_schema, trusted).map_err(|reason| BuildError::InvalidSchema {
-            tool: name.clone(),
-            reason,
-        })?;
-    let tool_info = Tool {
-        name: name.into(),
-        title: tool.title,
-        description: tool.description,
-        public: tool.public,
-        abilities: tool.abilities,
-        downstream: tool.downstream,
-        read_only: tool.read_only,
-        capability: tool.capability,
-        categories: tool.categories,
-        system: tool.system,
-        defer: tool.defer,
-        task: tool.task,
-        idempotent: tool.idempotent,
-        open_world: tool.open_world,
-        max_runs: tool.max_runs,
-        timeout: tool.timeout,
-        has_preview: tool.preview.is_some(),
-        overrides_builtin: tool.overrides_builtin,
-        input_schema,
-        output_schema: tool.output_schema.map(Arc::new),
-        settings_schema: None,
-        source,
-    };
-    let rounds = tool.preview.is_some() || tool.asks;
+    let check = ArgumentCheck::new(&tool.input_schema, trusted).map_err(invalid)?;
+    tool.source = source;
+    tool.has_preview = preview.is_some();
+    let rounds = tool.has_preview || asks;
     Ok(RegisteredTool {
-        invocation: Invocation::of(&tool_info.name),
-        tool: Arc::new(tool_info),
+        invocation: Invocation::of(&tool.name),
+        tool: Arc::new(tool),
         handler: Handler::Dynamic {
-            call: tool.handler,
-            preview: tool.preview,
+            call: handler,
+            preview,
         },
         check: Arc::new(check),
         defaults: Arc::default(),

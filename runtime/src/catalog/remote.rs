@@ -169,9 +169,7 @@ pub(crate) fn withhold_undecided(tools: &mut [RegisteredTool]) {
     for registered in tools {
         let tool: &Tool = &registered.tool;
         if let Source::Remote { server, .. } = &tool.source
-            && !tool.public
-            && tool.abilities.is_empty()
-            && !tool.downstream
+            && !tool.rights.decided()
         {
             let reason = format!(
                 "No operator has decided who may run `{}` of the remote server `{server}`: give the server a \

@@ -67,14 +67,14 @@ impl Snapshot {
     ) -> Self {
         let mut abilities: Vec<String> = tools
             .iter()
-            .flat_map(|r| r.tool.abilities.iter().cloned())
+            .flat_map(|r| r.tool.abilities().iter().cloned())
             .collect();
         abilities.sort();
         abilities.dedup();
         for registered in &mut tools {
             registered.required = registered
                 .tool
-                .abilities
+                .abilities()
                 .iter()
                 .map(|a| abilities.binary_search(a).unwrap_or_default())
                 .collect();

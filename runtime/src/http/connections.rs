@@ -35,7 +35,7 @@ use super::repoll::{OpenConnections, Repoll};
 
 /// The limits of the connections of one server, and how long a lone one lingers.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub(crate) struct ConnectionLimits {
     /// How long a client may take to send a request's headers, counted from when the server waits for
     /// them: on a new connection, and on a kept-alive one between requests.
     pub(crate) header_read: Duration,
@@ -79,7 +79,7 @@ impl hyper::service::Service<http::Request<Incoming>> for Routes {
 pub(crate) async fn serve(
     listener: TcpListener,
     routes: Routes,
-    limits: Limits,
+    limits: ConnectionLimits,
     grace: Duration,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
 
-use super::connections::Limits;
+use super::connections::ConnectionLimits;
 
 /// HTTP settings of an [`HttpServer`](super::HttpServer). The defaults are safe for a server on loopback.
 ///
@@ -53,7 +53,7 @@ pub struct HttpOptions {
     pub(super) shutdown_grace: Duration,
     pub(super) sessions_per_caller: usize,
     pub(super) session_idle: Duration,
-    pub(super) limits: Limits,
+    pub(super) limits: ConnectionLimits,
 }
 
 impl Default for HttpOptions {
@@ -68,7 +68,7 @@ impl Default for HttpOptions {
             shutdown_grace: Duration::from_secs(30),
             sessions_per_caller: 64,
             session_idle: Duration::from_secs(300),
-            limits: Limits {
+            limits: ConnectionLimits {
                 header_read: Duration::from_secs(30),
                 idle: Duration::from_secs(60),
                 max: 1024,

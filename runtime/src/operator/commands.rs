@@ -19,7 +19,10 @@ pub(crate) enum Seen {
     /// and changes it later is refused with a conflict when someone else changed it meanwhile.
     #[cfg_attr(
         not(admin),
-        expect(dead_code, reason = "only the admin API edits against a version it showed")
+        expect(
+            dead_code,
+            reason = "only the admin API edits against a version it showed"
+        )
     )]
     Version(u64),
 }

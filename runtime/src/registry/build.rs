@@ -201,12 +201,12 @@ fn add_built_ins(
         return Err(BuildError::NotBuiltIn { tool });
     }
     for offer in offered {
-        match tools.iter().find(|r| *r.tool.name == offer.name) {
+        match tools.iter().find(|r| &*r.tool.name == offer.name()) {
             Some(own) if own.tool.overrides_builtin => {}
             Some(own) => {
                 let tool = own.tool.source.to_string();
                 return Err(BuildError::BuiltInClash {
-                    name: offer.name,
+                    name: offer.name().to_owned(),
                     tool,
                 });
             }

@@ -96,13 +96,13 @@ pub struct RegistryBuilder {
     pub(super) built_ins: Vec<BuiltIn>,
     #[cfg(feature = "remote")]
     pub(super) remotes: Vec<crate::remote::RemoteServer>,
-    pub(super) limits: Limits,
+    pub(super) limits: Bounds,
 }
 
 /// The bounds that keep one caller from taking the whole server, each a builder method and a key of the
 /// operator's file.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Limits {
+pub(super) struct Bounds {
     pub(super) max_concurrent_calls: usize,
     pub(super) max_calls_per_caller: Option<usize>,
     pub(super) max_unfinished_tasks_per_caller: usize,
@@ -110,9 +110,9 @@ pub(super) struct Limits {
     pub(super) audit_retention: Option<Duration>,
 }
 
-impl Default for Limits {
+impl Default for Bounds {
     fn default() -> Self {
-        Limits {
+        Bounds {
             max_concurrent_calls: slots::DEFAULT_MAX_CONCURRENT,
             max_calls_per_caller: None,
             max_unfinished_tasks_per_caller: Tasks::DEFAULT_UNFINISHED_PER_CALLER,
@@ -158,7 +158,7 @@ impl Default for RegistryBuilder {
             built_ins: Vec::new(),
             #[cfg(feature = "remote")]
             remotes: Vec::new(),
-            limits: Limits::default(),
+            limits: Bounds::default(),
         }
     }
 }

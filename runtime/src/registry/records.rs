@@ -262,14 +262,13 @@ fn apply(declared: &RegisteredTool, record: &ToolRecord) -> RegisteredTool {
     let extra: Vec<&String> = record
         .required_abilities
         .iter()
-        .filter(|a| !declared.tool.abilities.contains(a))
+        .filter(|a| !declared.tool.abilities().contains(a))
         .collect();
     let capability = record.capability_override.as_ref();
     if !extra.is_empty() || capability.is_some() {
         let mut definition = Tool::clone(&declared.tool);
         if !extra.is_empty() {
-            definition.public = false;
-            definition.abilities.extend(extra.into_iter().cloned());
+            definition.rights.require(extra.into_iter().cloned());
         }
         if let Some(capability) = capability {
             definition.capability = Some(capability.clone());

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::caller::Caller;
+use crate::tool::Rights;
 
 /// A remote MCP server whose tools the registry serves under its own policy, each named
 /// `<label>_<remote name>`.
@@ -38,7 +39,7 @@ use crate::caller::Caller;
 pub struct RemoteServer {
     pub(crate) label: String,
     pub(crate) transport: Transport,
-    pub(crate) access: Access,
+    pub(crate) access: Rights,
     pub(crate) trusted: bool,
     pub(crate) approve_writes: bool,
     pub(crate) timeout: Duration,
@@ -46,8 +47,6 @@ pub struct RemoteServer {
     /// How many of its calls run at once at most.
     pub(crate) max_concurrent: usize,
     pub(crate) tools: BTreeMap<String, RemoteTool>,
-    /// It checks each caller's rights itself: every call carries the caller's own credential.
-    pub(crate) downstream: bool,
     pub(crate) exchange: Option<Exchange>,
 }
 
@@ -92,20 +91,6 @@ pub(crate) enum Transport {
     },
 }
 
-/// Who may run a remote server's tools, or one of them, as the operator decided.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Access {
-    pub(crate) public: bool,
-    pub(crate) abilities: Vec<String>,
-}
-
-impl Access {
-    /// Whether someone decided.
-    pub(crate) fn decided(&self) -> bool {
-        self.public || !self.abilities.is_empty()
-    }
-}
-
 /// The operator's decisions about one tool of a remote server, by its remote name.
 ///
 /// ```
@@ -118,7 +103,7 @@ impl Access {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RemoteTool {
-    pub(crate) access: Access,
+    pub(crate) access: Rights,
     pub(crate) capability: Option<String>,
     pub(crate) read_only: Option<bool>,
     pub(crate) approve: Option<bool>,
@@ -137,14 +122,14 @@ impl RemoteTool {
     /// Anyone may run it.
     #[must_use]
     pub fn public(mut self) -> Self {
-        self.access.public = true;
+        self.access.public();
         self
     }
 
     /// Callers need `ability` (call again to require several), instead of the server's default.
     #[must_use]
     pub fn ability(mut self, ability: impl Into<String>) -> Self {
-        self.access.abilities.push(ability.into());
+        self.access.ability(ability.into());
         self
     }
 
@@ -214,14 +199,13 @@ impl RemoteServer {
         RemoteServer {
             label,
             transport,
-            access: Access::default(),
+            access: Rights::default(),
             trusted: false,
             approve_writes: false,
             timeout: DEFAULT_TIMEOUT,
             health_every: Duration::from_secs(10),
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             tools: BTreeMap::new(),
-            downstream: false,
             exchange: None,
         }
     }
@@ -282,14 +266,14 @@ impl RemoteServer {
     /// Callers need `ability` for each of its tools the operator made no other decision about.
     #[must_use]
     pub fn ability(mut self, ability: impl Into<String>) -> Self {
-        self.access.abilities.push(ability.into());
+        self.access.ability(ability.into());
         self
     }
 
     /// Anyone may run its tools the operator made no other decision about.
     #[must_use]
     pub fn public(mut self) -> Self {
-        self.access.public = true;
+        self.access.public();
         self
     }
 
@@ -322,7 +306,7 @@ impl RemoteServer {
     /// only to list its tools and check its health. HTTP only.
     #[must_use]
     pub fn enforced_downstream(mut self) -> Self {
-        self.downstream = true;
+        self.access.enforced_downstream();
         self
     }
 
@@ -347,7 +331,7 @@ impl RemoteServer {
         F: Fn(&Caller) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, String>> + Send + 'static,
     {
-        self.downstream = true;
+        self.access.enforced_downstream();
         self.exchange = Some(Exchange(Arc::new(move |caller| Box::pin(exchange(caller)))));
         self
     }
@@ -394,7 +378,8 @@ impl RemoteServer {
                 "the server `{label}` needs a timeout and a health check interval above zero"
             ));
         }
-        if self.downstream && matches!(self.transport, Transport::Stdio { .. }) {
+        if self.access.is_enforced_downstream() && matches!(self.transport, Transport::Stdio { .. })
+        {
             return Err(format!(
                 "the server `{label}` checks each caller's rights, which needs each caller's own credential \
                  with each call: only an HTTP server (`url`) takes one"
@@ -449,6 +434,18 @@ impl fmt::Display for RemoteServer {
 }
 
 /// The server `label` an operator's record holds, checked as the configuration file's are.
+/// The rights an operator's file gives a server or one of its tools: public, or one ability.
+fn rights(public: bool, ability: Option<String>) -> Rights {
+    let mut rights = Rights::default();
+    if public {
+        rights.public();
+    }
+    ability
+        .into_iter()
+        .for_each(|ability| rights.ability(ability));
+    rights
+}
+
 pub(crate) fn server_from_entry(
     label: &str,
     entry: &serde_json::Value,
@@ -552,13 +549,12 @@ impl ServerConfig {
             *bearer_env = self.bearer_env;
             *headers_env = self.headers_env;
         }
-        server.access = Access {
-            public: self.public,
-            abilities: self.ability.into_iter().collect(),
-        };
+        server.access = rights(self.public, self.ability);
+        if self.enforced_downstream {
+            server.access.enforced_downstream();
+        }
         server.trusted = self.trusted;
         server.approve_writes = self.approve_writes;
-        server.downstream = self.enforced_downstream;
         let seconds = |key: &str, secs: f64| {
             Duration::try_from_secs_f64(secs)
                 .ok()
@@ -585,10 +581,7 @@ impl ServerConfig {
         }
         for (name, tool) in self.tools {
             let decided = RemoteTool {
-                access: Access {
-                    public: tool.public,
-                    abilities: tool.ability.into_iter().collect(),
-                },
+                access: rights(tool.public, tool.ability),
                 capability: tool.capability,
                 read_only: tool.read_only,
                 approve: tool.approve,

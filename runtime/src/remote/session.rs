@@ -278,7 +278,7 @@ impl Remote {
                 ),
             ));
         };
-        let session = if self.server.downstream {
+        let session = if self.server.access.is_enforced_downstream() {
             self.caller_session(&parts.caller).await?
         } else {
             self.session()

@@ -12,7 +12,6 @@ use crate::text::{capped, shown};
 use crate::tool::{DynamicTool, META_CAPABILITY};
 
 use super::names::served_name;
-use super::server::Access;
 use super::session::Remote;
 
 /// One remote tool, ready for the registry.
@@ -155,12 +154,9 @@ fn offer(
     let mut tool = DynamicTool::new(name, description, schema, call).timeout(server.timeout);
     // A remote tool may ask for input (MRTR), relayed to the caller's client.
     tool.asks = true;
-    tool = with_access(tool, access);
+    tool.tool.rights = access.with_downstream_of(&server.access);
     if read_only {
         tool = tool.read_only();
-    }
-    if server.downstream {
-        tool = tool.enforced_downstream();
     }
     if let Some(title) = definition
         .title
@@ -220,16 +216,6 @@ fn keeps_its_schema(
              schema refuses ({error}); the answer is not passed on."
         ))),
     }
-}
-
-fn with_access(mut tool: DynamicTool, access: &Access) -> DynamicTool {
-    if access.public {
-        tool = tool.public();
-    }
-    for ability in &access.abilities {
-        tool = tool.ability(ability.clone());
-    }
-    tool
 }
 
 /// What a person approves before a remote write runs: the server, the tool and the arguments, since

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use crate::caller::Caller;
 
+use super::rights::{Admission, Rights};
+
 /// A tool as the registry knows it: what it is called, what it does, who may run it, its schemas.
 ///
 /// ```rust,standalone_crate
@@ -40,9 +42,7 @@ pub struct Tool {
     pub(crate) name: Arc<str>,
     pub(crate) title: Option<String>,
     pub(crate) description: String,
-    pub(crate) public: bool,
-    pub(crate) abilities: Vec<String>,
-    pub(crate) downstream: bool,
+    pub(crate) rights: Rights,
     pub(crate) read_only: bool,
     pub(crate) capability: Option<String>,
     pub(crate) categories: Vec<String>,
@@ -79,28 +79,23 @@ impl Tool {
 
     /// Whether anyone may run it.
     pub fn is_public(&self) -> bool {
-        self.public
+        self.rights.is_public()
     }
 
     /// The abilities a caller must all hold.
     pub fn abilities(&self) -> &[String] {
-        &self.abilities
+        self.rights.abilities()
     }
 
     /// The default rule: public, or the caller holds every required ability (and, for a tool whose
     /// rights are enforced downstream, has an identity).
     pub fn allows(&self, caller: &Caller) -> bool {
-        let admission = self.admission();
-        admission.admits(caller)
-            && admission.allows_holding(self.abilities.iter().map(|a| caller.has(a)))
+        self.rights.allow(caller)
     }
 
     /// Its part of the default rule that needs no abilities' names: public, enforced downstream.
     pub(crate) fn admission(&self) -> Admission {
-        Admission {
-            public: self.public,
-            downstream: self.downstream,
-        }
+        self.rights.admission()
     }
 
     /// Whether its own backend checks each caller's rights (`#[tool(enforced_downstream)]`, or a remote
@@ -108,7 +103,7 @@ impl Tool {
     /// the backend decides. Unlike `public`, which says the tool reads no business data, such a tool
     /// may: it is never open to an anonymous caller.
     pub fn is_enforced_downstream(&self) -> bool {
-        self.downstream
+        self.rights.is_enforced_downstream()
     }
 
     /// Whether it only reads; a tool that is not read-only is a write.
@@ -203,36 +198,6 @@ impl Tool {
     pub(crate) fn is_tool_search(&self) -> bool {
         self.source == Source::BuiltIn && &*self.name == TOOL_SEARCH
     }
-}
-
-/// A tool's `public` and `downstream` marks: what the default rule reads of it besides its abilities.
-/// Each snapshot keeps a copy in each tool's `Visibility`, so that a listing of many tools reads them
-/// from the snapshot's one vector rather than from each tool's own allocation.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Admission {
-    public: bool,
-    downstream: bool,
-}
-
-impl Admission {
-    /// Whether `caller` may be let through to a backend that checks rights itself: with an identity.
-    #[inline]
-    pub(crate) fn admits(self, caller: &Caller) -> bool {
-        !self.downstream || identified(caller)
-    }
-
-    /// The default rule, given whether the caller holds each of the tool's abilities, in order.
-    pub(crate) fn allows_holding(self, mut abilities_held: impl Iterator<Item = bool>) -> bool {
-        self.public || abilities_held.all(|holds| holds)
-    }
-}
-
-/// Whether `caller` has an identity; out of line, so that the common path, of tools whose rights are not
-/// enforced downstream, never compares the id.
-#[cold]
-#[inline(never)]
-fn identified(caller: &Caller) -> bool {
-    !caller.is_anonymous()
 }
 
 /// The `_meta` key of the capability a tool fulfils, in MCP's tool definitions: toolgate writes it, and

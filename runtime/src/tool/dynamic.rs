@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::output::{IntoOutput, IntoPreview};
 use crate::param::CallParts;
 
-use super::{Defer, PreviewFuture, TaskSupport, ToolFuture};
+use super::{Defer, PreviewFuture, Rights, Source, TaskSupport, Tool, ToolFuture};
 
 pub(crate) type DynHandler = Arc<dyn Fn(Value, CallParts<'static>) -> ToolFuture + Send + Sync>;
 pub(crate) type DynPreview = Arc<dyn Fn(Value, CallParts<'static>) -> PreviewFuture + Send + Sync>;
@@ -37,25 +37,8 @@ pub(crate) type DynPreview = Arc<dyn Fn(Value, CallParts<'static>) -> PreviewFut
 /// ```
 #[derive(Clone)]
 pub struct DynamicTool {
-    pub(crate) name: String,
-    pub(crate) title: Option<String>,
-    pub(crate) description: String,
-    pub(crate) input_schema: Value,
-    pub(crate) output_schema: Option<Value>,
-    pub(crate) public: bool,
-    pub(crate) abilities: Vec<String>,
-    pub(crate) downstream: bool,
-    pub(crate) read_only: bool,
-    pub(crate) capability: Option<String>,
-    pub(crate) categories: Vec<String>,
-    pub(crate) system: bool,
-    pub(crate) overrides_builtin: bool,
-    pub(crate) defer: Defer,
-    pub(crate) task: TaskSupport,
-    pub(crate) idempotent: bool,
-    pub(crate) open_world: bool,
-    pub(crate) max_runs: Option<u32>,
-    pub(crate) timeout: Option<Duration>,
+    /// Its declaration, as listed; its source and whether it previews are set when it is registered.
+    pub(crate) tool: Tool,
     pub(crate) handler: DynHandler,
     pub(crate) preview: Option<DynPreview>,
     /// Its calls may end with questions for the client (a remote server's): they take the path of rounds.
@@ -79,43 +62,52 @@ impl DynamicTool {
             let future = handler(args, parts);
             Box::pin(async move { future.await.into_output() })
         });
-        DynamicTool {
-            name: name.into(),
+        let tool = Tool {
+            name: Arc::from(name.into()),
             title: None,
             description: description.into(),
-            input_schema,
-            output_schema: None,
-            public: false,
-            abilities: Vec::new(),
-            downstream: false,
+            rights: Rights::default(),
             read_only: false,
             capability: None,
             categories: Vec::new(),
             system: false,
-            overrides_builtin: false,
             defer: Defer::Auto,
             task: TaskSupport::Forbidden,
             idempotent: false,
             open_world: false,
             max_runs: None,
             timeout: None,
+            has_preview: false,
+            overrides_builtin: false,
+            input_schema: Arc::new(input_schema),
+            output_schema: None,
+            settings_schema: None,
+            source: Source::Dynamic,
+        };
+        DynamicTool {
+            tool,
             handler,
             preview: None,
             asks: false,
         }
     }
 
+    /// Its name.
+    pub(crate) fn name(&self) -> &str {
+        &self.tool.name
+    }
+
     /// Anyone may run it.
     #[must_use]
     pub fn public(mut self) -> Self {
-        self.public = true;
+        self.tool.rights.public();
         self
     }
 
     /// Callers need `ability` (call again to require several).
     #[must_use]
     pub fn ability(mut self, ability: impl Into<String>) -> Self {
-        self.abilities.push(ability.into());
+        self.tool.rights.ability(ability.into());
         self
     }
 
@@ -124,49 +116,49 @@ impl DynamicTool {
     /// ability does, and cannot be `public`.
     #[must_use]
     pub fn enforced_downstream(mut self) -> Self {
-        self.downstream = true;
+        self.tool.rights.enforced_downstream();
         self
     }
 
     /// It only reads.
     #[must_use]
     pub fn read_only(mut self) -> Self {
-        self.read_only = true;
+        self.tool.read_only = true;
         self
     }
 
     /// Its display title.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        self.tool.title = Some(title.into());
         self
     }
 
     /// The schema of its structured result.
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
+        self.tool.output_schema = Some(Arc::new(schema));
         self
     }
 
     /// The capability it fulfils.
     #[must_use]
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
-        self.capability = Some(capability.into());
+        self.tool.capability = Some(capability.into());
         self
     }
 
     /// Adds a category.
     #[must_use]
     pub fn category(mut self, category: impl Into<String>) -> Self {
-        self.categories.push(category.into());
+        self.tool.categories.push(category.into());
         self
     }
 
     /// Available regardless of the operator's allow-list.
     #[must_use]
     pub fn system(mut self) -> Self {
-        self.system = true;
+        self.tool.system = true;
         self
     }
 
@@ -174,7 +166,7 @@ impl DynamicTool {
     /// switches it on: `#[tool(overrides_builtin)]`. Without it the name clash stops the build.
     #[must_use]
     pub fn overrides_builtin(mut self) -> Self {
-        self.overrides_builtin = true;
+        self.tool.overrides_builtin = true;
         self
     }
 
@@ -187,42 +179,42 @@ impl DynamicTool {
     /// When it is deferred ([`Defer::Auto`] unless set).
     #[must_use]
     pub fn defer_as(mut self, defer: Defer) -> Self {
-        self.defer = defer;
+        self.tool.defer = defer;
         self
     }
 
     /// Whether its calls may run as tasks ([`TaskSupport::Forbidden`] unless set).
     #[must_use]
     pub fn task(mut self, task: TaskSupport) -> Self {
-        self.task = task;
+        self.tool.task = task;
         self
     }
 
     /// Repeating a call has no further effect.
     #[must_use]
     pub fn idempotent(mut self) -> Self {
-        self.idempotent = true;
+        self.tool.idempotent = true;
         self
     }
 
     /// Reaches outside systems.
     #[must_use]
     pub fn open_world(mut self) -> Self {
-        self.open_world = true;
+        self.tool.open_world = true;
         self
     }
 
     /// At most `n` runs per session.
     #[must_use]
     pub fn max_runs(mut self, n: u32) -> Self {
-        self.max_runs = Some(n);
+        self.tool.max_runs = Some(n);
         self
     }
 
     /// Its own timeout.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.tool.timeout = Some(timeout);
         self
     }
 
@@ -258,7 +250,7 @@ impl DynamicTool {
         Fut: Future<Output = P> + Send + 'static,
         P: IntoPreview,
     {
-        self.read_only = false;
+        self.tool.read_only = false;
         self.preview = Some(Arc::new(move |args, parts| -> PreviewFuture {
             let future = preview(args, parts);
             Box::pin(async move { future.await.into_preview() })
@@ -270,7 +262,7 @@ impl DynamicTool {
 impl std::fmt::Debug for DynamicTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DynamicTool")
-            .field("name", &self.name)
+            .field("name", &self.tool.name)
             .finish_non_exhaustive()
     }
 }

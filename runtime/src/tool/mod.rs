@@ -6,8 +6,8 @@ mod dynamic;
 mod entry;
 mod found;
 mod name;
+mod rights;
 
-pub(crate) use definition::Admission;
 #[cfg(feature = "mcp")]
 pub use definition::META_CAPABILITY;
 pub use definition::{DRAW_CHART, Defer, SHOW_TABLE, Source, TOOL_SEARCH, TaskSupport, Tool};
@@ -19,3 +19,4 @@ pub use entry::{
 pub use found::tools_found;
 pub(crate) use name::NAME_RULE;
 pub use name::{INVALID_FN_NAME, INVALID_NAME, NOT_REPLACEABLE, is_replaceable, is_tool_name};
+pub(crate) use rights::{Admission, Rights};
