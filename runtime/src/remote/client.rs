@@ -25,11 +25,11 @@ use super::server::{RemoteServer, Transport};
 use super::shallow::Shallow;
 
 /// The progress of the calls in flight, by the token their request carried.
-pub(crate) type InFlight = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
+pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
 
 /// What toolgate's client does with what a remote server sends it unasked.
 pub(crate) struct Client {
-    in_flight: InFlight,
+    in_flight: ProgressRoutes,
     list_changed: Arc<Notify>,
 }
 
@@ -71,7 +71,7 @@ impl ClientHandler for Client {
 /// An open session with a remote server.
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Client>,
-    pub(crate) in_flight: InFlight,
+    pub(crate) in_flight: ProgressRoutes,
     /// Whether it speaks 2026-07-28, where `server/discover` replaces `ping`.
     pub(crate) discovers: bool,
     pub(crate) protocol: Option<String>,
@@ -97,7 +97,7 @@ pub(crate) async fn connect(
     list_changed: Arc<Notify>,
     credential: Option<&str>,
 ) -> Result<Connection, String> {
-    let in_flight = InFlight::default();
+    let in_flight = ProgressRoutes::default();
     let client = Client {
         in_flight: Arc::clone(&in_flight),
         list_changed: Arc::clone(&list_changed),

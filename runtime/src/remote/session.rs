@@ -23,7 +23,7 @@ use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
 use crate::text::{capped, shown};
 
-use super::client::{Connection, InFlight, connect};
+use super::client::{Connection, ProgressRoutes, connect};
 use super::result::tool_result;
 use super::server::RemoteServer;
 use super::status::{Health, ServerStatus};
@@ -681,7 +681,7 @@ impl From<ServiceError> for Failure {
 /// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
 /// dropped before its answer came (a timeout, a cancelled caller).
 struct InFlightCall {
-    in_flight: InFlight,
+    in_flight: ProgressRoutes,
     token: rmcp::model::ProgressToken,
     relayed: bool,
     id: rmcp::model::RequestId,
@@ -691,7 +691,7 @@ struct InFlightCall {
 
 impl InFlightCall {
     fn new(
-        in_flight: &InFlight,
+        in_flight: &ProgressRoutes,
         token: rmcp::model::ProgressToken,
         id: rmcp::model::RequestId,
         progress: Option<crate::param::Progress>,

@@ -32,7 +32,7 @@ pub(crate) const READ_AFTER_WRITES: Duration = Duration::from_secs(2);
 /// [`MAX_IDENT`](crate::text::MAX_IDENT) characters (with a digest of the rest), so no row grows with
 /// them.
 #[derive(Debug)]
-pub(crate) struct Row {
+pub(crate) struct AuditRow {
     pub(crate) at_ms: i64,
     pub(crate) caller: String,
     pub(crate) tool: String,
@@ -52,11 +52,11 @@ pub(crate) struct Row {
     pub(crate) root: Option<String>,
 }
 
-impl Row {
-    pub(crate) fn of(event: &AuditEvent<'_>) -> Row {
+impl AuditRow {
+    pub(crate) fn of(event: &AuditEvent<'_>) -> AuditRow {
         let name = |caller: &Caller| capped(caller.id()).into_owned();
         let chain: Vec<String> = event.caller.chain().skip(1).map(name).collect();
-        Row {
+        AuditRow {
             at_ms: super::millis(event.at),
             caller: name(event.caller),
             tool: capped(event.tool).into_owned(),
@@ -80,13 +80,13 @@ impl Row {
 /// What writes the rows to one database.
 pub(crate) trait WriteRows: Send + 'static {
     /// Writes `rows`, all or none.
-    fn write(&mut self, rows: &[Row]) -> impl Future<Output = Result<(), String>> + Send;
+    fn write(&mut self, rows: &[AuditRow]) -> impl Future<Output = Result<(), String>> + Send;
 }
 
 /// A database's audit queue: clones share it.
 #[derive(Debug, Clone)]
 pub(crate) struct AuditQueue {
-    queue: mpsc::Sender<Row>,
+    queue: mpsc::Sender<AuditRow>,
     progress: Arc<Progress>,
 }
 
@@ -144,7 +144,7 @@ impl AuditQueue {
 
     /// Queues the row of `event`; when the queue is full, the row is dropped and that is logged.
     pub(crate) fn push(&self, event: &AuditEvent<'_>) {
-        match self.queue.try_send(Row::of(event)) {
+        match self.queue.try_send(AuditRow::of(event)) {
             Ok(()) => {
                 self.progress.queued.fetch_add(1, Ordering::AcqRel);
             }
@@ -170,7 +170,7 @@ impl AuditQueue {
 /// Writes what the queue holds, a batch at a time; a batch that fails is retried until it is written.
 async fn write_rows(
     mut writer: impl WriteRows,
-    mut rows: mpsc::Receiver<Row>,
+    mut rows: mpsc::Receiver<AuditRow>,
     progress: Arc<Progress>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);

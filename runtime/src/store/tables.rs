@@ -205,7 +205,7 @@ pub(crate) const TASK_BEAT: &str = "UPDATE toolgate_tasks SET lease_until = $2, 
 
 /// The types a backend writes for the placeholders.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Dialect {
+pub(crate) struct SqlDialect {
     /// A 64-bit integer.
     pub(crate) int: &'static str,
     /// A 64-bit key that counts up.
@@ -218,7 +218,10 @@ pub(crate) struct Dialect {
 pub(crate) const KNOWN: usize = MIGRATIONS.len();
 
 /// The migrations after the first `applied`, in `dialect`, each with the version it brings.
-pub(crate) fn pending(applied: usize, dialect: Dialect) -> impl Iterator<Item = (usize, String)> {
+pub(crate) fn pending(
+    applied: usize,
+    dialect: SqlDialect,
+) -> impl Iterator<Item = (usize, String)> {
     MIGRATIONS
         .iter()
         .enumerate()

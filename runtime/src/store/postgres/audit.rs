@@ -6,7 +6,7 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 
 use crate::policy::{AuditEvent, AuditSink};
-use crate::store::audit_queue::{AuditQueue, Row, Runs, WriteRows};
+use crate::store::audit_queue::{AuditQueue, AuditRow, Runs, WriteRows};
 use crate::store::tables;
 
 /// The audit sink of a [`PostgresStore`](super::PostgresStore): one row per call in `toolgate_audit`,
@@ -60,13 +60,13 @@ impl AuditSink for PostgresAudit {
 struct Rows(Pool);
 
 impl WriteRows for Rows {
-    async fn write(&mut self, rows: &[Row]) -> Result<(), String> {
+    async fn write(&mut self, rows: &[AuditRow]) -> Result<(), String> {
         insert(&self.0, rows).await
     }
 }
 
 /// The batch in one statement, so one round trip: each column as an array, unnested into rows.
-async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
+async fn insert(pool: &Pool, batch: &[AuditRow]) -> Result<(), String> {
     let client = pool.get().await.map_err(|e| e.to_string())?;
     let statement = client
         .prepare_cached(concat!(
@@ -78,9 +78,10 @@ async fn insert(pool: &Pool, batch: &[Row]) -> Result<(), String> {
         ))
         .await
         .map_err(|e| e.to_string())?;
-    let column = |value: fn(&Row) -> &str| batch.iter().map(value).collect::<Vec<_>>();
-    let number = |value: fn(&Row) -> i64| batch.iter().map(value).collect::<Vec<_>>();
-    let optional = |value: fn(&Row) -> Option<&str>| batch.iter().map(value).collect::<Vec<_>>();
+    let column = |value: fn(&AuditRow) -> &str| batch.iter().map(value).collect::<Vec<_>>();
+    let number = |value: fn(&AuditRow) -> i64| batch.iter().map(value).collect::<Vec<_>>();
+    let optional =
+        |value: fn(&AuditRow) -> Option<&str>| batch.iter().map(value).collect::<Vec<_>>();
     client
         .execute(
             &statement,

@@ -44,11 +44,11 @@ use crate::confirm::{
     Claim, Claimed, ConfirmationStore, Decision, KEEP_USED, KeyRing, StoreFuture, store_failed,
 };
 use crate::error::ToolError;
-use crate::store::tables::{self, Dialect};
+use crate::store::tables::{self, SqlDialect};
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 
 /// PostgreSQL's types for the tables.
-const DIALECT: Dialect = Dialect {
+const DIALECT: SqlDialect = SqlDialect {
     int: "BIGINT",
     serial: "BIGSERIAL PRIMARY KEY",
     bytes: "BYTEA",

@@ -31,8 +31,8 @@ use crate::confirm::{
 use crate::error::ToolError;
 use crate::policy::ceiling::Sweep;
 use crate::policy::{AuditEvent, AuditSink};
-use crate::store::audit_queue::{AuditQueue, Row, Runs, WriteRows};
-use crate::store::tables::{self, Dialect};
+use crate::store::audit_queue::{AuditQueue, AuditRow, Runs, WriteRows};
+use crate::store::tables::{self, SqlDialect};
 use crate::store::{RecordError, RecordErrorKind, millis as ms};
 use crate::sync::Locked;
 
@@ -45,7 +45,7 @@ mod revision;
 mod tasks;
 
 /// SQLite's types for the tables.
-const DIALECT: Dialect = Dialect {
+const DIALECT: SqlDialect = SqlDialect {
     int: "INTEGER",
     serial: "INTEGER PRIMARY KEY AUTOINCREMENT",
     bytes: "BLOB",
@@ -289,7 +289,7 @@ impl AuditSink for SqliteAudit {
 struct Rows(std::sync::Weak<Shared>);
 
 impl WriteRows for Rows {
-    async fn write(&mut self, rows: &[Row]) -> Result<(), String> {
+    async fn write(&mut self, rows: &[AuditRow]) -> Result<(), String> {
         let Some(shared) = self.0.upgrade() else {
             tracing::warn!(target: "toolgate::audit", rows = rows.len(), "the database was closed before these audit rows were written");
             return Ok(());
