@@ -1,6 +1,5 @@
 //! The command line: each command parsed by clap, run, and printed for a person or as `--json`.
 
-use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,11 +10,14 @@ use serde_json::{Value, json};
 use crate::registry::Registry;
 
 use super::commands::{Operator, Seen};
+#[cfg(feature = "remote")]
+use super::printed::message;
+use super::printed::{audit_line, cell, json_line, json_pretty, line, profile_line, rfc3339};
 use crate::store::{
-    AuditQuery, AuditRecord, Change, KeyInfo, LimitChange, Profile, ProfileChange, Rate,
-    RecordError, RecordErrorKind, RecordStore, Scope, ToolRecord,
+    AuditQuery, Change, KeyInfo, LimitChange, Profile, ProfileChange, Rate, RecordError,
+    RecordErrorKind, RecordStore, Scope,
 };
-use crate::text::{capped, hides_itself, shown};
+use crate::text::shown;
 
 /// Exit code: done.
 ///
@@ -451,84 +453,6 @@ async fn limits(
     Ok(format!("{now}. Revision {revision}.\n"))
 }
 
-/// An audit row in one line: when, who (a delegated caller with whom it acted for), what, how it
-/// ended, under which revision. Every field is [shown](shown) escaped, so that no name forges a line.
-fn audit_line(row: &AuditRecord) -> String {
-    let at = UNIX_EPOCH + Duration::from_millis(row.at_ms);
-    let revision = row
-        .revision
-        .map_or_else(|| "-".to_owned(), |r| r.to_string());
-    format!(
-        "{}  {:<24} {:<8} {:<24} {:<20} r{revision}\n",
-        humantime::format_rfc3339_millis(at),
-        who(&row.caller, &row.on_behalf_of),
-        cell(&row.action),
-        cell(&row.tool),
-        cell(&row.outcome),
-    )
-}
-
-/// A caller as the operator reads it: its id, then whom it acts for up to the person at the root
-/// (`max@shop.example < vera@shop.example`).
-fn who(caller: &str, on_behalf_of: &[String]) -> String {
-    std::iter::once(caller)
-        .chain(on_behalf_of.iter().map(String::as_str))
-        .map(cell)
-        .collect::<Vec<_>>()
-        .join(" < ")
-}
-
-/// A name another party chose, as one field of a line the operator reads: escaped, and cut to a
-/// bounded length.
-fn cell(text: &str) -> Cow<'_, str> {
-    match capped(text) {
-        Cow::Borrowed(text) => shown(text),
-        Cow::Owned(cut) => Cow::Owned(shown(&cut).into_owned()),
-    }
-}
-
-/// A message another party wrote (a remote server's error), as one line the operator reads: escaped,
-/// and cut to a few hundred characters.
-fn message(text: &str) -> Cow<'_, str> {
-    const LONGEST: usize = 400;
-    let text = match text.char_indices().nth(LONGEST) {
-        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
-        None => Cow::Borrowed(text),
-    };
-    match text {
-        Cow::Borrowed(text) => shown(text),
-        Cow::Owned(cut) => Cow::Owned(shown(&cut).into_owned()),
-    }
-}
-
-/// `value` as one line of JSON: see [`json_text`].
-fn json_line(value: &Value) -> String {
-    json_text(&value.to_string())
-}
-
-/// `value` as JSON over several lines: see [`json_text`].
-fn json_pretty(value: &impl serde::Serialize) -> String {
-    json_text(&serde_json::to_string_pretty(value).unwrap_or_default())
-}
-
-/// JSON `text` in which every character that hides itself is a `\uXXXX` escape, so that a terminal
-/// shows it as text, followed by a newline: the same value to a JSON reader.
-fn json_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    for c in text.chars() {
-        if hides_itself(c) {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{unit:04x}");
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\n');
-    out
-}
-
 /// A point in time as milliseconds since the Unix epoch: an RFC 3339 time, or an age before now.
 fn parse_time(text: &str) -> Result<u64, String> {
     let at = match humantime::parse_duration(text) {
@@ -661,26 +585,6 @@ async fn keys(
     }
 }
 
-/// A time in milliseconds since the Unix epoch, as RFC 3339 to the second.
-fn rfc3339(ms: u64) -> humantime::Rfc3339Timestamp {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms))
-}
-
-/// A profile in one line: name, its tools (with a `*` where the assignment has settings), description.
-fn profile_line(profile: &Profile) -> String {
-    let tools: Vec<String> = profile
-        .tools
-        .iter()
-        .map(|(tool, a)| format!("{tool}{}", if a.settings.is_some() { "*" } else { "" }))
-        .collect();
-    format!(
-        "{:<24} {:<48} {}\n",
-        cell(&profile.name),
-        cell(&tools.join(",")),
-        message(&profile.description)
-    )
-}
-
 fn parse_settings(text: &str) -> Result<Value, RecordError> {
     serde_json::from_str(text).map_err(|e| {
         RecordError::new(
@@ -688,33 +592,4 @@ fn parse_settings(text: &str) -> Result<Value, RecordError> {
             format!("the settings are not JSON: {e}"),
         )
     })
-}
-
-/// A record in one line: name, switch, status, the abilities it needs, its settings.
-fn line(record: &ToolRecord) -> String {
-    let mut abilities: Vec<&str> = record
-        .declared_abilities
-        .iter()
-        .map(String::as_str)
-        .collect();
-    abilities.extend(record.required_abilities.iter().map(String::as_str));
-    let abilities = if record.public && record.required_abilities.is_empty() {
-        "public".to_owned()
-    } else {
-        abilities.join(",")
-    };
-    let settings = record
-        .settings
-        .as_ref()
-        .map_or_else(String::new, Value::to_string);
-    format!(
-        "{:<28} {:<4} {:<8} {:<32} {}",
-        cell(&record.name),
-        if record.enabled { "on" } else { "off" },
-        record.status.as_str(),
-        shown(&abilities),
-        shown(&settings),
-    )
-    .trim_end()
-    .to_owned()
 }

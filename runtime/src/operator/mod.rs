@@ -21,6 +21,7 @@
 mod admin;
 mod cli;
 mod commands;
+mod printed;
 
 #[cfg(admin)]
 pub use admin::{ADMIN_ABILITY, AdminApi};

@@ -7,6 +7,8 @@
 //! checks them.
 
 mod client;
+mod flight;
+mod listing;
 mod names;
 mod result;
 mod server;

@@ -3,7 +3,9 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
+use crate::error::ToolError;
 use crate::output::{Content, ToolResult};
+use crate::text::shown;
 
 /// A result an MCP server returned, as toolgate's own: text for the model, images and audio as binary
 /// results, embedded resources kept, a resource link as a line of text, the structured content kept,
@@ -37,4 +39,43 @@ fn content(block: &ContentBlock) -> Content {
     }
     let value = serde_json::to_value(block).unwrap_or(Value::Null);
     serde_json::from_value(value.clone()).unwrap_or_else(|_| Content::text(value.to_string()))
+}
+
+/// Whether every image and audio block of `result` carries base64, as MCP requires: a client would
+/// otherwise be handed a picture that is not one.
+pub(super) fn sound_media(
+    label: &str,
+    tool: &str,
+    result: &rmcp::model::CallToolResult,
+) -> Result<(), ToolError> {
+    use base64::Engine as _;
+    let bad = result.content.iter().any(|block| {
+        let data = match block {
+            rmcp::model::ContentBlock::Image(image) => &image.data,
+            rmcp::model::ContentBlock::Audio(audio) => &audio.data,
+            _ => return false,
+        };
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .is_err()
+    });
+    if bad {
+        return Err(ToolError::new(format!(
+            "The remote server `{label}` answered `{tool}` with an image or audio whose data is not base64; \
+             the answer is not passed on."
+        )));
+    }
+    Ok(())
+}
+
+/// The questions a server asks a person, each labelled with the server it comes from and with every
+/// character that hides itself shown, so that none can pass for toolgate's own approval prompt.
+pub(super) fn labelled(label: &str, requests: &mut serde_json::Map<String, Value>) {
+    for request in requests.values_mut() {
+        if let Some(message) = request.pointer_mut("/params/message")
+            && let Some(text) = message.as_str()
+        {
+            *message = Value::String(format!("The remote server `{label}` asks: {}", shown(text)));
+        }
+    }
 }

@@ -7,12 +7,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    DiscoverRequest, DiscoverRequestParams, ListToolsRequest, PaginatedRequestParams, PingRequest,
-    ServerResult, Tool as RemoteDefinition,
+    CallToolRequest, CallToolRequestParams, ClientRequest, DiscoverRequest, DiscoverRequestParams,
+    PingRequest, ServerResult, Tool as RemoteDefinition,
 };
-use rmcp::service::{PeerRequestOptions, ServiceError};
-use serde::Deserialize as _;
+use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -23,8 +21,11 @@ use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
 use crate::text::{capped, shown};
 
-use super::client::{Connection, ProgressRoutes, connect};
+use super::client::{Connection, connect};
+use super::flight::{Failure, InFlightCall};
+use super::listing::list_all;
 use super::result::tool_result;
+use super::result::{labelled, sound_media};
 use super::server::RemoteServer;
 use super::status::{Health, ServerStatus};
 
@@ -555,191 +556,6 @@ async fn run(remote: Weak<Remote>) {
             listed_at = tokio::time::Instant::now();
         } else {
             this.check().await;
-        }
-    }
-}
-
-/// Every page of the server's tools, up to [`MAX_TOOLS`], with what was wrong with the listing: a
-/// definition that is no valid MCP tool is left out and reported on its own, so that one bad tool never
-/// takes its server's others down, and a listing past the bound is cut and the cut reported.
-async fn list_all(
-    session: &Connection,
-    label: &str,
-) -> Result<(Vec<RemoteDefinition>, Vec<String>), Failure> {
-    let peer = session.service.peer();
-    let (mut tools, mut problems) = (Vec::new(), Vec::new());
-    let mut cursor = None;
-    loop {
-        let page = PaginatedRequestParams::default().with_cursor(cursor);
-        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(page));
-        let next = match peer.send_request(request).await? {
-            ServerResult::ListToolsResult(page) => {
-                tools.extend(page.tools);
-                page.next_cursor
-            }
-            // A page rmcp could not read as a listing: read it one tool at a time.
-            ServerResult::CustomResult(page) => {
-                let Some(listed) = page.0.get("tools").and_then(Value::as_array) else {
-                    return Err(Failure::Refused(
-                        "an answer to tools/list that has no `tools` list".into(),
-                    ));
-                };
-                for tool in listed {
-                    match RemoteDefinition::deserialize(tool) {
-                        Ok(tool) => tools.push(tool),
-                        Err(error) => problems.push(format!(
-                            "the tool `{}` of the server `{label}` is not served: its definition is not a \
-                             valid MCP tool ({})",
-                            capped(&shown(tool["name"].as_str().unwrap_or("?"))),
-                            capped(&shown(&error.to_string()))
-                        )),
-                    }
-                }
-                page.0
-                    .get("nextCursor")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            }
-            _ => {
-                return Err(Failure::Refused(
-                    "an answer to tools/list that lists no tools".into(),
-                ));
-            }
-        };
-        if tools.len() > MAX_TOOLS {
-            problems.push(format!(
-                "the server `{label}` lists more than {MAX_TOOLS} tools: only the first {MAX_TOOLS} are \
-                 served"
-            ));
-            tools.truncate(MAX_TOOLS);
-            return Ok((tools, problems));
-        }
-        match next {
-            Some(next) => cursor = Some(next),
-            None => return Ok((tools, problems)),
-        }
-    }
-}
-
-/// Whether every image and audio block of `result` carries base64, as MCP requires: a client would
-/// otherwise be handed a picture that is not one.
-fn sound_media(
-    label: &str,
-    tool: &str,
-    result: &rmcp::model::CallToolResult,
-) -> Result<(), ToolError> {
-    use base64::Engine as _;
-    let bad = result.content.iter().any(|block| {
-        let data = match block {
-            rmcp::model::ContentBlock::Image(image) => &image.data,
-            rmcp::model::ContentBlock::Audio(audio) => &audio.data,
-            _ => return false,
-        };
-        base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .is_err()
-    });
-    if bad {
-        return Err(ToolError::new(format!(
-            "The remote server `{label}` answered `{tool}` with an image or audio whose data is not base64; \
-             the answer is not passed on."
-        )));
-    }
-    Ok(())
-}
-
-/// The questions a server asks a person, each labelled with the server it comes from and with every
-/// character that hides itself shown, so that none can pass for toolgate's own approval prompt.
-fn labelled(label: &str, requests: &mut serde_json::Map<String, Value>) {
-    for request in requests.values_mut() {
-        if let Some(message) = request.pointer_mut("/params/message")
-            && let Some(text) = message.as_str()
-        {
-            *message = Value::String(format!("The remote server `{label}` asks: {}", shown(text)));
-        }
-    }
-}
-
-/// Why a request to a server failed: it cannot be reached, or it answered with an error.
-enum Failure {
-    Unreachable(String),
-    Refused(String),
-}
-
-impl From<ServiceError> for Failure {
-    fn from(error: ServiceError) -> Self {
-        match error {
-            ServiceError::McpError(error) => Failure::Refused(error.message.to_string()),
-            ServiceError::UnexpectedResponse => {
-                Failure::Refused("an answer of the wrong kind".into())
-            }
-            other => Failure::Unreachable(other.to_string()),
-        }
-    }
-}
-
-/// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
-/// dropped before its answer came (a timeout, a cancelled caller).
-struct InFlightCall {
-    in_flight: ProgressRoutes,
-    token: rmcp::model::ProgressToken,
-    relayed: bool,
-    id: rmcp::model::RequestId,
-    peer: rmcp::Peer<rmcp::RoleClient>,
-    answered: bool,
-}
-
-impl InFlightCall {
-    fn new(
-        in_flight: &ProgressRoutes,
-        token: rmcp::model::ProgressToken,
-        id: rmcp::model::RequestId,
-        progress: Option<crate::param::Progress>,
-        peer: rmcp::Peer<rmcp::RoleClient>,
-    ) -> Self {
-        let relayed = progress.is_some();
-        if let Some(progress) = progress {
-            in_flight.locked().insert(token.clone(), progress);
-        }
-        InFlightCall {
-            in_flight: Arc::clone(in_flight),
-            token,
-            relayed,
-            id,
-            peer,
-            answered: false,
-        }
-    }
-}
-
-impl Drop for InFlightCall {
-    fn drop(&mut self) {
-        let runtime = tokio::runtime::Handle::try_current();
-        match runtime {
-            Ok(runtime) if self.answered && self.relayed => {
-                // rmcp hands each notification to a task of its own, so the last progress may still be on
-                // its way when the answer is here: let it through before the relay ends.
-                let (in_flight, token) = (Arc::clone(&self.in_flight), self.token.clone());
-                runtime.spawn(async move {
-                    for _ in 0..8 {
-                        tokio::task::yield_now().await;
-                    }
-                    in_flight.locked().remove(&token);
-                });
-            }
-            Ok(runtime) if !self.answered => {
-                self.in_flight.locked().remove(&self.token);
-                let (peer, id) = (self.peer.clone(), self.id.clone());
-                runtime.spawn(async move {
-                    let reason = Some("the caller stopped waiting".to_owned());
-                    let _ = peer
-                        .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
-                        .await;
-                });
-            }
-            _ => {
-                self.in_flight.locked().remove(&self.token);
-            }
         }
     }
 }

@@ -44,16 +44,18 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::caller::Caller;
 use crate::param::CancellationToken;
 use crate::registry::Registry;
-use crate::store::{AuditQuery, Change, KeyInfo, ProfileChange, RecordError, RecordErrorKind};
+use crate::store::{AuditQuery, Change, KeyInfo, ProfileChange};
 
-use crate::http::{Guard, Mount, json_response, problem, problem_with};
+use crate::http::{Guard, Mount, json_response, problem};
 
 use super::commands::{Operator, Seen};
 
 mod page;
+mod replies;
+
+use replies::{actor, answer, read_json, rejected};
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
@@ -495,33 +497,6 @@ async fn retire_key(
     answer(retired.map(|revision| json!({ "retired": id, "revision": revision })))
 }
 
-/// The answer to query parameters that do not parse.
-fn rejected(error: &QueryRejection) -> Response {
-    problem(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid",
-        &error.body_text(),
-    )
-}
-
-/// The JSON body of `request`, or the answer that refuses it; `shape` shows what it should look like.
-async fn read_json<T: serde::de::DeserializeOwned>(
-    request: Request,
-    shape: &str,
-) -> Result<T, Response> {
-    let Ok(body) = axum::body::to_bytes(request.into_body(), 64 * 1024).await else {
-        return Err(problem(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid",
-            "the body is larger than 64 KiB",
-        ));
-    };
-    serde_json::from_slice(&body).map_err(|error| {
-        let message = format!("the body must be {shape}: {error}");
-        problem(StatusCode::UNPROCESSABLE_ENTITY, "invalid", &message)
-    })
-}
-
 async fn delete(
     State(registry): State<Registry>,
     Path(name): Path<String>,
@@ -581,30 +556,6 @@ fn plan_json(plan: &crate::store::SyncPlan, applied: bool) -> Value {
         .map(|d| json!({ "name": d.record.name, "what": d.what }))
         .collect();
     json!({ "applied": applied, "new": new, "changed": changed, "vanished": plan.vanished })
-}
-
-/// Who makes a change: the authenticated caller, with whom it acts for when it is delegated, so that a
-/// sub-agent's edit names the person who handed it the right, whatever it is called.
-fn actor(request: &Request) -> String {
-    request
-        .extensions()
-        .get::<Caller>()
-        .map_or_else(|| "unknown".to_owned(), Caller::chain_label)
-}
-
-fn answer(result: Result<Value, RecordError>) -> Response {
-    match result {
-        Ok(value) => json_response(StatusCode::OK, value.to_string()),
-        Err(error) => {
-            let (status, kind) = match error.kind() {
-                RecordErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
-                RecordErrorKind::Conflict => (StatusCode::CONFLICT, "conflict"),
-                RecordErrorKind::Invalid => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
-                _ => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            };
-            problem_with(status, kind, error.message(), error.problems())
-        }
-    }
 }
 
 /// The OpenAPI document of the admin API.

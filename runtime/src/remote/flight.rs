@@ -1,0 +1,96 @@
+//! A call to a remote server while it runs: how it can fail, its progress relayed, and its cancellation
+//! sent when the caller stops waiting.
+
+use std::sync::Arc;
+
+use rmcp::model::CancelledNotificationParam;
+use rmcp::service::ServiceError;
+
+use crate::sync::Locked;
+
+use super::client::ProgressRoutes;
+
+/// Why a request to a server failed: it cannot be reached, or it answered with an error.
+pub(super) enum Failure {
+    Unreachable(String),
+    Refused(String),
+}
+
+impl From<ServiceError> for Failure {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::McpError(error) => Failure::Refused(error.message.to_string()),
+            ServiceError::UnexpectedResponse => {
+                Failure::Refused("an answer of the wrong kind".into())
+            }
+            other => Failure::Unreachable(other.to_string()),
+        }
+    }
+}
+
+/// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
+/// dropped before its answer came (a timeout, a cancelled caller).
+pub(super) struct InFlightCall {
+    in_flight: ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+    relayed: bool,
+    id: rmcp::model::RequestId,
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    /// Set once the answer came: the call is not cancelled when it ends.
+    pub(super) answered: bool,
+}
+
+impl InFlightCall {
+    pub(super) fn new(
+        in_flight: &ProgressRoutes,
+        token: rmcp::model::ProgressToken,
+        id: rmcp::model::RequestId,
+        progress: Option<crate::param::Progress>,
+        peer: rmcp::Peer<rmcp::RoleClient>,
+    ) -> Self {
+        let relayed = progress.is_some();
+        if let Some(progress) = progress {
+            in_flight.locked().insert(token.clone(), progress);
+        }
+        InFlightCall {
+            in_flight: Arc::clone(in_flight),
+            token,
+            relayed,
+            id,
+            peer,
+            answered: false,
+        }
+    }
+}
+
+impl Drop for InFlightCall {
+    fn drop(&mut self) {
+        let runtime = tokio::runtime::Handle::try_current();
+        match runtime {
+            Ok(runtime) if self.answered && self.relayed => {
+                // rmcp hands each notification to a task of its own, so the last progress may still be on
+                // its way when the answer is here: let it through before the relay ends.
+                let (in_flight, token) = (Arc::clone(&self.in_flight), self.token.clone());
+                runtime.spawn(async move {
+                    for _ in 0..8 {
+                        tokio::task::yield_now().await;
+                    }
+                    in_flight.locked().remove(&token);
+                });
+            }
+            Ok(runtime) if !self.answered => {
+                self.in_flight.locked().remove(&self.token);
+                let (peer, id) = (self.peer.clone(), self.id.clone());
+                runtime.spawn(async move {
+                    let reason = Some("the caller stopped waiting".to_owned());
+                    let _ = peer
+                        .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                        .await;
+                });
+            }
+            _ => {
+                self.in_flight.locked().remove(&self.token);
+            }
+        }
+    }
+}
