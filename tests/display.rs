@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 use toolgate::output::{CHART_KEY, Dataset};
+use toolgate::output::{Chart, ChartKind, Column, Table};
 use toolgate::prelude::*;
 use toolgate::registry::BuiltIn;
-use toolgate::{BuildError, Chart, ChartKind, Column, DynamicTool, ErrorKind, Table};
+use toolgate::{BuildError, DynamicTool, ErrorKind};
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Sales {

@@ -75,9 +75,7 @@ pub use call::Call;
 pub use call::{TaskError, TaskHandle};
 pub use caller::{Caller, Delegation};
 pub use error::{ErrorKind, ToolError};
-pub use output::{
-    Chart, ChartKind, Column, Content, Limit, Outcome, Page, Preview, Table, ToolResult,
-};
+pub use output::{Content, Limit, Outcome, Page, Preview, ToolResult};
 pub use param::{
     Ask, Cancellation, Elicited, Extension, Input, Invocation, Log, Progress, Settings, State,
 };

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolgate::output::{Chart, ChartKind};
 use toolgate::prelude::*;
-use toolgate::{Chart, ChartKind};
 
 use crate::db::{Db, Order, Status, Summary};
 

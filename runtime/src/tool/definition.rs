@@ -187,7 +187,7 @@ impl Tool {
         self.overrides_builtin
     }
 
-    /// Whether its results may hold a [`Chart`](crate::Chart) or a [`Table`](crate::Table) beside their
+    /// Whether its results may hold a [`Chart`](crate::output::Chart) or a [`Table`](crate::output::Table) beside their
     /// data (its output schema has a `chart` or `table` of toolgate's types), which MCP Apps hosts draw.
     pub fn shows_view(&self) -> bool {
         self.output_schema()

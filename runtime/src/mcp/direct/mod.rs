@@ -35,6 +35,7 @@ use crate::tool::TaskSupport;
 
 pub(crate) use self::answer::Answer;
 use self::read::ClientMeta;
+use self::result::Shape;
 use super::call::FromHttp;
 use super::convert::CallAnswer;
 use super::handler::McpHandler;
@@ -181,7 +182,7 @@ impl<'r> FastRequest<'r> {
                     CallAnswer::Done {
                         result,
                         structured_output,
-                    } => result::write(&mut out, result, structured_output, false),
+                    } => result::write(&mut out, result, structured_output, Shape::Untyped),
                     CallAnswer::Response(response) => {
                         let mut result = ServerResult::from(response);
                         result.strip_result_type_for_legacy_peer();
@@ -262,7 +263,7 @@ fn typed(answer: CallAnswer, id: &RequestId) -> Vec<u8> {
             structured_output,
         } => {
             let mut out = envelope(id);
-            result::write(&mut out, result, structured_output, true);
+            result::write(&mut out, result, structured_output, Shape::Typed);
             out.push(b'}');
             out
         }

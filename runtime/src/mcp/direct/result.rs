@@ -9,10 +9,18 @@ use crate::output::{Content, ToolResult};
 
 use super::super::convert;
 
+/// How a result is shaped for the protocol version of the request it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// The versions with sessions, before 2026-07-28: no `resultType`.
+    Untyped,
+    /// 2026-07-28, which negotiates per request: `"resultType":"complete"` first.
+    Typed,
+}
+
 /// What `convert::call_result(Outcome::Done(result), structured_output)` answers, as JSON after the
-/// envelope in `out`: with `"resultType":"complete"` when `typed`, as rmcp writes it on 2026-07-28, and
-/// without, as it writes it on the versions before.
-pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, typed: bool) {
+/// envelope in `out`, in the `shape` rmcp writes for the request's version.
+pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, shape: Shape) {
     let ToolResult {
         content,
         structured,
@@ -20,10 +28,9 @@ pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bo
         ..
     } = result;
     let text = structured_text(structured.as_ref(), &content);
-    let start: &[u8] = if typed {
-        br#"{"resultType":"complete","content":["#
-    } else {
-        br#"{"content":["#
+    let start: &[u8] = match shape {
+        Shape::Typed => br#"{"resultType":"complete","content":["#,
+        Shape::Untyped => br#"{"content":["#,
     };
     out.extend_from_slice(start);
     let mut first = true;
@@ -130,26 +137,27 @@ mod tests {
     use crate::error::ToolError;
     use crate::mcp::convert::CallAnswer;
 
-    /// What rmcp writes for the same answer to a peer on 2026-07-28 (`typed`) or a version before it, as
+    /// What rmcp writes for the same answer to a peer on 2026-07-28 (typed) or a version before it, as
     /// its dispatch shapes the result for each.
-    fn as_rmcp_writes(result: ToolResult, structured_output: bool, typed: bool) -> String {
+    fn as_rmcp_writes(result: ToolResult, structured_output: bool, shape: Shape) -> String {
         let answer = CallAnswer::Done {
             result,
             structured_output,
         };
         let mut result = ServerResult::from(answer.into_response());
-        if typed {
-            result.fill_missing_cache_hints();
-        } else {
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
+        match shape {
+            Shape::Typed => result.fill_missing_cache_hints(),
+            Shape::Untyped => {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
         }
         serde_json::to_string(&result).unwrap()
     }
 
-    fn as_written(result: ToolResult, structured_output: bool, typed: bool) -> String {
+    fn as_written(result: ToolResult, structured_output: bool, shape: Shape) -> String {
         let mut out = Vec::new();
-        write(&mut out, result, structured_output, typed);
+        write(&mut out, result, structured_output, shape);
         String::from_utf8(out).unwrap()
     }
 
@@ -187,12 +195,12 @@ mod tests {
             (ToolResult::success(Vec::new()), true),
             (ToolResult::text(awkward), true),
         ];
-        for ((result, structured_output), typed) in cases
+        for ((result, structured_output), shape) in cases
             .into_iter()
-            .flat_map(|case| [(case.clone(), false), (case, true)])
+            .flat_map(|case| [(case.clone(), Shape::Untyped), (case, Shape::Typed)])
         {
-            let expected = as_rmcp_writes(result.clone(), structured_output, typed);
-            assert_eq!(as_written(result, structured_output, typed), expected);
+            let expected = as_rmcp_writes(result.clone(), structured_output, shape);
+            assert_eq!(as_written(result, structured_output, shape), expected);
         }
     }
 
