@@ -162,7 +162,15 @@ pub(super) struct Hosts {
 }
 
 /// The gate of the routes an [`HttpServer`](super::HttpServer) mounts beside MCP: who a request is,
-/// once its host, origin and body type have passed the same checks as MCP's.
+/// once its host, origin and body type have passed the same checks as MCP's. A [`Mount`](super::Mount)
+/// is handed one; its example admits each request with it.
+///
+/// ```
+/// fn gated(guard: &toolgate::http::Guard) -> bool {
+///     guard.authenticates()
+/// }
+/// # let _ = gated;
+/// ```
 #[derive(Clone)]
 pub struct Guard {
     credentials: Credentials,

@@ -78,7 +78,50 @@ use gate::{Gate, Responses, route};
 use sessions::BoundSessions;
 
 /// Routes served beside MCP behind the same [`Guard`]: the admin API (`toolgate::operator::AdminApi`,
-/// with the `operator` feature) is one.
+/// with the `operator` feature) is one, and so may be an application's own.
+///
+/// ```
+/// use axum::Router;
+/// use axum::extract::Request;
+/// use axum::response::IntoResponse;
+/// use tower_service::Service;
+/// use toolgate::http::{BearerTokens, Guard, HttpServer, Mount};
+/// use toolgate::mcp::McpServer;
+/// use toolgate::param::CancellationToken;
+/// use toolgate::{Caller, Registry};
+///
+/// /// `GET /whoami`: the caller the gate let through.
+/// struct WhoAmI;
+///
+/// impl Mount for WhoAmI {
+///     fn router(self: Box<Self>, _: &Registry, guard: Guard, _: CancellationToken) -> Router {
+///         Router::new().route("/whoami", axum::routing::get(move |request: Request| async move {
+///             match guard.admit(&request.into_parts().0).await {
+///                 Ok(caller) => caller.id().to_owned().into_response(),
+///                 Err(refusal) => refusal,
+///             }
+///         }))
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let tokens = BearerTokens::new().token("ada-secret", Caller::new("ada"));
+/// let server = HttpServer::new(McpServer::new(Registry::builder().build()?))
+///     .authenticator(tokens)
+///     .mount(WhoAmI);
+/// let mut router = server.router(CancellationToken::new());
+/// let get = |token: &str| {
+///     http::Request::get("/whoami")
+///         .header("host", "localhost")
+///         .header("authorization", format!("Bearer {token}"))
+///         .body(axum::body::Body::empty())
+///         .unwrap()
+/// };
+/// assert_eq!(router.call(get("ada-secret")).await.unwrap().status(), 200);
+/// assert_eq!(router.call(get("wrong")).await.unwrap().status(), 401);
+/// # Ok::<(), toolgate::BuildError>(())
+/// # }).unwrap();
+/// ```
 pub trait Mount: Send + 'static {
     /// The routes, each request to them admitted by `guard` first; what they wait on ends with
     /// `cancellation`, when the server shuts down.
@@ -312,7 +355,9 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             let mounted = mount.router(registry, guard.clone(), cancellation.clone());
             routes.router = routes.router.merge(mounted);
         }
-        routes.router = routes.router.merge(self.routes);
+        // The app's routes first: a fallback of its own is kept, and otherwise the mounted routes' (the
+        // admin API's 404s carry its security headers).
+        routes.router = self.routes.merge(routes.router);
         routes
     }
 

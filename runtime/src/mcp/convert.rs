@@ -18,7 +18,8 @@ use super::input::{META_CONFIRMATION, META_PREVIEW};
 ///
 /// ```rust,standalone_crate
 /// use serde_json::json;
-/// use toolgate::mcp::{HttpOptions, McpServer, META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
+/// use toolgate::http::{HttpOptions, HttpServer};
+/// use toolgate::mcp::{McpServer, META_ABILITIES, META_CAPABILITY, META_CATEGORIES, META_ERROR};
 /// use toolgate::prelude::*;
 ///
 /// /// Search the web.
@@ -41,9 +42,9 @@ use super::input::{META_CONFIRMATION, META_PREVIEW};
 /// # }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let options = HttpOptions::default().stateless(true).json_response(true);
-/// let server = McpServer::new(Registry::builder().build().unwrap())
-///     .default_caller(Caller::new("ada").with_abilities(["web.search"]))
-///     .http_options(options);
+/// let mcp = McpServer::new(Registry::builder().build().unwrap())
+///     .default_caller(Caller::new("ada").with_abilities(["web.search"]));
+/// let server = HttpServer::new(mcp).options(options);
 /// let mut router = server.router(toolgate::param::CancellationToken::new());
 /// let listed = post(&mut router, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;
 /// let meta = &listed["result"]["tools"][0]["_meta"];

@@ -27,7 +27,8 @@ use super::session::BoundSession;
 ///
 /// ```rust,standalone_crate
 /// use serde_json::json;
-/// use toolgate::mcp::{HttpOptions, McpServer, META_CONFIRMATION, META_PREVIEW};
+/// use toolgate::http::{HttpOptions, HttpServer};
+/// use toolgate::mcp::{McpServer, META_CONFIRMATION, META_PREVIEW};
 /// use toolgate::prelude::*;
 ///
 /// /// Refund an order. Changes data.
@@ -54,7 +55,7 @@ use super::session::BoundSession;
 /// # }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let options = HttpOptions::default().stateless(true).json_response(true);
-/// let server = McpServer::new(Registry::builder().build().unwrap()).http_options(options);
+/// let server = HttpServer::new(McpServer::new(Registry::builder().build().unwrap())).options(options);
 /// let mut router = server.router(toolgate::param::CancellationToken::new());
 /// let call = |meta: serde_json::Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
 ///     "params": { "name": "refund", "arguments": { "order": "RO-7" }, "_meta": meta } });

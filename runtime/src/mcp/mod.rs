@@ -47,6 +47,23 @@ use crate::registry::Registry;
 
 /// An MCP server over a registry: its identity, who it serves, and stdio. Serve it over HTTP with an
 /// [`HttpServer`](crate::http::HttpServer).
+///
+/// ```
+/// use toolgate::mcp::McpServer;
+/// use toolgate::mcp::rmcp::ServerHandler;
+/// use toolgate::{Caller, Registry};
+///
+/// let server = McpServer::new(Registry::builder().build()?)
+///     .name("shop")
+///     .version("2.1.0")
+///     .instructions("The back office of a shop: start with shop_overview.")
+///     .default_caller(Caller::new("manager").with_abilities(["orders.view"]));
+/// // `serve_stdio()` serves a desktop client; the handler is what every transport serves.
+/// let info = server.handler().get_info();
+/// assert_eq!(info.server_info.name, "shop");
+/// assert!(info.instructions.unwrap().contains("shop_overview"));
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug)]
 pub struct McpServer<H = ToolsOnly> {
     registry: Registry,

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 ///
 /// ```rust,standalone_crate
 /// use serde_json::json;
-/// use toolgate::mcp::{APP_MIME_TYPE, HttpOptions, McpServer, VIEW_URI};
+/// use toolgate::http::{HttpOptions, HttpServer};
+/// use toolgate::mcp::{APP_MIME_TYPE, McpServer, VIEW_URI};
 /// use toolgate::registry::BuiltIn;
 /// use toolgate::Registry;
 ///
@@ -26,7 +27,7 @@ use serde_json::{Value, json};
 /// # }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::builder().built_in(BuiltIn::DrawChart).build().unwrap();
-/// let server = McpServer::new(registry).http_options(HttpOptions::default().stateless(true).json_response(true));
+/// let server = HttpServer::new(McpServer::new(registry)).options(HttpOptions::default().stateless(true).json_response(true));
 /// let mut router = server.router(toolgate::param::CancellationToken::new());
 ///
 /// let listed = post(&mut router, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;

@@ -67,7 +67,18 @@ pub const ADMIN_ABILITY: &str = "toolgate.admin";
 /// The admin API and its page, to [mount](crate::http::HttpServer::mount) on an HTTP server. Without an
 /// authenticator on the server every request to it is refused (403), since none could be told from
 /// another; a caller needs the ability [`ADMIN_ABILITY`]; its writes must be JSON and come from no
-/// browser or an allowed origin.
+/// browser or an allowed origin. The module's example mounts it.
+///
+/// ```
+/// use toolgate::http::HttpServer;
+/// use toolgate::mcp::McpServer;
+/// use toolgate::operator::AdminApi;
+///
+/// let registry = toolgate::Registry::builder().build()?;
+/// let server = HttpServer::new(McpServer::new(registry)).mount(AdminApi);
+/// # let _ = server;
+/// # Ok::<(), toolgate::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AdminApi;
 
