@@ -8,6 +8,14 @@ use std::time::{Duration, SystemTime};
 
 use crate::text::Ident;
 
+/// The longest a delegation token lives: a token carries its chain's rights as they were when it was
+/// sealed, so it must end soon.
+///
+/// ```
+/// assert_eq!(toolgate::registry::MAX_DELEGATION_TTL.as_secs(), 86_400);
+/// ```
+pub const MAX_DELEGATION_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The id of the caller with no identity.
 const ANONYMOUS: &str = "anonymous";
 

@@ -45,6 +45,7 @@
 mod call;
 mod caller;
 mod catalog;
+mod clock;
 pub mod confirm;
 pub mod dialect;
 mod error;

@@ -2,6 +2,7 @@
 //! who may see and run each. The call pipeline reads a tool here; the registry lists, searches and swaps.
 
 mod error;
+mod rates;
 mod registered;
 #[cfg(feature = "remote")]
 pub(crate) mod remote;
@@ -18,6 +19,7 @@ use crate::store::{RecordError, RecordErrorKind, RecordStore};
 use crate::tool::Tool;
 
 pub use error::BuildError;
+pub(crate) use rates::Rates;
 #[cfg(feature = "mcp")]
 pub(crate) use registered::Uses;
 pub(crate) use registered::{
@@ -251,7 +253,7 @@ impl Catalog {
         live: &Live,
         tools: Vec<RegisteredTool>,
         revision: (u64, u64),
-        rates: Option<crate::policy::rates::Rates>,
+        rates: Option<crate::catalog::Rates>,
     ) {
         let stale = |current: &Snapshot| {
             current.loaded && (current.revision, current.remote_generation) > revision

@@ -50,7 +50,7 @@ pub(crate) struct Snapshot {
     /// Where the built-in `tool_search` is, when some tool may be deferred.
     pub(crate) tool_search: Option<ToolId>,
     /// The operator's rate limits, when there are any: calls then take the path that counts them.
-    pub(crate) rates: Option<Arc<crate::policy::rates::Rates>>,
+    pub(crate) rates: Option<Arc<crate::catalog::Rates>>,
     /// The search index of these tools, made on first search.
     search: OnceLock<Index>,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.

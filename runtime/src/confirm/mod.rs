@@ -218,9 +218,4 @@ pub(crate) fn refused(message: impl Into<String>) -> ToolError {
     ToolError::with_kind(ErrorKind::Confirmation, message)
 }
 
-pub(crate) use crate::store::unix_ms;
-
-/// Whole milliseconds, saturating.
-pub(crate) fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
+pub(crate) use crate::clock::{unix_ms, whole_ms as millis};

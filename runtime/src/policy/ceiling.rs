@@ -382,7 +382,7 @@ impl Ceilings {
     pub(crate) async fn take_calls(&self, caller: &Caller) -> Result<(), ToolError> {
         let mut taken: Vec<&str> = Vec::new();
         let mut refusal = None;
-        let longest = unix_ms().saturating_add(millis(crate::registry::MAX_DELEGATION_TTL));
+        let longest = unix_ms().saturating_add(millis(crate::caller::MAX_DELEGATION_TTL));
         for delegation in caller.delegations() {
             let Some(max) = delegation.max_calls else {
                 continue;

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::caller::{Caller, MAX_CHAIN};
+use crate::caller::{Caller, MAX_CHAIN, MAX_DELEGATION_TTL};
 use crate::confirm::Confirmations;
 use crate::confirm::{millis, unix_ms};
 use crate::error::{ErrorKind, ToolError};
@@ -18,14 +18,6 @@ use crate::text::Ident;
 /// assert_eq!(toolgate::registry::DELEGATION_PREFIX, "tgd.");
 /// ```
 pub const DELEGATION_PREFIX: &str = "tgd.";
-
-/// The longest a delegation token lives: a token carries its chain's rights as they were when it was
-/// sealed, so it must end soon.
-///
-/// ```
-/// assert_eq!(toolgate::registry::MAX_DELEGATION_TTL.as_secs(), 86_400);
-/// ```
-pub const MAX_DELEGATION_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// What the token seals: the caller at the root, then each delegation after it, root first.
 #[derive(Serialize, Deserialize)]

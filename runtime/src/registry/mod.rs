@@ -24,6 +24,7 @@ pub(crate) mod records;
 #[cfg(feature = "remote")]
 mod remote;
 
+pub use crate::caller::MAX_DELEGATION_TTL;
 pub use crate::catalog::BuildError;
 #[cfg(feature = "mcp")]
 pub(crate) use crate::catalog::{Current, Handover, Resolved, Snapshot, ToolId, Uses};
@@ -32,5 +33,5 @@ pub use build::LoadError;
 pub use builder::RegistryBuilder;
 pub use builtin::BuiltIn;
 pub use config::{Config, ConfigError, ToolConfig};
-pub use delegation::{DELEGATION_PREFIX, MAX_DELEGATION_TTL};
+pub use delegation::DELEGATION_PREFIX;
 pub use handle::Registry;

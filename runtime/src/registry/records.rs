@@ -49,7 +49,7 @@ pub(super) async fn refresh(core: &Core) -> Result<bool, RecordError> {
         }
     };
     let tools = served_tools(live, &records);
-    let rates = crate::policy::rates::Rates::of(&records);
+    let rates = crate::catalog::Rates::of(&records);
     catalog.swap(live, tools, (records.revision, generation), rates);
     Ok(true)
 }

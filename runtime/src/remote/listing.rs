@@ -10,7 +10,9 @@ use crate::text::{capped, shown};
 
 use super::client::Connection;
 use super::flight::Failure;
-use super::session::MAX_TOOLS;
+
+/// How many of a server's tools are served at most; a listing of more is cut, and the cut reported.
+pub(crate) const MAX_TOOLS: usize = 1_000;
 
 /// Every page of the server's tools, up to [`MAX_TOOLS`], with what was wrong with the listing: a
 /// definition that is no valid MCP tool is left out and reported on its own, so that one bad tool never

@@ -22,12 +22,13 @@ use std::sync::{Arc, Mutex};
 
 use crate::sync::Locked;
 
+pub(crate) use listing::MAX_TOOLS;
 pub use names::SEPARATOR;
 pub use result::tool_result;
 pub(crate) use rmcp::model::Tool as RemoteDefinition;
 pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
-pub(crate) use session::{Changes, Listed, MAX_TOOLS, Remote};
+pub(crate) use session::{Changes, Listed, Remote};
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 

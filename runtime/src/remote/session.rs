@@ -98,9 +98,6 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How many callers' sessions a server that checks each caller's rights keeps open at most.
 const MAX_CALLER_SESSIONS: usize = 256;
 
-/// How many of a server's tools are served at most; a listing of more is cut, and the cut reported.
-pub(crate) const MAX_TOOLS: usize = 1_000;
-
 /// The shortest time between two listings of one server that said its tools changed: a storm of
 /// `list_changed` is one listing a second.
 const RELIST_EVERY: Duration = Duration::from_secs(1);

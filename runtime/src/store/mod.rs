@@ -32,6 +32,9 @@ mod tables;
 mod task;
 mod write;
 
+#[cfg(any(database, feature = "operator"))]
+pub(crate) use crate::clock::epoch_ms as millis;
+pub use crate::clock::unix_ms;
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
 #[cfg(database)]
 pub use database::{Database, DatabaseAudit};
@@ -43,9 +46,6 @@ pub use limit::{LimitChange, LimitEdit, LimitRecord, Rate, Scope};
 #[cfg(edits)]
 pub(crate) use profile::unknown_profile;
 pub use profile::{Assignment, Profile, ProfileChange, ProfileEdit};
-#[cfg(any(database, feature = "operator"))]
-pub(crate) use record::millis;
-pub use record::unix_ms;
 pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 #[cfg(database)]
 pub(crate) use record::{from_json, to_json};

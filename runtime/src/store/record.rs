@@ -1,7 +1,6 @@
 //! A tool's record, the operator's edits of it, and why an edit is refused.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -472,18 +471,3 @@ impl fmt::Display for RecordError {
 }
 
 impl std::error::Error for RecordError {}
-
-/// Now, in milliseconds since the Unix epoch: how stores write times.
-///
-/// ```
-/// assert!(toolgate::store::unix_ms() > 1_700_000_000_000);
-/// ```
-pub fn unix_ms() -> u64 {
-    millis(SystemTime::now()).cast_unsigned()
-}
-
-/// `time` in milliseconds since the Unix epoch, as databases keep it (0 before the epoch).
-pub(crate) fn millis(time: SystemTime) -> i64 {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}

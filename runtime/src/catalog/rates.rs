@@ -12,7 +12,8 @@ use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::store::{Rate, Records, Scope};
 
-use super::ceiling::{Ceilings, RunKey};
+use crate::policy::RunKey;
+use crate::policy::ceiling::Ceilings;
 
 /// The rate limits of one snapshot, by what they count, each with the name its count is kept under.
 #[derive(Debug, Default)]
