@@ -253,3 +253,91 @@ fn the_parsers_of_this_test_work() {
     assert!(heading_ids("## Keys and values\n### `unknown_key`").contains("keys-and-values"));
     assert!(heading_ids("### `unknown_key`").contains("unknown_key"));
 }
+
+/// The rooms of `runtime/src` from the ground up, as the design page's floor order names them: a room
+/// may import from its own floor's other rooms only where they share a line here.
+const FLOORS: &[&[&str]] = &[
+    &["error", "clock", "random", "sync"],
+    &["text"],
+    &["caller"],
+    &["param"],
+    &["schema"],
+    &["output"],
+    &["tool"],
+    &["confirm", "search"],
+    &["policy"],
+    &["store"],
+    &["remote"],
+    &["catalog"],
+    &["call"],
+    &["dialect"],
+    &["registry"],
+    &["mcp"],
+    &["http"],
+    &["operator"],
+];
+
+/// The rooms `source` names as `crate::ROOM` outside comments and its unit tests, which may use the
+/// whole crate.
+fn rooms_used(source: &str) -> BTreeSet<&str> {
+    let code = source.split("\n#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .flat_map(|line| line.split("crate::").skip(1))
+        .map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
+}
+
+#[test]
+fn every_import_of_the_runtime_points_down_the_house() {
+    let floor = |room: &str| FLOORS.iter().position(|rooms| rooms.contains(&room));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+    let mut upward = Vec::new();
+    for path in sources(&root) {
+        let relative = path.strip_prefix(&root).unwrap();
+        let first = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
+        let room = first.trim_end_matches(".rs");
+        if matches!(room, "lib" | "private") {
+            continue; // The root and the macro's door re-export every room.
+        }
+        let Some(here) = floor(room) else {
+            panic!(
+                "{}: a room the floor order does not name; add it to FLOORS and the design page",
+                relative.display()
+            );
+        };
+        let source = fs::read_to_string(&path).unwrap();
+        for used in rooms_used(&source) {
+            match floor(used) {
+                Some(there) if used != room && there >= here => {
+                    upward.push(format!(
+                        "{} imports `crate::{used}`, on floor {there}",
+                        relative.display()
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports that run up the house:\n{}",
+        upward.join("\n")
+    );
+    assert!(
+        rooms_used("use crate::store::Records; // crate::mcp\n// crate::http").contains("store")
+    );
+    assert_eq!(rooms_used("// use crate::http::Guard;").len(), 0);
+    assert_eq!(rooms_used("fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::mcp::X;\n}").len(), 0);
+}
