@@ -280,7 +280,10 @@ const FLOORS: &[&[&str]] = &[
 /// The rooms `source` names as `crate::ROOM` outside comments and its unit tests, which may use the
 /// whole crate.
 fn rooms_used(source: &str) -> BTreeSet<&str> {
-    let code = source.split("\n#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    let code = source
+        .split("\n#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default();
     code.lines()
         .filter(|line| !line.trim_start().starts_with("//"))
         .flat_map(|line| line.split("crate::").skip(1))
@@ -339,5 +342,8 @@ fn every_import_of_the_runtime_points_down_the_house() {
         rooms_used("use crate::store::Records; // crate::mcp\n// crate::http").contains("store")
     );
     assert_eq!(rooms_used("// use crate::http::Guard;").len(), 0);
-    assert_eq!(rooms_used("fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::mcp::X;\n}").len(), 0);
+    assert_eq!(
+        rooms_used("fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::mcp::X;\n}").len(),
+        0
+    );
 }

@@ -46,16 +46,16 @@ use serde_json::{Value, json};
 
 use crate::param::CancellationToken;
 use crate::registry::Registry;
-use crate::store::{AuditQuery, Change, KeyInfo, ProfileChange};
+use crate::store::{AuditQuery, KeyInfo};
 
 use crate::http::{Guard, Mount, json_response, problem};
 
-use super::commands::{Operator, Seen};
+use super::commands::Operator;
 
 mod page;
 mod replies;
 
-use replies::{actor, answer, read_json, rejected};
+use replies::{actor, answer, edited, read_json, rejected};
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
@@ -213,38 +213,19 @@ async fn servers(State(registry): State<Registry>) -> Response {
     answer(records.map(|records| json!({ "servers": servers, "records": records })))
 }
 
-/// The body of a server's edit: the version of its record the operator saw (0 to add it), and the change.
-#[cfg(feature = "remote")]
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ServerBody {
-    version: u64,
-    change: crate::store::ServerChange,
-}
-
 #[cfg(feature = "remote")]
 async fn edit_server(
     State(registry): State<Registry>,
     Path(label): Path<String>,
     request: Request,
 ) -> Response {
-    let actor = actor(&request);
     let hint = r#"{"version": N, "change": {"change": "put", "value": {"url": "http://...", "ability": "..."}}}"#;
-    let body: ServerBody = match read_json(request, hint).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    answer(
-        async {
-            let operator = Operator::new(&registry, actor);
-            let revision = operator
-                .edit_server(&label, Seen::Version(body.version), body.change)
-                .await?;
-            let server = registry.servers().into_iter().find(|s| s.label == label);
-            Ok(json!({ "revision": revision, "server": server }))
-        }
-        .await,
-    )
+    edited(&registry, request, hint, async |operator, seen, change| {
+        let revision = operator.edit_server(&label, seen, change).await?;
+        let server = registry.servers().into_iter().find(|s| s.label == label);
+        Ok(json!({ "revision": revision, "server": server }))
+    })
+    .await
 }
 
 /// The rate limits in the records.
@@ -258,37 +239,18 @@ async fn limits(State(registry): State<Registry>) -> Response {
     )
 }
 
-/// The body of a change of a rate limit.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LimitBody {
-    version: u64,
-    change: crate::store::LimitChange,
-}
-
 async fn edit_limit(
     State(registry): State<Registry>,
     Path(scope): Path<String>,
     request: Request,
 ) -> Response {
-    let actor = actor(&request);
     let hint =
         r#"{"version": N, "change": {"change": "set", "value": {"calls": 30, "per_secs": 60}}}"#;
-    let body: LimitBody = match read_json(request, hint).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    answer(
-        async {
-            let operator = Operator::new(&registry, actor);
-            let seen = Seen::Version(body.version);
-            let (revision, limit) = operator
-                .edit_limit(scope.parse()?, seen, body.change)
-                .await?;
-            Ok(json!({ "revision": revision, "limit": limit }))
-        }
-        .await,
-    )
+    edited(&registry, request, hint, async |operator, seen, change| {
+        let (revision, limit) = operator.edit_limit(scope.parse()?, seen, change).await?;
+        Ok(json!({ "revision": revision, "limit": limit }))
+    })
+    .await
 }
 
 /// 403 for a host the server does not answer for (DNS rebinding), 401 without valid credentials, 403
@@ -359,46 +321,17 @@ async fn show(State(registry): State<Registry>, Path(name): Path<String>) -> Res
     )
 }
 
-/// The body of an edit: the record's version the operator saw, and the change.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EditBody {
-    version: u64,
-    change: Change,
-}
-
 async fn edit(
     State(registry): State<Registry>,
     Path(name): Path<String>,
     request: Request,
 ) -> Response {
-    let actor = actor(&request);
-    let body: EditBody = match read_json(
-        request,
-        r#"{"version": N, "change": {"change": "disable"}}"#,
-    )
+    let hint = r#"{"version": N, "change": {"change": "disable"}}"#;
+    edited(&registry, request, hint, async |operator, seen, change| {
+        let (revision, record) = operator.edit_tool(&name, seen, change).await?;
+        Ok(json!({ "revision": revision, "tool": record }))
+    })
     .await
-    {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    answer(
-        async {
-            let operator = Operator::new(&registry, actor);
-            let seen = Seen::Version(body.version);
-            let (revision, record) = operator.edit_tool(&name, seen, body.change).await?;
-            Ok(json!({ "revision": revision, "tool": record }))
-        }
-        .await,
-    )
-}
-
-/// The body of a profile's edit: the version the operator saw (0 to create it), and the change.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProfileBody {
-    version: u64,
-    change: ProfileChange,
 }
 
 async fn profiles(State(registry): State<Registry>) -> Response {
@@ -422,21 +355,12 @@ async fn edit_profile(
     Path(name): Path<String>,
     request: Request,
 ) -> Response {
-    let actor = actor(&request);
     let hint = r#"{"version": N, "change": {"change": "assign", "value": {"tool": "...", "settings": null}}}"#;
-    let body: ProfileBody = match read_json(request, hint).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    answer(
-        async {
-            let operator = Operator::new(&registry, actor);
-            let seen = Seen::Version(body.version);
-            let (revision, profile) = operator.edit_profile(&name, seen, body.change).await?;
-            Ok(json!({ "revision": revision, "profile": profile }))
-        }
-        .await,
-    )
+    edited(&registry, request, hint, async |operator, seen, change| {
+        let (revision, profile) = operator.edit_profile(&name, seen, change).await?;
+        Ok(json!({ "revision": revision, "profile": profile }))
+    })
+    .await
 }
 
 /// The filters of an audit query, as query parameters.

@@ -5,11 +5,16 @@ use axum::extract::Request;
 use axum::extract::rejection::QueryRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::caller::Caller;
 use crate::http::{json_response, problem, problem_with};
+use crate::registry::Registry;
 use crate::store::{RecordError, RecordErrorKind};
+
+use crate::operator::commands::{Operator, Seen};
 
 /// The answer to query parameters that do not parse.
 pub(super) fn rejected(error: &QueryRejection) -> Response {
@@ -60,4 +65,29 @@ pub(super) fn answer(result: Result<Value, RecordError>) -> Response {
             problem_with(status, kind, error.message(), error.problems())
         }
     }
+}
+
+/// The body of every edit: the version of the record the operator saw (0 to create it), and the change.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Versioned<C> {
+    version: u64,
+    change: C,
+}
+
+/// The answer to an edit: its body read (shaped as `hint` shows, or refused), and `command` run with
+/// the change as the caller who sent it, against the version they saw.
+pub(super) async fn edited<C: DeserializeOwned>(
+    registry: &Registry,
+    request: Request,
+    hint: &str,
+    command: impl AsyncFnOnce(Operator<'_>, Seen, C) -> Result<Value, RecordError>,
+) -> Response {
+    let actor = actor(&request);
+    let body: Versioned<C> = match read_json(request, hint).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let operator = Operator::new(registry, actor);
+    answer(command(operator, Seen::Version(body.version), body.change).await)
 }
