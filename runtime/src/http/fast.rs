@@ -6,7 +6,7 @@
 //! Anything else, and any body this path does not serve, is given back for rmcp.
 //!
 //! A 2026-07-28 request is served without a session on every server, as rmcp serves it, and answered as
-//! rmcp's own dispatch answers it for the version (`FastRequest::negotiate`); its answer is JSON, or SSE on a
+//! rmcp's own dispatch answers it for the version (`FastRequest::answer`); its answer is JSON, or SSE on a
 //! server that answers so, with the HTTP status rmcp gives an error.
 //!
 //! Without sessions, each request runs with a peer of its own, taken from a pool, whose outgoing
@@ -286,7 +286,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let registry = &self.handler.shared.registry;
         let parsed = FastRequest::parse(&body, false, None);
         let hot = taken(parsed, body, registry, |_, _| true)?;
-        let (sent, answer, status) = self.without_session(pool, from, hot, false).await;
+        let (sent, answer, status) = self.without_session(pool, from, hot).await;
         Ok(respond(sent, answer, status, true))
     }
 
@@ -312,31 +312,26 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let hot = taken(parsed, body, registry, |snapshot, _| {
             !declares_param_headers(snapshot)
         })?;
-        let (sent, answer, status) = self.without_session(pool, from, hot, true).await;
+        let (sent, answer, status) = self.without_session(pool, from, hot).await;
         Ok(respond(sent, answer, status, self.json))
     }
 
     /// Runs `hot` outside any session, as rmcp's stateless path runs a request: with a handler of its own
     /// (no log level set, no tools found by an earlier search) and a pooled peer that keeps what the
-    /// call sends; as rmcp's dispatch answers it when its version is `negotiating`. What it sent, the
-    /// answer, and the HTTP status rmcp gives the answer.
+    /// call sends; as rmcp's dispatch answers it for its era. What it sent, the answer, and the HTTP
+    /// status rmcp gives the answer.
     async fn without_session(
         &self,
         pool: usize,
         from: FromHttp<'_>,
         mut hot: FastRequest<'_>,
-        negotiating: bool,
     ) -> (Vec<ServerJsonRpcMessage>, Answer, StatusCode) {
         let pooled = self.peer(pool);
         let context = hot.context(pooled.peer.clone());
         let handler = self.handler.for_session();
         let from = Some(from);
-        let (answer, status) = if negotiating {
-            let (answer, error) = hot.negotiate(&handler, context, from).await;
-            (answer.into(), error.map_or(StatusCode::OK, status_of))
-        } else {
-            (hot.dispatch(&handler, context, from).await, StatusCode::OK)
-        };
+        let (answer, error) = hot.answer(&handler, context, from).await;
+        let status = error.map_or(StatusCode::OK, status_of);
         let sent = std::mem::take(&mut *pooled.outbox.locked());
         self.put_back(pool, pooled);
         (sent, answer, status)
@@ -363,7 +358,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let parsed = FastRequest::parse(&body, false, None);
         let mut hot = taken(parsed, body, registry, |_, _| true)?;
         let context = hot.context(served.peer.clone());
-        let answer = hot.dispatch(&served.handler, context, Some(from)).await;
+        let (answer, _) = hot.answer(&served.handler, context, Some(from)).await;
         Ok(events(&[], answer))
     }
 

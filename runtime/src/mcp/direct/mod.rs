@@ -8,7 +8,7 @@
 //! is read in one pass into rmcp's own types and answered by the handler's own methods, the ones rmcp's
 //! dispatch calls (`call_tool`, `ping`), with the result shaped as that dispatch shapes it for the
 //! session's protocol version (a finished call's result written straight from toolgate's own, byte for
-//! byte as rmcp writes it: `result`); on a version that negotiates per request (`FastRequest::negotiate`) a call
+//! byte as rmcp writes it: `result`); on a version that negotiates per request (`FastRequest::answer`) a call
 //! is answered as rmcp's dispatch answers it for that version and anything else goes through that
 //! dispatch itself: one dispatcher, on the task that read the request. A request is taken only when rmcp
 //! would take it the same way; anything else (another method, a `_meta` that does not declare what its
@@ -35,7 +35,6 @@ use crate::tool::TaskSupport;
 
 pub(crate) use self::answer::Answer;
 use self::read::ClientMeta;
-use self::result::Shape;
 use super::call::FromHttp;
 use super::convert::CallAnswer;
 use super::handler::McpHandler;
@@ -53,6 +52,18 @@ pub(crate) struct FastRequest<'r> {
     sends: bool,
     /// A call's snapshot and the tool its name resolved to in it.
     resolved: Option<Resolved<'r>>,
+    /// How its version answers it.
+    era: Era,
+}
+
+/// How a request's protocol version has it answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// A session's version, negotiated once at `initialize` (before 2026-07-28): results carry no type.
+    Session,
+    /// A version that negotiates per request (2026-07-28): what a request's `_meta` declares is checked,
+    /// and a finished result says it is `complete`.
+    PerRequest,
 }
 
 /// What a hot request asks for.
@@ -73,11 +84,14 @@ impl<'r> FastRequest<'r> {
         progress: bool,
         negotiating: Option<&ProtocolVersion>,
     ) -> Option<FastRequest<'r>> {
-        let hot = FastRequest::read(body)?;
+        let mut hot = FastRequest::read(body)?;
         if !hot.declared.admits(negotiating)
             || (!progress && hot.meta.get_progress_token().is_some())
         {
             return None;
+        }
+        if negotiating.is_some() {
+            hot.era = Era::PerRequest;
         }
         Some(hot)
     }
@@ -141,29 +155,48 @@ impl<'r> FastRequest<'r> {
         context
     }
 
-    /// Runs the request through `handler`'s own methods with its `context` and, over HTTP, the request it
-    /// came `from`, as rmcp's dispatch does for a session that negotiated a version before 2026-07-28
-    /// (later ones go through [`negotiate`](Self::negotiate)): `call_tool` (as
-    /// [`McpHandler::answer_call`]) or `ping`, and the result in that version's shape; the answer as JSON
-    /// text. A listing is the tools' JSON made once per snapshot, after the same paging and visibility as
-    /// the handler's `list_tools`, rather than every schema serialized again: a listing of every tool
-    /// shares that text whole, any other copies each tool's part of it.
-    pub(crate) async fn dispatch<H: ServerHandler + Clone>(
+    /// Runs the request through `handler` with its `context` and, over HTTP, the request it came `from`,
+    /// as rmcp's dispatch runs it for the request's era, and answers as that dispatch answers:
+    /// - a call (on a per-request version, one the handler supports, whose `_meta` [`parse`](Self::parse)
+    ///   checked as that dispatch does) goes to `call_tool` (as [`McpHandler::answer_call`]), its result
+    ///   written in the era's shape;
+    /// - in a session, a listing is the tools' JSON made once per snapshot, after the same paging and
+    ///   visibility as the handler's `list_tools`, rather than every schema serialized again (a listing
+    ///   of every tool shares that text whole, any other copies each tool's part of it), and `ping` is
+    ///   the handler's own;
+    /// - anything else on a per-request version goes through that dispatch itself
+    ///   (`Service::handle_request`), with the HTTP request among the context's extensions.
+    ///
+    /// The answer, and on a per-request version its error's code if it is one (the HTTP status follows
+    /// it there; a session's errors are answered with 200, as rmcp answers them).
+    pub(crate) async fn answer<H: ServerHandler + Clone>(
         self,
         handler: &McpHandler<H>,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
         from: Option<FromHttp<'_>>,
-    ) -> Answer {
+    ) -> (Answer, Option<ErrorCode>) {
         let FastRequest {
             id,
             method,
+            declared,
             resolved,
+            era,
             ..
         } = self;
+        let supported = || {
+            declared.version.is_some_and(|version| {
+                ServerHandler::supported_protocol_versions(handler).contains(&version)
+            })
+        };
         let mut out = envelope(&id);
         let mut shared = None;
+        let session = era == Era::Session;
         let answered = match method {
-            Method::List(page) => {
+            Method::Call(params) if session || supported() => handler
+                .answer_call(params, context, from, resolved)
+                .await
+                .map(|answer| write_call(&mut out, answer, era)),
+            Method::List(page) if session => {
                 let caller = from.map_or_else(
                     || Cow::Owned(handler.caller(&context)),
                     |from| Cow::Borrowed(from.caller),
@@ -175,115 +208,59 @@ impl<'r> FastRequest<'r> {
                         None => page.result_json(&mut out),
                     })
             }
-            Method::Call(params) => handler
-                .answer_call(params, context, from, resolved)
-                .await
-                .map(|answer| match answer {
-                    CallAnswer::Done {
-                        result,
-                        structured_output,
-                    } => result::write(&mut out, result, structured_output, Shape::Untyped),
-                    CallAnswer::Response(response) => {
-                        let mut result = ServerResult::from(response);
-                        result.strip_result_type_for_legacy_peer();
-                        result.strip_non_object_output_for_legacy_peer();
-                        write(&mut out, &result);
-                    }
-                }),
-            Method::Ping => handler
+            Method::Ping if session => handler
                 .ping(context)
                 .await
                 .map(|()| write(&mut out, &ServerResult::empty(()))),
+            // A version that negotiates per request, on what the lane does not answer itself.
+            method => {
+                let request = match method {
+                    Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
+                    Method::List(params) => ClientRequest::ListToolsRequest(ListToolsRequest {
+                        params,
+                        ..ListToolsRequest::default()
+                    }),
+                    Method::Ping => ClientRequest::PingRequest(RequestNoParam::default()),
+                };
+                if let Some(from) = from {
+                    context.extensions.insert(from.to_parts());
+                }
+                // Boxed: rmcp's dispatch of every method is a large future, which a call's would
+                // otherwise carry and move.
+                let answered = Box::pin(Service::handle_request(handler, request, context)).await;
+                answered.map(|result| write(&mut out, &result))
+            }
         };
         match (answered, shared) {
-            (Ok(()), Some(listing)) => Answer::around(out, listing),
+            (Ok(()), Some(listing)) => (Answer::around(out, listing), None),
             (Ok(()), None) => {
                 out.push(b'}');
-                out.into()
+                (out.into(), None)
             }
-            (Err(error), _) => error_answer(error, id).into(),
+            (Err(error), _) => {
+                let code = (era == Era::PerRequest).then_some(error.code);
+                (error_answer(error, id).into(), code)
+            }
         }
     }
 }
 
-impl FastRequest<'_> {
-    /// Runs a request of a version that negotiates per request (2026-07-28) as rmcp's own dispatch of
-    /// `handler` runs it (`Service::handle_request`, which checks what its `_meta` declares and shapes
-    /// the result for that version), with its `context`. A call on a version the handler supports, whose
-    /// `_meta` [`parse`](Self::parse) checked as that dispatch does, goes to `answer_call` as that
-    /// dispatch calls it, and its answer is shaped as there ([`typed`]; its errors pass unchanged, as a
-    /// call's do there); anything else goes through that dispatch itself, with the HTTP request it came
-    /// `from` among the context's extensions. The answer as JSON text, and its error's code if it is one.
-    pub(crate) async fn negotiate<H: ServerHandler + Clone>(
-        self,
-        handler: &McpHandler<H>,
-        mut context: RequestContext<RoleServer>,
-        from: Option<FromHttp<'_>>,
-    ) -> (Vec<u8>, Option<ErrorCode>) {
-        let FastRequest {
-            id,
-            method,
-            declared,
-            resolved,
-            ..
-        } = self;
-        let supported = declared.version.is_some_and(|version| {
-            ServerHandler::supported_protocol_versions(handler).contains(&version)
-        });
-        let request = match method {
-            Method::Call(params) if supported => {
-                let answered = handler.answer_call(params, context, from, resolved).await;
-                return answered_or_failed(answered.map(|answer| typed(answer, &id)), id);
-            }
-            Method::Call(params) => ClientRequest::CallToolRequest(Request::new(params)),
-            Method::List(params) => ClientRequest::ListToolsRequest(ListToolsRequest {
-                params,
-                ..ListToolsRequest::default()
-            }),
-            Method::Ping => ClientRequest::PingRequest(RequestNoParam::default()),
-        };
-        if let Some(from) = from {
-            context.extensions.insert(from.to_parts());
-        }
-        // Boxed: rmcp's dispatch of every method is a large future, which a call's would otherwise
-        // carry and move.
-        let answered = Box::pin(Service::handle_request(handler, request, context)).await;
-        let encoded =
-            answered.map(|result| encode(&ServerJsonRpcMessage::response(result, id.clone())));
-        answered_or_failed(encoded, id)
-    }
-}
-
-/// The answer to call `id` on 2026-07-28, as rmcp's dispatch shapes `answer` for that version: a finished
-/// result with its `resultType`, anything else as it is (cache hints are for listings).
-fn typed(answer: CallAnswer, id: &RequestId) -> Vec<u8> {
+/// A call's answer after the envelope in `out`, in the shape rmcp's dispatch gives it for `era`: a
+/// finished result written straight from toolgate's own; anything else (a task, a question) as rmcp's
+/// result, which a session's version gets without the fields it does not know.
+fn write_call(out: &mut Vec<u8>, answer: CallAnswer, era: Era) {
     match answer {
         CallAnswer::Done {
             result,
             structured_output,
-        } => {
-            let mut out = envelope(id);
-            result::write(&mut out, result, structured_output, Shape::Typed);
-            out.push(b'}');
-            out
-        }
-        CallAnswer::Response(response) => encode(&ServerJsonRpcMessage::response(
-            ServerResult::from(response),
-            id.clone(),
-        )),
-    }
-}
-
-/// The answer, or the error answer to request `id` with its code.
-fn answered_or_failed(
-    answered: Result<Vec<u8>, ErrorData>,
-    id: RequestId,
-) -> (Vec<u8>, Option<ErrorCode>) {
-    match answered {
-        Ok(answer) => (answer, None),
-        Err(error) => {
-            let code = error.code;
-            (error_answer(error, id), Some(code))
+        } => result::write(out, result, structured_output, era),
+        CallAnswer::Response(response) => {
+            let mut result = ServerResult::from(response);
+            if era == Era::Session {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
+            write(out, &result);
         }
     }
 }

@@ -17,7 +17,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{FastRequest, Method};
+use super::{Era, FastRequest, Method};
 
 /// The `_meta` key of the protocol version a request names.
 const VERSION: &str = RequestMetaObject::DRAFT_REQUIRED_KEYS[0];
@@ -295,6 +295,7 @@ impl FastRequest<'_> {
             method,
             sends: false,
             resolved: None,
+            era: Era::Session,
         })
     }
 }

@@ -8,19 +8,11 @@ use crate::output::result::structured_text;
 use crate::output::{Content, ToolResult};
 
 use super::super::convert;
-
-/// How a result is shaped for the protocol version of the request it answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    /// The versions with sessions, before 2026-07-28: no `resultType`.
-    Untyped,
-    /// 2026-07-28, which negotiates per request: `"resultType":"complete"` first.
-    Typed,
-}
+use super::Era;
 
 /// What `convert::call_result(Outcome::Done(result), structured_output)` answers, as JSON after the
-/// envelope in `out`, in the `shape` rmcp writes for the request's version.
-pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, shape: Shape) {
+/// envelope in `out`, in the shape rmcp writes for the request's `era`.
+pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bool, era: Era) {
     let ToolResult {
         content,
         structured,
@@ -28,9 +20,9 @@ pub(super) fn write(out: &mut Vec<u8>, result: ToolResult, structured_output: bo
         ..
     } = result;
     let text = structured_text(structured.as_ref(), &content);
-    let start: &[u8] = match shape {
-        Shape::Typed => br#"{"resultType":"complete","content":["#,
-        Shape::Untyped => br#"{"content":["#,
+    let start: &[u8] = match era {
+        Era::PerRequest => br#"{"resultType":"complete","content":["#,
+        Era::Session => br#"{"content":["#,
     };
     out.extend_from_slice(start);
     let mut first = true;
@@ -139,15 +131,15 @@ mod tests {
 
     /// What rmcp writes for the same answer to a peer on 2026-07-28 (typed) or a version before it, as
     /// its dispatch shapes the result for each.
-    fn as_rmcp_writes(result: ToolResult, structured_output: bool, shape: Shape) -> String {
+    fn as_rmcp_writes(result: ToolResult, structured_output: bool, era: Era) -> String {
         let answer = CallAnswer::Done {
             result,
             structured_output,
         };
         let mut result = ServerResult::from(answer.into_response());
-        match shape {
-            Shape::Typed => result.fill_missing_cache_hints(),
-            Shape::Untyped => {
+        match era {
+            Era::PerRequest => result.fill_missing_cache_hints(),
+            Era::Session => {
                 result.strip_result_type_for_legacy_peer();
                 result.strip_non_object_output_for_legacy_peer();
             }
@@ -155,9 +147,9 @@ mod tests {
         serde_json::to_string(&result).unwrap()
     }
 
-    fn as_written(result: ToolResult, structured_output: bool, shape: Shape) -> String {
+    fn as_written(result: ToolResult, structured_output: bool, era: Era) -> String {
         let mut out = Vec::new();
-        write(&mut out, result, structured_output, shape);
+        write(&mut out, result, structured_output, era);
         String::from_utf8(out).unwrap()
     }
 
@@ -195,12 +187,12 @@ mod tests {
             (ToolResult::success(Vec::new()), true),
             (ToolResult::text(awkward), true),
         ];
-        for ((result, structured_output), shape) in cases
+        for ((result, structured_output), era) in cases
             .into_iter()
-            .flat_map(|case| [(case.clone(), Shape::Untyped), (case, Shape::Typed)])
+            .flat_map(|case| [(case.clone(), Era::Session), (case, Era::PerRequest)])
         {
-            let expected = as_rmcp_writes(result.clone(), structured_output, shape);
-            assert_eq!(as_written(result, structured_output, shape), expected);
+            let expected = as_rmcp_writes(result.clone(), structured_output, era);
+            assert_eq!(as_written(result, structured_output, era), expected);
         }
     }
 

@@ -156,11 +156,7 @@ where
                         let ct = context.ct.clone();
                         let (handler, answer_id) = (&handler, id.clone());
                         slot.set(Some(async move {
-                            let answer = if inline {
-                                hot.negotiate(handler, context, None).await.0.into()
-                            } else {
-                                hot.dispatch(handler, context, None).await
-                            };
+                            let (answer, _) = hot.answer(handler, context, None).await;
                             (answer_id, answer)
                         }));
                         match slot.as_mut().as_pin_mut().and_then(FutureExt::now_or_never) {
