@@ -176,10 +176,12 @@ fn taken<'r>(
     registry: &'r Registry,
     takes: impl FnOnce(&Snapshot, bool) -> bool,
 ) -> Result<FastRequest<'r>, Declined> {
-    match parsed.map(|hot| hot.resolve(registry, takes)) {
-        Some(Ok(hot)) => Ok(hot),
-        Some(Err((_, handover))) => Err(Declined(body, Some(handover))),
-        None => Err(Declined(body, None)),
+    let Some(mut hot) = parsed else {
+        return Err(Declined(body, None));
+    };
+    match hot.resolve(registry, takes) {
+        Ok(()) => Ok(hot),
+        Err(handover) => Err(Declined(body, Some(handover))),
     }
 }
 

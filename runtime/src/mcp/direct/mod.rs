@@ -99,24 +99,24 @@ impl<'r> FastRequest<'r> {
     /// Looks a call's tool up in `registry`, once for the call, after the resolution hooks: the request
     /// when the lane serves it (a tool that only reads, or none at all, which is refused, and that `takes`
     /// judges the lane may run, given the snapshot and whether the call may send the client anything);
-    /// else the request's id and the lookup, which goes with the request to rmcp's dispatch so that the
-    /// call runs on it.
+    /// else the lookup, which goes with the request to rmcp's dispatch so that the call runs on it. In
+    /// place: a request is large, and is not moved for it.
     pub(crate) fn resolve(
-        mut self,
+        &mut self,
         registry: &'r Registry,
         takes: impl FnOnce(&Snapshot, bool) -> bool,
-    ) -> Result<FastRequest<'r>, (RequestId, Handover)> {
+    ) -> Result<(), Handover> {
         let Method::Call(call) = &self.method else {
-            return Ok(self);
+            return Ok(());
         };
         let resolved = registry.resolved(&call.name);
         match Kind::of(&resolved.snapshot, resolved.tool) {
             Kind::Reads { sends } if takes(&resolved.snapshot, sends) => {
                 self.sends = sends;
                 self.resolved = Some(resolved);
-                Ok(self)
+                Ok(())
             }
-            _ => Err((self.id, resolved.handed_over(&call.name))),
+            _ => Err(resolved.handed_over(&call.name)),
         }
     }
 

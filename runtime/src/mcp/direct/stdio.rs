@@ -139,14 +139,13 @@ where
                     }
                     _ => (None, false),
                 };
-                let hot = match parsed.map(|hot| hot.resolve(registry, |_, sends| !(inline && sends))) {
-                    Some(Ok(hot)) => Some(hot),
-                    Some(Err((id, handover))) => {
-                        handovers.push(id, handover);
-                        None
-                    }
-                    None => None,
-                };
+                let mut hot = parsed;
+                if let Some(request) = &mut hot
+                    && let Err(handover) = request.resolve(registry, |_, sends| !(inline && sends))
+                {
+                    handovers.push(request.id().clone(), handover);
+                    hot = None;
+                }
                 match (hot, &peer) {
                     (Some(mut hot), Some(peer)) => {
                         line.clear();
