@@ -1,7 +1,7 @@
 //! Names a client chooses (A-B1, A-W8, A-W4's chain): one identifier type at every door, one escaping in
 //! everything the operator reads, and the audit's rows bounded and kept for a retention.
 
-use toolgate::http::{AuthFuture, Authenticator};
+use toolgate::http::{AuthFuture, Authenticator, Refusal};
 
 use super::*;
 
@@ -150,14 +150,18 @@ struct FromHeader;
 impl Authenticator for FromHeader {
     fn authenticate<'a>(&'a self, request: &'a http::request::Parts) -> AuthFuture<'a> {
         Box::pin(async move {
-            let token = request.headers.get("authorization")?.to_str().ok()?;
-            let id = match token.strip_prefix("Bearer ")? {
+            let header = request
+                .headers
+                .get("authorization")
+                .ok_or(Refusal::Missing)?;
+            let token = header.to_str().ok().and_then(|h| h.strip_prefix("Bearer "));
+            let id = match token.ok_or(Refusal::Invalid("not a bearer token".into()))? {
                 "long" => "x".repeat(500),
                 "bidi" => "vera\u{202e}elpmaxe".to_owned(),
                 "chained" => "max < vera".to_owned(),
                 other => other.to_owned(),
             };
-            Some(Caller::new(id).with_abilities(["orders.view"]))
+            Ok(Caller::new(id).with_abilities(["orders.view"]))
         })
     }
 }

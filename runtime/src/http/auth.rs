@@ -11,31 +11,34 @@ use http::request::Parts;
 use crate::caller::Caller;
 use crate::registry::{DELEGATION_PREFIX, Registry};
 
-/// The future an [`Authenticator`] returns.
+use super::challenge::Refusal;
+
+/// The future an [`Authenticator`] returns: the caller, or why there is none.
 ///
 /// ```
-/// use toolgate::Caller;
-/// use toolgate::http::AuthFuture;
+/// use toolgate::http::{AuthFuture, Refusal};
 ///
 /// fn nobody<'a>() -> AuthFuture<'a> {
-///     Box::pin(async { None::<Caller> })
+///     Box::pin(async { Err(Refusal::Missing) })
 /// }
 /// ```
-pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + 'a>>;
+pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Caller, Refusal>> + Send + 'a>>;
 
 /// Maps an HTTP request (its headers, typically a bearer token) to the caller it acts for.
 ///
-/// `None` means the request is not authenticated: it gets `401 Unauthorized` and runs nothing. So does a
-/// caller whose id, role or profile is not an [`Ident`](crate::text::Ident), as when an id is taken from a
-/// header or a token's claim that the client chose. Over stdio there is no request; the server serves its
-/// configured default caller.
+/// A [`Refusal`] says why a request is not let through, and the answer's challenge says it to the
+/// client (RFC 6750): `401` without credentials or with ones that are not valid, `403` with valid ones
+/// that lack a scope. Nothing runs. A caller whose id, role or profile is not an
+/// [`Ident`](crate::text::Ident), as when an id is taken from a header or a token's claim that the client
+/// chose, is refused as not valid. Over stdio there is no request; the server serves its configured
+/// default caller.
 ///
 /// An API key in a header of its own, looked up per request (in a database, typically):
 ///
 /// ```
 /// use http::request::Parts;
 /// use tower_service::Service;
-/// use toolgate::http::{AuthFuture, Authenticator, HttpServer};
+/// use toolgate::http::{AuthFuture, Authenticator, HttpServer, Refusal};
 /// use toolgate::mcp::McpServer;
 /// use toolgate::{Caller, Registry};
 /// use toolgate::param::CancellationToken;
@@ -45,8 +48,11 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Option<Caller>> + Send + '
 /// impl Authenticator for ApiKeys {
 ///     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
 ///         Box::pin(async move {
-///             let key = request.headers.get("x-api-key")?.to_str().ok()?;
-///             (key == "k-123").then(|| Caller::new("svc-reports").with_abilities(["reports.read"]))
+///             let key = request.headers.get("x-api-key").ok_or(Refusal::Missing)?;
+///             match key.to_str() {
+///                 Ok("k-123") => Ok(Caller::new("svc-reports").with_abilities(["reports.read"])),
+///                 _ => Err(Refusal::Invalid("unknown API key".into())),
+///             }
 ///         })
 ///     }
 /// }
@@ -99,8 +105,12 @@ impl BearerTokens {
         self
     }
 
-    fn caller(&self, request: &Parts) -> Option<Caller> {
-        self.0.get(bearer(request)?).cloned()
+    fn caller(&self, request: &Parts) -> Result<Caller, Refusal> {
+        let token = bearer(request).ok_or(Refusal::Missing)?;
+        self.0
+            .get(token)
+            .cloned()
+            .ok_or_else(|| Refusal::Invalid("the token is not one this server accepts".into()))
     }
 }
 
@@ -125,29 +135,36 @@ pub(super) struct Credentials {
     pub(super) default_caller: Caller,
     /// Accepts delegation tokens sealed under this registry's keys.
     pub(super) delegations: Option<Registry>,
+    /// Where this resource's metadata is, for every challenge, when the server is an OAuth resource
+    /// server.
+    pub(super) resource: Option<Arc<str>>,
 }
 
 impl Credentials {
-    /// The caller of a request, or why it has none (for its 401).
-    pub(super) async fn caller(&self, request: &Parts) -> Result<Caller, String> {
+    /// The caller of a request, or why it has none (for its challenge).
+    pub(super) async fn caller(&self, request: &Parts) -> Result<Caller, Refusal> {
         let token = bearer(request).filter(|token| token.starts_with(DELEGATION_PREFIX));
         if let (Some(registry), Some(token)) = (&self.delegations, token) {
             return registry
                 .open_delegation(token)
-                .map_err(|error| error.message().to_owned());
+                .map_err(|error| Refusal::Invalid(error.message().to_owned()));
         }
         let Some(authenticator) = &self.authenticator else {
             return Ok(self.default_caller.clone());
         };
-        let caller = authenticator
-            .authenticate(request)
-            .await
-            .ok_or_else(|| "missing or invalid credentials".to_owned())?;
+        let caller = authenticator.authenticate(request).await?;
         // The names may come from the request (a header, a token's claim): checked like any other.
         caller.check_names().map_err(|problem| {
-            format!("the credentials name a caller this server does not accept: {problem}")
+            Refusal::Invalid(format!(
+                "the credentials name a caller this server does not accept: {problem}"
+            ))
         })?;
         Ok(caller)
+    }
+
+    /// The answer that refuses a request for `refusal`, with its challenge.
+    pub(super) fn refused(&self, refusal: &Refusal) -> axum::response::Response {
+        refusal.answer(self.resource.as_deref())
     }
 }
 
@@ -225,7 +242,8 @@ impl Guard {
                 "a write must carry its body as `Content-Type: application/json`; nothing was changed",
             ));
         }
-        self.credentials.caller(request).await.map_err(unauthorized)
+        let caller = self.credentials.caller(request).await;
+        caller.map_err(|refusal| self.credentials.refused(&refusal))
     }
 
     /// Whether the request is to a host this server answers for.
@@ -297,13 +315,6 @@ fn host_name(host: &str) -> &str {
         }
         _ => host,
     }
-}
-
-/// The answer to a request without a caller.
-pub(super) fn unauthorized(reason: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let challenge = [(http::header::WWW_AUTHENTICATE, "Bearer")];
-    (http::StatusCode::UNAUTHORIZED, challenge, reason).into_response()
 }
 
 impl Authenticator for BearerTokens {

@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 
 use crate::mcp::{BoundSession, FromHttp, McpHandler, Opening};
 
-use super::auth::{Credentials, unauthorized};
+use super::auth::Credentials;
 use super::body::{Paced, Unread, whole};
 use super::connections::{ResponseFuture, Routes};
 use super::fast::{Declined, Direct};
@@ -173,7 +173,7 @@ where
             let (mut parts, body) = request.into_parts();
             let caller = match gate.credentials.caller(&parts).await {
                 Ok(caller) => caller,
-                Err(reason) => return Ok(unauthorized(reason)),
+                Err(refusal) => return Ok(gate.credentials.refused(&refusal)),
             };
             // The caller of a request that may open a session, to bind the session to, and where the
             // session's handler leaves itself when it answers the `initialize`.

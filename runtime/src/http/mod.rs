@@ -44,12 +44,14 @@
 mod answers;
 mod auth;
 mod body;
+mod challenge;
 mod connections;
 mod delegations;
 mod fast;
 mod gate;
 mod options;
 mod repoll;
+mod resource;
 mod sessions;
 
 use std::future::Future;
@@ -69,7 +71,9 @@ pub(crate) use answers::{json_response, problem, problem_with};
 #[cfg(admin)]
 pub(crate) use auth::foreign_host;
 pub use auth::{AuthFuture, Authenticator, BearerTokens, Guard};
+pub use challenge::Refusal;
 pub use options::HttpOptions;
+pub use resource::ProtectedResource;
 
 use auth::{Credentials, Hosts};
 use connections::Routes;
@@ -173,6 +177,8 @@ pub struct HttpServer<H = ToolsOnly> {
     authenticator: Option<Arc<dyn Authenticator>>,
     /// Accept delegation tokens, and hand them out at `/delegations`.
     delegations: bool,
+    /// This server as an OAuth resource server: its metadata, named in every challenge.
+    resource: Option<ProtectedResource>,
     mounts: Vec<Box<dyn Mount>>,
     routes: Router,
 }
@@ -183,6 +189,10 @@ impl<H> std::fmt::Debug for HttpServer<H> {
             .field("options", &self.options)
             .field("authenticates", &self.authenticator.is_some())
             .field("delegations", &self.delegations)
+            .field(
+                "resource",
+                &self.resource.as_ref().map(ProtectedResource::resource),
+            )
             .field("mounts", &self.mounts.len())
             .finish_non_exhaustive()
     }
@@ -196,6 +206,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             options: HttpOptions::default(),
             authenticator: None,
             delegations: false,
+            resource: None,
             mounts: Vec::new(),
             routes: Router::new(),
         }
@@ -268,6 +279,28 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
         self
     }
 
+    /// Serves as an OAuth 2.1 protected resource: `resource`'s metadata at both well-known paths, and
+    /// its address in every `401` and `403` challenge, so that a client that meets one can find where
+    /// to sign in. The [`authenticator`](Self::authenticator) validates the tokens those authorization
+    /// servers issue.
+    ///
+    /// ```
+    /// use toolgate::http::{HttpServer, ProtectedResource};
+    /// use toolgate::mcp::McpServer;
+    ///
+    /// let resource = ProtectedResource::new("https://tools.example.com/mcp")?
+    ///     .authorization_server("https://login.example.com");
+    /// let server = HttpServer::new(McpServer::new(toolgate::Registry::builder().build().unwrap()))
+    ///     .protected_resource(resource);
+    /// # let _ = server;
+    /// # Ok::<(), String>(())
+    /// ```
+    #[must_use]
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        self.resource = Some(resource);
+        self
+    }
+
     /// Serves `routes` beside MCP behind the same gate: each request is admitted by the same
     /// authenticator and `Host` and `Origin` checks before it reaches them.
     #[must_use]
@@ -322,6 +355,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             authenticator: self.authenticator.clone(),
             default_caller: self.mcp.caller_by_default().clone(),
             delegations: self.delegations.then(|| registry.clone()),
+            resource: self.resource.as_ref().map(|r| Arc::from(r.metadata_url())),
         };
         let gate = Arc::new(Gate {
             credentials: credentials.clone(),
@@ -357,6 +391,9 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
         }
         // The app's routes first: a fallback of its own is kept, and otherwise the mounted routes' (the
         // admin API's 404s carry its security headers).
+        if let Some(resource) = &self.resource {
+            routes.router = routes.router.merge(resource.router());
+        }
         routes.router = self.routes.merge(routes.router);
         routes
     }
