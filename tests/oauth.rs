@@ -196,3 +196,66 @@ async fn a_server_of_static_tokens_alone_serves_no_metadata_and_names_none() {
     );
     assert_eq!(ping(&url, Some("viewer-token")).await.0, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_at_an_allowed_origin_reads_the_challenge_and_one_elsewhere_reads_nothing() {
+    let url = serve(
+        HttpServer::new(mcp())
+            .authenticator(Scoped)
+            .protected_resource(resource()),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let local = "http://localhost:6274"; // the Inspector's page: a loopback origin, allowed by default
+    let preflight = client
+        .request(reqwest::Method::OPTIONS, format!("{url}/mcp"))
+        .header("origin", local)
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "authorization, content-type, mcp-param-region",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204, "answered before authentication");
+    assert_eq!(preflight.headers()["access-control-allow-origin"], local);
+    assert_eq!(
+        preflight.headers()["access-control-allow-headers"],
+        "authorization, content-type, mcp-param-region"
+    );
+    let challenged = client
+        .post(format!("{url}/mcp"))
+        .header("origin", local)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(challenged.status(), 401);
+    assert_eq!(challenged.headers()["access-control-allow-origin"], local);
+    assert!(
+        challenged.headers()["access-control-expose-headers"]
+            .to_str()
+            .unwrap()
+            .contains("www-authenticate"),
+        "the browser may read where to sign in"
+    );
+    for method in [reqwest::Method::OPTIONS, reqwest::Method::POST] {
+        let foreign = client
+            .request(method.clone(), format!("{url}/mcp"))
+            .header("origin", "https://attacker.example")
+            .header("access-control-request-method", "POST")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            foreign
+                .headers()
+                .get("access-control-allow-origin")
+                .is_none(),
+            "{method}: {:?}",
+            foreign.headers()
+        );
+    }
+}

@@ -262,12 +262,24 @@ impl Guard {
 }
 
 impl Hosts {
-    /// Whether the request comes from no browser (no `Origin`), or from an origin the server allows:
-    /// one written in full, or one whose pattern ends in `:*` (any port).
+    /// Whether the request comes from no browser (no `Origin`), or from an origin the server allows.
     fn allows_origin(&self, request: &Parts) -> bool {
-        let Some(origin) = request.headers.get(http::header::ORIGIN) else {
-            return true;
-        };
+        request
+            .headers
+            .get(http::header::ORIGIN)
+            .is_none_or(|origin| self.allows(origin))
+    }
+
+    /// The `Origin` of a browser's request, when the server allows it: a browser may then read the
+    /// answer (CORS).
+    pub(super) fn browser_origin(&self, headers: &http::HeaderMap) -> Option<http::HeaderValue> {
+        let origin = headers.get(http::header::ORIGIN)?;
+        self.allows(origin).then(|| origin.clone())
+    }
+
+    /// Whether `origin` is one the server allows: written in full, or matching a pattern that ends in
+    /// `:*` (any port).
+    fn allows(&self, origin: &http::HeaderValue) -> bool {
         let Ok(origin) = origin.to_str() else {
             return false;
         };

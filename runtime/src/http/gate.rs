@@ -14,6 +14,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use http::header::ACCESS_CONTROL_REQUEST_HEADERS;
 use http::{Method, StatusCode};
 use http_body::{Frame, SizeHint};
 use rmcp::ServerHandler;
@@ -23,9 +24,10 @@ use tokio::sync::Notify;
 
 use crate::mcp::{BoundSession, FromHttp, McpHandler, Opening};
 
-use super::auth::Credentials;
+use super::auth::{Credentials, Hosts};
 use super::body::{Paced, Unread, whole};
 use super::connections::{ResponseFuture, Routes};
+use super::cors;
 use super::fast::{Declined, Direct};
 use super::sessions::{BoundSessions, Unbound};
 
@@ -106,6 +108,8 @@ pub(super) struct Gate<H> {
     pub(super) sessions: Option<Arc<BoundSessions<McpHandler<H>>>>,
     /// How long a request body may pause.
     pub(super) idle: Duration,
+    /// The browser origins whose requests may read the answers.
+    pub(super) hosts: Hosts,
 }
 
 /// The answer to a request for a session that does not exist, or is not the caller's: the same as
@@ -169,7 +173,22 @@ where
         let inner = Arc::clone(&self.inner);
         let gate = Arc::clone(&self.gate);
         let direct = self.direct.clone();
-        Box::pin(async move {
+        // A browser's request from an allowed origin: its preflight is answered before anything else
+        // (it carries no credentials), and every answer, a challenge included, is readable to it.
+        let origin = gate.hosts.browser_origin(request.headers());
+        if let Some(origin) = &origin
+            && request.method() == Method::OPTIONS
+        {
+            let asked = request
+                .headers()
+                .get(ACCESS_CONTROL_REQUEST_HEADERS)
+                .cloned();
+            return Box::pin(std::future::ready(Ok(cors::preflight(
+                origin.clone(),
+                asked,
+            ))));
+        }
+        let answered = async move {
             let (mut parts, body) = request.into_parts();
             let caller = match gate.credentials.caller(&parts).await {
                 Ok(caller) => caller,
@@ -254,7 +273,15 @@ where
                 return Ok((StatusCode::TOO_MANY_REQUESTS, message).into_response());
             }
             Ok(tracked(response, open))
-        })
+        };
+        match origin {
+            None => Box::pin(answered),
+            Some(origin) => Box::pin(async move {
+                answered
+                    .await
+                    .map(|response| cors::readable(response, origin))
+            }),
+        }
     }
 }
 

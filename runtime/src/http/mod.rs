@@ -46,6 +46,7 @@ mod auth;
 mod body;
 mod challenge;
 mod connections;
+mod cors;
 mod delegations;
 mod fast;
 mod gate;
@@ -357,11 +358,16 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             delegations: self.delegations.then(|| registry.clone()),
             resource: self.resource.as_ref().map(|r| Arc::from(r.metadata_url())),
         };
+        let hosts = Hosts {
+            hosts: options.allowed_hosts.clone(),
+            origins: options.origins(),
+        };
         let gate = Arc::new(Gate {
             credentials: credentials.clone(),
             responses: Arc::clone(responses),
             sessions: sessions.clone(),
             idle: options.limits.idle,
+            hosts: hosts.clone(),
         });
         let path = options.path.as_str();
         let mut routes = match sessions {
@@ -375,13 +381,7 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             ),
             Some(manager) => route(path, gate, factory, manager, config, direct),
         };
-        let guard = Guard::new(
-            credentials,
-            Hosts {
-                hosts: options.allowed_hosts.clone(),
-                origins: options.origins(),
-            },
-        );
+        let guard = Guard::new(credentials, hosts);
         if self.delegations {
             routes.router = routes.router.merge(delegations::router(guard.clone()));
         }
