@@ -12,6 +12,7 @@ use http::{HeaderValue, StatusCode, header};
 /// assert_eq!(Refusal::Missing.status(), 401);
 /// assert_eq!(Refusal::Invalid("expired".into()).status(), 401);
 /// assert_eq!(Refusal::InsufficientScope(vec!["orders:write".into()]).status(), 403);
+/// assert_eq!(Refusal::Unavailable("the issuer's keys are out of reach".into()).status(), 503);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -25,6 +26,10 @@ pub enum Refusal {
     /// Its credentials are valid but lack these scopes, every one the request needs (`403`,
     /// `error="insufficient_scope"` with `scope`), so that the client asks for all of them at once.
     InsufficientScope(Vec<String>),
+    /// Its credentials cannot be checked now, as when the issuer's keys are out of reach and none are
+    /// kept (`503` with `Retry-After`, and no challenge: signing in again would not help). Never an
+    /// accept.
+    Unavailable(String),
 }
 
 impl Refusal {
@@ -37,6 +42,7 @@ impl Refusal {
         match self {
             Refusal::InsufficientScope(_) => StatusCode::FORBIDDEN,
             Refusal::Missing | Refusal::Invalid(_) => StatusCode::UNAUTHORIZED,
+            Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -51,6 +57,9 @@ impl Refusal {
                 "the credentials lack the scopes this request needs: {}",
                 scopes.join(" ")
             ),
+            Refusal::Unavailable(reason) => {
+                format!("the credentials cannot be checked now: {reason}; try again shortly")
+            }
         }
     }
 
@@ -59,7 +68,7 @@ impl Refusal {
     fn challenge(&self, resource_metadata: Option<&str>) -> HeaderValue {
         let mut params = Vec::new();
         match self {
-            Refusal::Missing => {}
+            Refusal::Missing | Refusal::Unavailable(_) => {}
             Refusal::Invalid(reason) => {
                 params.push(("error", "invalid_token".to_owned()));
                 params.push(("error_description", reason.clone()));
@@ -85,6 +94,10 @@ impl Refusal {
 
     /// The answer that refuses the request: its status, its challenge, and the reason as text.
     pub(super) fn answer(&self, resource_metadata: Option<&str>) -> Response {
+        if let Refusal::Unavailable(_) = self {
+            let retry = [(header::RETRY_AFTER, HeaderValue::from_static("5"))];
+            return (self.status_code(), retry, self.reason()).into_response();
+        }
         let challenge = [(header::WWW_AUTHENTICATE, self.challenge(resource_metadata))];
         (self.status_code(), challenge, self.reason()).into_response()
     }
