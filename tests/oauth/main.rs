@@ -3,6 +3,11 @@
 //! saying what the client should do next, with where that metadata is.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
+mod jwt;
+#[path = "../support/real_clients.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod real_clients;
+
 use http::request::Parts;
 use serde_json::{Value, json};
 use toolgate::http::{

@@ -14,12 +14,18 @@ pub(crate) fn installed(needed: &[&str]) -> Option<PathBuf> {
         .or_else(|| {
             std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/toolgate-ci"))
         })?;
-    if needed.iter().all(|path| dir.join(path).exists()) {
+    let absent: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|path| !dir.join(path).exists())
+        .collect();
+    if absent.is_empty() {
         return Some(dir);
     }
     missing(&format!(
-        "the real MCP clients are not installed in {}",
-        dir.display()
+        "the real clients and servers are not installed in {} (no {})",
+        dir.display(),
+        absent.join(", ")
     ));
     None
 }

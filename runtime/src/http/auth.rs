@@ -115,7 +115,7 @@ impl BearerTokens {
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
-fn bearer(request: &Parts) -> Option<&str> {
+pub(super) fn bearer(request: &Parts) -> Option<&str> {
     let header = request
         .headers
         .get(http::header::AUTHORIZATION)?

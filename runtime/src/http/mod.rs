@@ -50,6 +50,8 @@ mod cors;
 mod delegations;
 mod fast;
 mod gate;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod options;
 mod repoll;
 mod resource;
@@ -73,6 +75,8 @@ pub(crate) use answers::{json_response, problem, problem_with};
 pub(crate) use auth::foreign_host;
 pub use auth::{AuthFuture, Authenticator, BearerTokens, Guard};
 pub use challenge::Refusal;
+#[cfg(feature = "oauth")]
+pub use oauth::{JwtVerifier, ScopeMap};
 pub use options::HttpOptions;
 pub use resource::ProtectedResource;
 

@@ -111,6 +111,11 @@ impl ProtectedResource {
         &self.resource
     }
 
+    /// The issuers whose tokens this resource accepts.
+    pub(super) fn authorization_servers(&self) -> &[String] {
+        &self.authorization_servers
+    }
+
     /// Where the metadata is, as challenges name it: the well-known path followed by the endpoint's.
     pub fn metadata_url(&self) -> String {
         format!("{}{WELL_KNOWN}{}", self.origin, self.path)

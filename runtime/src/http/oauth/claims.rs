@@ -1,0 +1,207 @@
+//! What a token says of its holder, and the caller it makes: `sub` the id, a role label from a claim
+//! the server names, and abilities from the token's scopes and roles through a [`ScopeMap`].
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::caller::Caller;
+
+/// What each scope and each role a token carries grants: the abilities of the server's tools. A scope
+/// or role the map does not know grants nothing, and a server without a map grants no ability at all:
+/// a signed-in caller then runs public tools only.
+///
+/// ```
+/// use toolgate::http::ScopeMap;
+///
+/// let grants = ScopeMap::new()
+///     .scope("orders:read", ["orders.view"])
+///     .scope("orders:write", ["orders.view", "orders.manage"])
+///     .role("manager", ["orders.manage", "refunds.issue"]);
+/// # let _ = grants;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ScopeMap {
+    scopes: HashMap<String, Vec<String>>,
+    roles: HashMap<String, Vec<String>>,
+}
+
+impl ScopeMap {
+    /// A map that grants nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A token with `scope` holds `abilities`.
+    #[must_use]
+    pub fn scope<I, S>(mut self, scope: impl Into<String>, abilities: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let granted = self.scopes.entry(scope.into()).or_default();
+        granted.extend(abilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// A token whose role claim names `role` holds `abilities`.
+    #[must_use]
+    pub fn role<I, S>(mut self, role: impl Into<String>, abilities: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let granted = self.roles.entry(role.into()).or_default();
+        granted.extend(abilities.into_iter().map(Into::into));
+        self
+    }
+
+    /// The abilities `scopes` and `roles` grant.
+    fn abilities<'a>(&'a self, scopes: &[&str], roles: &[&str]) -> BTreeSet<&'a str> {
+        let scoped = scopes.iter().filter_map(|scope| self.scopes.get(*scope));
+        let roled = roles.iter().filter_map(|role| self.roles.get(*role));
+        scoped.chain(roled).flatten().map(String::as_str).collect()
+    }
+}
+
+/// The claims of an access token this server reads; the signature and the registered claims' times and
+/// issuer are checked before.
+#[derive(Deserialize)]
+pub(super) struct Claims {
+    #[serde(default)]
+    sub: Option<String>,
+    pub(super) exp: u64,
+    #[serde(default, deserialize_with = "one_or_many")]
+    aud: Vec<String>,
+    /// RFC 8707's resource, which some servers put in a claim of its own when `aud` names the client.
+    #[serde(default, deserialize_with = "one_or_many")]
+    resource: Vec<String>,
+    /// Space-separated (RFC 9068, RFC 8693).
+    #[serde(default)]
+    scope: Option<String>,
+    /// A list, or a space-separated string (Entra ID, Okta).
+    #[serde(default, deserialize_with = "one_or_many")]
+    scp: Vec<String>,
+    /// The rest, where a configured role claim is looked for.
+    #[serde(flatten)]
+    other: serde_json::Map<String, Value>,
+}
+
+impl Claims {
+    /// Whether the token is for `resource`: its `aud` names it or one of `audiences`, or its `resource`
+    /// claim names it.
+    pub(super) fn is_for(&self, resource: &str, audiences: &[String]) -> bool {
+        self.aud
+            .iter()
+            .any(|aud| aud == resource || audiences.contains(aud))
+            || self.resource.iter().any(|named| named == resource)
+    }
+
+    /// The caller the token makes, through `grants`, its role label and roles read from the claim at
+    /// `role_claim` (a dotted path, as `realm_access.roles`).
+    pub(super) fn caller(
+        self,
+        grants: &ScopeMap,
+        role_claim: Option<&str>,
+    ) -> Result<Caller, String> {
+        let sub = self
+            .sub
+            .filter(|sub| !sub.is_empty())
+            .ok_or("the token names no subject (`sub`)")?;
+        let scopes: Vec<&str> = (self.scope.iter().flat_map(|scope| scope.split_whitespace()))
+            .chain(self.scp.iter().flat_map(|scp| scp.split_whitespace()))
+            .collect();
+        let roles: Vec<&str> = match role_claim.and_then(|path| at_path(&self.other, path)) {
+            Some(Value::String(role)) => vec![role.as_str()],
+            Some(Value::Array(roles)) => roles.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let mut caller = Caller::new(sub).with_abilities(grants.abilities(&scopes, &roles));
+        if let Some(role) = roles.first() {
+            caller = caller.with_role(*role);
+        }
+        Ok(caller)
+    }
+}
+
+/// The value at a dotted `path` in `claims`.
+fn at_path<'a>(claims: &'a serde_json::Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut names = path.split('.');
+    let first = claims.get(names.next()?)?;
+    names.try_fold(first, |value, name| value.get(name))
+}
+
+/// A claim that is one string or a list of them (`aud`, RFC 7519 §4.1.3), or a space-separated string.
+fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claims(value: Value) -> Claims {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn scopes_and_roles_grant_through_the_map_and_nothing_else() {
+        let grants = ScopeMap::new()
+            .scope("orders:read", ["orders.view"])
+            .role("manager", ["orders.manage"]);
+        let token = claims(json!({
+            "sub": "rita", "exp": 1, "scope": "orders:read unknown:scope",
+            "realm_access": {"roles": ["manager", "auditor"]},
+        }));
+        let rita = token.caller(&grants, Some("realm_access.roles")).unwrap();
+        assert_eq!(rita.id(), "rita");
+        assert_eq!(rita.role(), Some("manager"));
+        assert_eq!(
+            rita.abilities().collect::<Vec<_>>(),
+            ["orders.manage", "orders.view"]
+        );
+
+        let listed = claims(json!({"sub": "sam", "exp": 1, "scp": ["orders:read"]}));
+        assert!(listed.caller(&grants, None).unwrap().has("orders.view"));
+        let nobody = claims(json!({"exp": 1, "scope": "orders:read"}));
+        assert!(nobody.caller(&grants, None).is_err(), "no subject");
+        let unmapped = claims(json!({"sub": "sam", "exp": 1, "scope": "orders:read"}));
+        assert_eq!(
+            unmapped
+                .caller(&ScopeMap::new(), None)
+                .unwrap()
+                .abilities()
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_token_is_for_this_resource_by_its_audience_or_its_resource_claim() {
+        let resource = "https://tools.example/mcp";
+        let provider = ["api://tools".to_owned()];
+        assert!(claims(json!({"exp": 1, "aud": resource})).is_for(resource, &[]));
+        assert!(claims(json!({"exp": 1, "aud": ["client-1", resource]})).is_for(resource, &[]));
+        assert!(
+            claims(json!({"exp": 1, "aud": "client-1", "resource": resource}))
+                .is_for(resource, &[])
+        );
+        assert!(claims(json!({"exp": 1, "aud": "api://tools"})).is_for(resource, &provider));
+        assert!(
+            !claims(json!({"exp": 1, "aud": "https://other.example/mcp"}))
+                .is_for(resource, &provider)
+        );
+        assert!(!claims(json!({"exp": 1})).is_for(resource, &provider));
+    }
+}

@@ -1,0 +1,85 @@
+//! Documents an authorization server publishes (its metadata, its key set), fetched within bounds: a
+//! timeout, a size, and only from `https` addresses or loopback ones.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+/// How long a fetch may take, connection included.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest document read; an authorization server's metadata or key set is a few kilobytes.
+const MAX_DOCUMENT: usize = 256 * 1024;
+
+/// A client for an authorization server's documents.
+#[derive(Debug, Clone)]
+pub(super) struct Fetcher(reqwest::Client);
+
+impl Fetcher {
+    pub(super) fn new() -> Result<Self, String> {
+        reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map(Fetcher)
+            .map_err(|error| format!("cannot make an HTTP client to fetch signing keys: {error}"))
+    }
+
+    /// The JSON document at `url`, read as a `T`.
+    pub(super) async fn json<T: DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+        let mut response = self
+            .0
+            .get(url)
+            .header(http::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|error| format!("{url} is out of reach: {}", without_url(&error)))?;
+        if !response.status().is_success() {
+            return Err(format!("{url} answered {}", response.status()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|error| format!("{url} broke off: {}", without_url(&error)))?
+        {
+            if body.len() + chunk.len() > MAX_DOCUMENT {
+                return Err(format!("{url} sent more than {MAX_DOCUMENT} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body)
+            .map_err(|error| format!("{url} sent no valid document: {error}"))
+    }
+}
+
+/// Why a request failed, without the address reqwest puts in its message (the caller names it once).
+fn without_url(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
+        "no answer in time"
+    } else if error.is_connect() {
+        "no connection"
+    } else {
+        "the request failed"
+    }
+}
+
+/// Whether `url` may be fetched: `https`, or `http` to a loopback address (a test's or a sidecar's).
+pub(super) fn fetchable(url: &str) -> Result<(), String> {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return Err(format!("`{}` is not a URL", crate::text::shown(url)));
+    };
+    let loopback = matches!(
+        uri.host(),
+        Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+    );
+    match uri.scheme_str() {
+        Some("https") => Ok(()),
+        Some("http") if loopback => Ok(()),
+        _ => Err(format!(
+            "`{}` is neither `https` nor `http` on a loopback address; signing keys are only fetched \
+             over TLS",
+            crate::text::shown(url)
+        )),
+    }
+}

@@ -1,0 +1,301 @@
+//! Signing in with OAuth: the JWT access tokens an authorization server issues for this server, checked
+//! against the issuer's published keys, and the caller each makes.
+
+mod claims;
+mod fetch;
+mod keys;
+mod validated;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::request::Parts;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
+
+use super::auth::bearer;
+use super::{AuthFuture, Authenticator, ProtectedResource, Refusal};
+use crate::caller::Caller;
+use claims::Claims;
+pub use claims::ScopeMap;
+use fetch::{Fetcher, fetchable};
+use keys::IssuerKeys;
+use validated::Validated;
+
+/// The signature algorithms accepted: asymmetric ones only. Never `none`, and never an HMAC, whose key
+/// this server would have to share with the issuer, or that an attacker would make from a public key.
+const ACCEPTED: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// How far a token's `exp` and `nbf` may be off this server's clock, in seconds.
+const LEEWAY: u64 = 30;
+
+/// The longest token read; real access tokens are one to four kilobytes.
+const MAX_TOKEN: usize = 16 * 1024;
+
+/// The least time between two fetches of an issuer's keys, by default.
+const REFETCH_FLOOR: Duration = Duration::from_secs(30);
+
+/// Accepts the JWT access tokens (RFC 9068) that the resource's authorization servers issue for it, and
+/// makes each a [`Caller`]: `sub` its id, abilities from the token's scopes (and roles) through a
+/// [`ScopeMap`].
+///
+/// A token passes when its signature verifies with a key its issuer publishes (found through the
+/// issuer's metadata; RS, PS and ES algorithms and EdDSA, never `none` or an HMAC), its issuer is one of
+/// the resource's authorization servers, it is for this resource (`aud` names the resource's URL or an
+/// [`audience`](Self::audience) of the provider's, or a `resource` claim names the URL), and it is within
+/// its `exp` and `nbf`, give or take 30 seconds. A token that passed is kept with its caller until it
+/// expires, so that the next call with it costs a lookup. The keys are fetched on first use and kept for
+/// an hour; a token signed by a key the set lacks fetches them again at once (a rotation), at most once
+/// per [floor](Self::key_refetch_floor); while the issuer is down the keys there are keep serving, and
+/// before any could be fetched a request is refused as unavailable (`503`), never accepted.
+///
+/// ```
+/// use toolgate::http::{HttpServer, JwtVerifier, ProtectedResource, ScopeMap};
+/// use toolgate::mcp::McpServer;
+/// use toolgate::Registry;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let resource = ProtectedResource::new("https://tools.example.com/mcp")?
+///     .authorization_server("https://login.example.com")
+///     .scopes(["orders:read", "orders:write"]);
+/// let verifier = JwtVerifier::new(&resource)?.scope_map(
+///     ScopeMap::new()
+///         .scope("orders:read", ["orders.view"])
+///         .scope("orders:write", ["orders.view", "orders.manage"]),
+/// );
+/// let server = HttpServer::new(McpServer::new(Registry::builder().build()?))
+///     .protected_resource(resource)
+///     .authenticator(verifier);
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
+pub struct JwtVerifier {
+    resource: String,
+    /// Audiences a provider puts in its tokens instead of the resource's URL.
+    audiences: Vec<String>,
+    issuers: Vec<Issuer>,
+    grants: ScopeMap,
+    role_claim: Option<String>,
+    floor: Duration,
+    validated: Validated,
+}
+
+/// An issuer whose tokens are accepted: its keys, and the checks its tokens pass, one set per family of
+/// algorithms (a key verifies the algorithms of its own family only).
+struct Issuer {
+    keys: Arc<IssuerKeys>,
+    validations: Vec<Validation>,
+}
+
+impl Issuer {
+    fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
+        fetchable(issuer)?;
+        let mut families: Vec<AlgorithmFamily> = Vec::new();
+        for algorithm in ACCEPTED {
+            if !families.contains(&algorithm.family()) {
+                families.push(algorithm.family());
+            }
+        }
+        let validations = families
+            .into_iter()
+            .map(|family| {
+                let mut validation = Validation::new(Algorithm::RS256);
+                validation.algorithms = ACCEPTED
+                    .into_iter()
+                    .filter(|algorithm| algorithm.family() == family)
+                    .collect();
+                validation.set_issuer(&[issuer]);
+                validation.set_required_spec_claims(&["exp", "iss"]);
+                validation.validate_nbf = true;
+                validation.validate_aud = false;
+                validation.leeway = LEEWAY;
+                validation
+            })
+            .collect();
+        Ok(Issuer {
+            keys: Arc::new(IssuerKeys::new(issuer.to_owned(), fetcher)),
+            validations,
+        })
+    }
+
+    /// The checks of a token signed with `algorithm`, one this server accepts.
+    fn validation(&self, algorithm: Algorithm) -> &Validation {
+        self.validations
+            .iter()
+            .find(|validation| validation.algorithms.contains(&algorithm))
+            .unwrap_or(&self.validations[0])
+    }
+}
+
+impl JwtVerifier {
+    /// Accepts tokens for `resource` from its authorization servers.
+    ///
+    /// # Errors
+    /// When the resource names no authorization server, or one that is neither `https` nor on a
+    /// loopback address.
+    pub fn new(resource: &ProtectedResource) -> Result<Self, String> {
+        if resource.authorization_servers().is_empty() {
+            return Err(format!(
+                "the protected resource `{}` names no authorization server whose tokens to accept; add \
+                 one with `.authorization_server(\"https://login.example.com\")`",
+                resource.resource()
+            ));
+        }
+        let fetcher = Fetcher::new()?;
+        let issuers = resource
+            .authorization_servers()
+            .iter()
+            .map(|issuer| Issuer::new(issuer, fetcher.clone()))
+            .collect::<Result<_, String>>()?;
+        Ok(JwtVerifier {
+            resource: resource.resource().to_owned(),
+            audiences: Vec::new(),
+            issuers,
+            grants: ScopeMap::new(),
+            role_claim: None,
+            floor: REFETCH_FLOOR,
+            validated: Validated::default(),
+        })
+    }
+
+    /// What the tokens' scopes and roles grant; without a map, no ability.
+    #[must_use]
+    pub fn scope_map(mut self, grants: ScopeMap) -> Self {
+        self.grants = grants;
+        self
+    }
+
+    /// An audience the provider puts in its tokens for this server instead of the resource's URL, as
+    /// Entra ID's `api://…` application id or Auth0's API identifier; accepted beside the URL.
+    #[must_use]
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
+    }
+
+    /// The claim that holds the caller's roles (a string or a list; a dotted path reaches into an
+    /// object, as Keycloak's `realm_access.roles`): the first is the caller's role label, and each grants
+    /// what the [`ScopeMap`]'s roles say.
+    #[must_use]
+    pub fn role_claim(mut self, path: impl Into<String>) -> Self {
+        self.role_claim = Some(path.into());
+        self
+    }
+
+    /// The least time between two fetches of an issuer's keys (30 seconds by default): how often tokens
+    /// that name unknown keys can make this server ask the issuer.
+    #[must_use]
+    pub fn key_refetch_floor(mut self, floor: Duration) -> Self {
+        self.floor = floor;
+        self
+    }
+
+    /// The caller `token` makes, checked in full.
+    async fn verify(&self, token: &str, now: u64) -> Result<Caller, Refusal> {
+        let invalid = |reason: &str| Refusal::Invalid(reason.to_owned());
+        if token.len() > MAX_TOKEN {
+            return Err(Refusal::Invalid(format!(
+                "the token is longer than {MAX_TOKEN} bytes"
+            )));
+        }
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            invalid("the token is not a JWT signed with an algorithm this server accepts")
+        })?;
+        if !ACCEPTED.contains(&header.alg) {
+            return Err(Refusal::Invalid(format!(
+                "the token is signed with {:?}, which this server does not accept",
+                header.alg
+            )));
+        }
+        let issuer = self.issuer_of(token)?;
+        let key = issuer.keys.key(header.kid.as_deref(), self.floor).await?;
+        if key
+            .algorithm
+            .is_some_and(|algorithm| algorithm != header.alg)
+        {
+            return Err(invalid("the token's algorithm is not its key's"));
+        }
+        let claims =
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, issuer.validation(header.alg))
+                .map_err(|error| Refusal::Invalid(reason(error.kind())))?
+                .claims;
+        if !claims.is_for(&self.resource, &self.audiences) {
+            return Err(invalid("the token is for another resource"));
+        }
+        let expires = claims.exp;
+        let caller = claims
+            .caller(&self.grants, self.role_claim.as_deref())
+            .map_err(Refusal::Invalid)?;
+        self.validated.put(token, caller.clone(), expires, now);
+        Ok(caller)
+    }
+
+    /// The issuer whose keys check `token`: the only one, or the one its `iss` names (then checked with
+    /// the signature).
+    fn issuer_of(&self, token: &str) -> Result<&Issuer, Refusal> {
+        if let [only] = self.issuers.as_slice() {
+            return Ok(only);
+        }
+        #[derive(serde::Deserialize)]
+        struct Iss {
+            iss: String,
+        }
+        let named = jsonwebtoken::dangerous::insecure_decode_claims::<Iss>(token)
+            .map_err(|_| Refusal::Invalid("the token names no issuer (`iss`)".into()))?;
+        self.issuers
+            .iter()
+            .find(|issuer| issuer.keys.issuer() == named.iss)
+            .ok_or_else(|| Refusal::Invalid("the token is from another issuer".into()))
+    }
+}
+
+/// What the client is told of a token that failed a check.
+fn reason(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired".into(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (`nbf`)".into(),
+        ErrorKind::InvalidIssuer => "the token is from another issuer".into(),
+        ErrorKind::InvalidSignature => "the token's signature does not verify".into(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
+        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidKeyFormat => {
+            "the token's algorithm is not its key's".into()
+        }
+        _ => "the token's claims are not ones this server can read".into(),
+    }
+}
+
+impl Authenticator for JwtVerifier {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
+        let Some(token) = bearer(request) else {
+            return Box::pin(std::future::ready(Err(Refusal::Missing)));
+        };
+        let now = jsonwebtoken::get_current_timestamp();
+        if let Some(caller) = self.validated.get(token, now) {
+            return Box::pin(std::future::ready(Ok(caller)));
+        }
+        Box::pin(self.verify(token, now))
+    }
+}
+
+impl fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let issuers: Vec<&str> = self.issuers.iter().map(|i| i.keys.issuer()).collect();
+        f.debug_struct("JwtVerifier")
+            .field("resource", &self.resource)
+            .field("issuers", &issuers)
+            .field("audiences", &self.audiences)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,144 @@
+// A real authorization server for the OAuth tests: panva's oidc-provider (OpenID certified), with resource
+// indicators (RFC 8707) issuing JWT access tokens (RFC 9068) for the resource asked for, client credentials,
+// dynamic registration, introspection and revocation. It listens on a free loopback port and prints one
+// line of JSON, `{"issuer": ...}`, once it does.
+//
+// Beside the provider's own routes, the tests reach a few of their own under /test, for what no honest
+// authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
+// published later (rotation); a key set that is down or slow; and how often its key set was fetched.
+//
+// Usage: node provider.mjs <resource URL> [<resource URL>...]
+
+import http from 'node:http';
+import { createPublicKey } from 'node:crypto';
+import Provider from 'oidc-provider';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+
+const resources = process.argv.slice(2);
+if (resources.length === 0) {
+  console.error('usage: node provider.mjs <resource URL>...');
+  process.exit(2);
+}
+
+async function key(kid) {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
+  return { privateKey, jwk };
+}
+
+const current = await key('current');
+const next = await key('next');
+const stranger = await key('stranger');
+const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
+
+const state = { jwks: 'up', publishNext: false, jwksFetches: 0 };
+
+const server = http.createServer();
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+
+const provider = new Provider(issuer, {
+  jwks: { keys: [current.jwk] },
+  clients: [
+    {
+      client_id: 'back-office',
+      client_secret: 'back-office-secret',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      scope: 'orders:read orders:write',
+    },
+  ],
+  scopes: ['openid', 'offline_access', 'orders:read', 'orders:write'],
+  features: {
+    clientCredentials: { enabled: true },
+    introspection: { enabled: true },
+    revocation: { enabled: true },
+    registration: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resources[0],
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, resource) => ({
+        scope: 'orders:read orders:write',
+        audience: resource,
+        accessTokenTTL: 600,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      }),
+    },
+  },
+});
+
+async function body(ctx) {
+  const chunks = [];
+  for await (const chunk of ctx.req) chunks.push(chunk);
+  return JSON.parse(Buffer.concat(chunks).toString() || '{}');
+}
+
+const b64url = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+async function mint({ signer, claims, header = {} }) {
+  const now = Math.floor(Date.now() / 1000);
+  const payload = { iss: issuer, sub: 'rita', aud: resources[0], iat: now, exp: now + 600, ...claims };
+  for (const [name, value] of Object.entries(payload)) if (value === null) delete payload[name];
+  const sign = (k) =>
+    new SignJWT(payload).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: k.jwk.kid, ...header }).sign(k.privateKey);
+  switch (signer) {
+    case 'current':
+      return sign(current);
+    case 'next':
+      return sign(next);
+    case 'stranger':
+      return sign(stranger);
+    case 'none':
+      return `${b64url({ alg: 'none', typ: 'at+jwt', kid: 'current' })}.${b64url(payload)}.`;
+    case 'hs256-with-public-key': {
+      // The confusion attack: an HMAC keyed by the issuer's public key, which anyone can read.
+      const pem = await exportSPKI(createPublicKey({ key: current.jwk, format: 'jwk' }));
+      return new SignJWT(payload)
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: 'current' })
+        .sign(new TextEncoder().encode(pem));
+    }
+    default:
+      throw new Error(`no signer ${signer}`);
+  }
+}
+
+provider.use(async (ctx, nextMiddleware) => {
+  if (ctx.path === '/test/mint' && ctx.method === 'POST') {
+    ctx.body = { token: await mint(await body(ctx)) };
+    return;
+  }
+  if (ctx.path === '/test/keys' && ctx.method === 'POST') {
+    const asked = await body(ctx);
+    if (asked.jwks) state.jwks = asked.jwks;
+    if (asked.publishNext !== undefined) state.publishNext = asked.publishNext;
+    ctx.body = state;
+    return;
+  }
+  if (ctx.path === '/test/stats') {
+    ctx.body = { jwks_fetches: state.jwksFetches };
+    return;
+  }
+  if (ctx.path === '/jwks') {
+    state.jwksFetches += 1;
+    if (state.jwks === 'down') {
+      ctx.status = 503;
+      ctx.body = 'down';
+      return;
+    }
+    if (state.jwks === 'slow') {
+      await new Promise((resolve) => setTimeout(resolve, 30_000));
+    }
+  }
+  await nextMiddleware();
+  if (ctx.path === '/jwks' && state.publishNext && ctx.status === 200) {
+    const document = typeof ctx.body === 'string' ? JSON.parse(ctx.body) : ctx.body;
+    document.keys.push(publicJwk(next.jwk));
+    ctx.body = document;
+  }
+});
+
+server.on('request', provider.callback());
+process.stdout.write(`${JSON.stringify({ issuer })}\n`);
