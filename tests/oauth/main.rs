@@ -3,7 +3,9 @@
 //! saying what the client should do next, with where that metadata is.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
+mod introspection;
 mod jwt;
+mod provider;
 #[path = "../support/real_clients.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod real_clients;

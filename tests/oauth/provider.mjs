@@ -5,7 +5,8 @@
 //
 // Beside the provider's own routes, the tests reach a few of their own under /test, for what no honest
 // authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
-// published later (rotation); a key set that is down or slow; and how often its key set was fetched.
+// published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
+// introspection endpoint that is down; and how often its key set was fetched.
 //
 // Usage: node provider.mjs <resource URL> [<resource URL>...]
 
@@ -31,7 +32,7 @@ const next = await key('next');
 const stranger = await key('stranger');
 const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 
-const state = { jwks: 'up', publishNext: false, jwksFetches: 0 };
+const state = { jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up' };
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -48,6 +49,14 @@ const provider = new Provider(issuer, {
       response_types: [],
       scope: 'orders:read orders:write',
     },
+    {
+      // The resource server itself, a client for introspection only.
+      client_id: 'orders-api',
+      client_secret: 'orders-api-secret',
+      grant_types: [],
+      redirect_uris: [],
+      response_types: [],
+    },
   ],
   scopes: ['openid', 'offline_access', 'orders:read', 'orders:write'],
   features: {
@@ -63,7 +72,7 @@ const provider = new Provider(issuer, {
         scope: 'orders:read orders:write',
         audience: resource,
         accessTokenTTL: 600,
-        accessTokenFormat: 'jwt',
+        accessTokenFormat: state.format,
         jwt: { sign: { alg: 'RS256' } },
       }),
     },
@@ -117,8 +126,24 @@ provider.use(async (ctx, nextMiddleware) => {
     ctx.body = state;
     return;
   }
+  if (ctx.path === '/test/tokens' && ctx.method === 'POST') {
+    const asked = await body(ctx);
+    if (asked.format) state.format = asked.format;
+    if (asked.introspection) state.introspection = asked.introspection;
+    ctx.body = state;
+    return;
+  }
+  if (ctx.path === '/token/introspection') state.introspections += 1;
+  if (ctx.path === '/token/introspection' && state.introspection === 'down') {
+    ctx.status = 503;
+    ctx.body = 'down';
+    return;
+  }
+  if (ctx.path === '/token/introspection' && state.introspection === 'slow') {
+    await new Promise((resolve) => setTimeout(resolve, 30_000));
+  }
   if (ctx.path === '/test/stats') {
-    ctx.body = { jwks_fetches: state.jwksFetches };
+    ctx.body = { jwks_fetches: state.jwksFetches, introspections: state.introspections };
     return;
   }
   if (ctx.path === '/jwks') {

@@ -76,7 +76,7 @@ pub(crate) use auth::foreign_host;
 pub use auth::{AuthFuture, Authenticator, BearerTokens, Guard};
 pub use challenge::Refusal;
 #[cfg(feature = "oauth")]
-pub use oauth::{JwtVerifier, ScopeMap};
+pub use oauth::{ScopeMap, TokenVerifier};
 pub use options::HttpOptions;
 pub use resource::ProtectedResource;
 

@@ -71,7 +71,13 @@ impl ScopeMap {
 pub(super) struct Claims {
     #[serde(default)]
     sub: Option<String>,
-    pub(super) exp: u64,
+    /// The client the token was issued to: the subject of a token a client holds for itself (client
+    /// credentials) where `sub` is absent, as some introspection answers leave it.
+    #[serde(default)]
+    client_id: Option<String>,
+    /// Required of a JWT (checked before); optional in an introspection answer.
+    #[serde(default)]
+    pub(super) exp: Option<u64>,
     #[serde(default, deserialize_with = "one_or_many")]
     aud: Vec<String>,
     /// RFC 8707's resource, which some servers put in a claim of its own when `aud` names the client.
@@ -105,9 +111,8 @@ impl Claims {
         grants: &ScopeMap,
         role_claim: Option<&str>,
     ) -> Result<Caller, String> {
-        let sub = self
-            .sub
-            .filter(|sub| !sub.is_empty())
+        let sub = (self.sub.into_iter().chain(self.client_id))
+            .find(|sub| !sub.is_empty())
             .ok_or("the token names no subject (`sub`)")?;
         let scopes: Vec<&str> = (self.scope.iter().flat_map(|scope| scope.split_whitespace()))
             .chain(self.scp.iter().flat_map(|scp| scp.split_whitespace()))
@@ -176,6 +181,8 @@ mod tests {
         assert!(listed.caller(&grants, None).unwrap().has("orders.view"));
         let nobody = claims(json!({"exp": 1, "scope": "orders:read"}));
         assert!(nobody.caller(&grants, None).is_err(), "no subject");
+        let client = claims(json!({"client_id": "back-office", "scope": "orders:read"}));
+        assert_eq!(client.caller(&grants, None).unwrap().id(), "back-office");
         let unmapped = claims(json!({"sub": "sam", "exp": 1, "scope": "orders:read"}));
         assert_eq!(
             unmapped

@@ -1,5 +1,5 @@
-//! Documents an authorization server publishes (its metadata, its key set), fetched within bounds: a
-//! timeout, a size, and only from `https` addresses or loopback ones.
+//! What this server asks an authorization server (its metadata, its key set, what it says of a token),
+//! within bounds: a timeout, a size, no redirects, and only `https` addresses or loopback ones.
 
 use std::time::Duration;
 
@@ -27,9 +27,31 @@ impl Fetcher {
 
     /// The JSON document at `url`, read as a `T`.
     pub(super) async fn json<T: DeserializeOwned>(&self, url: &str) -> Result<T, String> {
-        let mut response = self
+        self.read(url, self.0.get(url)).await
+    }
+
+    /// What the introspection endpoint at `url` says of `token` (RFC 7662), asked as `client`.
+    pub(super) async fn introspect<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        client: &Client,
+        token: &str,
+    ) -> Result<T, String> {
+        let request = self
             .0
-            .get(url)
+            .post(url)
+            .basic_auth(&client.id, Some(&client.secret))
+            .form(&[("token", token), ("token_type_hint", "access_token")]);
+        self.read(url, request).await
+    }
+
+    /// The JSON answer to `request`, sent to `url`, read as a `T`.
+    async fn read<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, String> {
+        let mut response = request
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
@@ -51,6 +73,14 @@ impl Fetcher {
         serde_json::from_slice(&body)
             .map_err(|error| format!("{url} sent no valid document: {error}"))
     }
+}
+
+/// This server as a client of the authorization server, for introspection: its id and secret, sent
+/// with HTTP Basic authentication (`client_secret_basic`).
+#[derive(Clone)]
+pub(super) struct Client {
+    pub(super) id: String,
+    pub(super) secret: String,
 }
 
 /// Why a request failed, without the address reqwest puts in its message (the caller names it once).

@@ -1,4 +1,4 @@
-//! An issuer's signing keys (its JWKS), found through its metadata: fetched on first use, kept for an
+//! An issuer's signing keys (its JWKS), found through its metadata ([`Discovery`]): fetched on first use, kept for an
 //! hour and then fetched again behind the calls they serve, fetched at once when a token names a key the
 //! set lacks (a rotation), but never twice within a floor, and kept serving while the issuer is down.
 
@@ -10,9 +10,9 @@ use arc_swap::ArcSwap;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde::Deserialize;
-use tokio::sync::{Mutex, MutexGuard, OnceCell};
+use tokio::sync::{Mutex, MutexGuard};
 
-use super::fetch::{Fetcher, fetchable};
+use super::discovery::Discovery;
 use crate::http::Refusal;
 
 /// How long a fetched key set is used before it is fetched again.
@@ -97,37 +97,28 @@ struct JwksDocument {
     keys: Vec<serde_json::Value>,
 }
 
-/// What this server reads of an authorization server's metadata (RFC 8414, or OpenID Connect
-/// discovery).
-#[derive(Deserialize)]
-struct Metadata {
-    issuer: String,
-    jwks_uri: String,
-}
-
 /// The keys of one issuer.
 pub(super) struct IssuerKeys {
-    issuer: String,
-    fetcher: Fetcher,
-    /// Where its key set is, found in its metadata on the first fetch.
-    jwks_uri: OnceCell<String>,
+    issuer: Arc<Discovery>,
     keys: ArcSwap<KeySet>,
     /// When a fetch was last started; held while one runs, so that one runs at a time.
     last_fetch: Mutex<Option<Instant>>,
 }
 
 impl IssuerKeys {
-    pub(super) fn new(issuer: String, fetcher: Fetcher) -> Self {
+    pub(super) fn new(issuer: Arc<Discovery>) -> Self {
         IssuerKeys {
             issuer,
-            fetcher,
-            jwks_uri: OnceCell::new(),
             keys: ArcSwap::default(),
             last_fetch: Mutex::new(None),
         }
     }
 
     pub(super) fn issuer(&self) -> &str {
+        self.issuer.issuer()
+    }
+
+    pub(super) fn discovery(&self) -> &Arc<Discovery> {
         &self.issuer
     }
 
@@ -188,47 +179,15 @@ impl IssuerKeys {
         match self.fetch().await {
             Ok(keys) => self.keys.store(Arc::new(keys)),
             Err(problem) => tracing::warn!(
-                issuer = %self.issuer,
+                issuer = %self.issuer(),
                 "toolgate: cannot fetch the issuer's signing keys: {problem}"
             ),
         }
     }
 
     async fn fetch(&self) -> Result<KeySet, String> {
-        let jwks_uri = self.jwks_uri.get_or_try_init(|| self.discover()).await?;
-        let document = self.fetcher.json::<JwksDocument>(jwks_uri).await?;
+        let jwks_uri = &self.issuer.endpoints().await?.jwks_uri;
+        let document = self.issuer.fetcher().json::<JwksDocument>(jwks_uri).await?;
         Ok(KeySet::read(document))
-    }
-
-    /// Where the issuer's key set is: its `jwks_uri`, from its metadata at RFC 8414's address, else at
-    /// OpenID Connect's. Metadata that names another issuer is refused (a mix-up).
-    async fn discover(&self) -> Result<String, String> {
-        let issuer = self.issuer.trim_end_matches('/');
-        let (origin, path) = match issuer.find("://").map(|at| at + 3) {
-            Some(start) => match issuer[start..].find('/') {
-                Some(slash) => issuer.split_at(start + slash),
-                None => (issuer, ""),
-            },
-            None => (issuer, ""),
-        };
-        let addresses = [
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{issuer}/.well-known/openid-configuration"),
-        ];
-        let mut problems = Vec::new();
-        for address in addresses {
-            match self.fetcher.json::<Metadata>(&address).await {
-                Ok(metadata) if metadata.issuer != self.issuer => problems.push(format!(
-                    "{address} names another issuer, `{}`",
-                    crate::text::shown(&metadata.issuer)
-                )),
-                Ok(metadata) => {
-                    fetchable(&metadata.jwks_uri)?;
-                    return Ok(metadata.jwks_uri);
-                }
-                Err(problem) => problems.push(problem),
-            }
-        }
-        Err(problems.join("; "))
     }
 }

@@ -1,8 +1,10 @@
-//! Signing in with OAuth: the JWT access tokens an authorization server issues for this server, checked
-//! against the issuer's published keys, and the caller each makes.
+//! Signing in with OAuth: the access tokens an authorization server issues for this server, checked
+//! against the issuer's published keys or by asking the issuer, and the caller each makes.
 
 mod claims;
+mod discovery;
 mod fetch;
+mod introspect;
 mod keys;
 mod validated;
 
@@ -12,14 +14,16 @@ use std::time::Duration;
 
 use http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
+use jsonwebtoken::{Algorithm, AlgorithmFamily, Header, Validation};
 
 use super::auth::bearer;
 use super::{AuthFuture, Authenticator, ProtectedResource, Refusal};
 use crate::caller::Caller;
 use claims::Claims;
 pub use claims::ScopeMap;
-use fetch::{Fetcher, fetchable};
+use discovery::Discovery;
+use fetch::{Client, Fetcher};
+use introspect::Introspection;
 use keys::IssuerKeys;
 use validated::Validated;
 
@@ -46,9 +50,9 @@ const MAX_TOKEN: usize = 16 * 1024;
 /// The least time between two fetches of an issuer's keys, by default.
 const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 
-/// Accepts the JWT access tokens (RFC 9068) that the resource's authorization servers issue for it, and
-/// makes each a [`Caller`]: `sub` its id, abilities from the token's scopes (and roles) through a
-/// [`ScopeMap`].
+/// Accepts the access tokens that the resource's authorization servers issue for it, JWTs (RFC 9068)
+/// and, with introspection, opaque ones, and makes each a [`Caller`]: `sub` its id (or `client_id`, for
+/// a client's own token), abilities from the token's scopes (and roles) through a [`ScopeMap`].
 ///
 /// A token passes when its signature verifies with a key its issuer publishes (found through the
 /// issuer's metadata; RS, PS and ES algorithms and EdDSA, never `none` or an HMAC), its issuer is one of
@@ -60,8 +64,12 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 /// per [floor](Self::key_refetch_floor); while the issuer is down the keys there are keep serving, and
 /// before any could be fetched a request is refused as unavailable (`503`), never accepted.
 ///
+/// A token that is not a JWT (an opaque one) is refused, unless [`introspect`](Self::introspect) names
+/// this server's client at the authorization server: then the server is asked about it (RFC 7662), and
+/// its answer is trusted until the token expires, for at most a minute.
+///
 /// ```
-/// use toolgate::http::{HttpServer, JwtVerifier, ProtectedResource, ScopeMap};
+/// use toolgate::http::{HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
 /// use toolgate::mcp::McpServer;
 /// use toolgate::Registry;
 ///
@@ -69,7 +77,7 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 /// let resource = ProtectedResource::new("https://tools.example.com/mcp")?
 ///     .authorization_server("https://login.example.com")
 ///     .scopes(["orders:read", "orders:write"]);
-/// let verifier = JwtVerifier::new(&resource)?.scope_map(
+/// let verifier = TokenVerifier::new(&resource)?.scope_map(
 ///     ScopeMap::new()
 ///         .scope("orders:read", ["orders.view"])
 ///         .scope("orders:write", ["orders.view", "orders.manage"]),
@@ -81,7 +89,7 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 /// # Ok(())
 /// # }
 /// ```
-pub struct JwtVerifier {
+pub struct TokenVerifier {
     resource: String,
     /// Audiences a provider puts in its tokens instead of the resource's URL.
     audiences: Vec<String>,
@@ -89,6 +97,8 @@ pub struct JwtVerifier {
     grants: ScopeMap,
     role_claim: Option<String>,
     floor: Duration,
+    /// Where tokens that are not JWTs are checked, if anywhere.
+    introspection: Option<Introspection>,
     validated: Validated,
 }
 
@@ -100,8 +110,7 @@ struct Issuer {
 }
 
 impl Issuer {
-    fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
-        fetchable(issuer)?;
+    fn new(issuer: Arc<Discovery>) -> Self {
         let mut families: Vec<AlgorithmFamily> = Vec::new();
         for algorithm in ACCEPTED {
             if !families.contains(&algorithm.family()) {
@@ -116,7 +125,7 @@ impl Issuer {
                     .into_iter()
                     .filter(|algorithm| algorithm.family() == family)
                     .collect();
-                validation.set_issuer(&[issuer]);
+                validation.set_issuer(&[issuer.issuer()]);
                 validation.set_required_spec_claims(&["exp", "iss"]);
                 validation.validate_nbf = true;
                 validation.validate_aud = false;
@@ -124,10 +133,10 @@ impl Issuer {
                 validation
             })
             .collect();
-        Ok(Issuer {
-            keys: Arc::new(IssuerKeys::new(issuer.to_owned(), fetcher)),
+        Issuer {
+            keys: Arc::new(IssuerKeys::new(issuer)),
             validations,
-        })
+        }
     }
 
     /// The checks of a token signed with `algorithm`, one this server accepts.
@@ -139,7 +148,7 @@ impl Issuer {
     }
 }
 
-impl JwtVerifier {
+impl TokenVerifier {
     /// Accepts tokens for `resource` from its authorization servers.
     ///
     /// # Errors
@@ -157,15 +166,21 @@ impl JwtVerifier {
         let issuers = resource
             .authorization_servers()
             .iter()
-            .map(|issuer| Issuer::new(issuer, fetcher.clone()))
+            .map(|issuer| {
+                Ok(Issuer::new(Arc::new(Discovery::new(
+                    issuer,
+                    fetcher.clone(),
+                )?)))
+            })
             .collect::<Result<_, String>>()?;
-        Ok(JwtVerifier {
+        Ok(TokenVerifier {
             resource: resource.resource().to_owned(),
             audiences: Vec::new(),
             issuers,
             grants: ScopeMap::new(),
             role_claim: None,
             floor: REFETCH_FLOOR,
+            introspection: None,
             validated: Validated::default(),
         })
     }
@@ -202,17 +217,68 @@ impl JwtVerifier {
         self
     }
 
+    /// Checks the tokens that are not JWTs (opaque ones) at the first authorization server's
+    /// introspection endpoint (RFC 7662, found in its metadata), as its client `client_id` with
+    /// `client_secret`. An answer is trusted until the token expires, and for at most
+    /// [a minute](Self::introspection_trusted_for).
+    #[must_use]
+    pub fn introspect(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        let client = Client {
+            id: client_id.into(),
+            secret: client_secret.into(),
+        };
+        let server = Arc::clone(self.issuers[0].keys.discovery());
+        self.introspection = Some(Introspection::new(server, client));
+        self
+    }
+
+    /// How long an introspection's answer is trusted (a minute by default, never past the token's
+    /// `exp`): the longest a token revoked at the authorization server keeps working here.
+    #[must_use]
+    pub fn introspection_trusted_for(mut self, trusted_for: Duration) -> Self {
+        if let Some(introspection) = &mut self.introspection {
+            introspection.trusted_for = trusted_for;
+        }
+        self
+    }
+
     /// The caller `token` makes, checked in full.
     async fn verify(&self, token: &str, now: u64) -> Result<Caller, Refusal> {
-        let invalid = |reason: &str| Refusal::Invalid(reason.to_owned());
         if token.len() > MAX_TOKEN {
             return Err(Refusal::Invalid(format!(
                 "the token is longer than {MAX_TOKEN} bytes"
             )));
         }
-        let header = jsonwebtoken::decode_header(token).map_err(|_| {
-            invalid("the token is not a JWT signed with an algorithm this server accepts")
-        })?;
+        let (claims, until) = match (jsonwebtoken::decode_header(token), &self.introspection) {
+            (Ok(header), _) => (self.checked_jwt(token, &header).await?, None),
+            (Err(_), Some(introspection)) => {
+                let (claims, until) = introspection.claims(token, now).await?;
+                (claims, Some(until))
+            }
+            (Err(_), None) => {
+                return Err(Refusal::Invalid(
+                    "the token is not a JWT signed with an algorithm this server accepts".into(),
+                ));
+            }
+        };
+        if !claims.is_for(&self.resource, &self.audiences) {
+            return Err(Refusal::Invalid("the token is for another resource".into()));
+        }
+        let until = until.or(claims.exp).unwrap_or(now);
+        let caller = claims
+            .caller(&self.grants, self.role_claim.as_deref())
+            .map_err(Refusal::Invalid)?;
+        self.validated.put(token, caller.clone(), until, now);
+        Ok(caller)
+    }
+
+    /// The claims of a JWT, once its signature, issuer and times are checked.
+    async fn checked_jwt(&self, token: &str, header: &Header) -> Result<Claims, Refusal> {
+        let invalid = |reason: &str| Refusal::Invalid(reason.to_owned());
         if !ACCEPTED.contains(&header.alg) {
             return Err(Refusal::Invalid(format!(
                 "the token is signed with {:?}, which this server does not accept",
@@ -227,19 +293,9 @@ impl JwtVerifier {
         {
             return Err(invalid("the token's algorithm is not its key's"));
         }
-        let claims =
-            jsonwebtoken::decode::<Claims>(token, &key.decoding, issuer.validation(header.alg))
-                .map_err(|error| Refusal::Invalid(reason(error.kind())))?
-                .claims;
-        if !claims.is_for(&self.resource, &self.audiences) {
-            return Err(invalid("the token is for another resource"));
-        }
-        let expires = claims.exp;
-        let caller = claims
-            .caller(&self.grants, self.role_claim.as_deref())
-            .map_err(Refusal::Invalid)?;
-        self.validated.put(token, caller.clone(), expires, now);
-        Ok(caller)
+        jsonwebtoken::decode::<Claims>(token, &key.decoding, issuer.validation(header.alg))
+            .map(|data| data.claims)
+            .map_err(|error| Refusal::Invalid(reason(error.kind())))
     }
 
     /// The issuer whose keys check `token`: the only one, or the one its `iss` names (then checked with
@@ -276,7 +332,7 @@ fn reason(kind: &ErrorKind) -> String {
     }
 }
 
-impl Authenticator for JwtVerifier {
+impl Authenticator for TokenVerifier {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
         let Some(token) = bearer(request) else {
             return Box::pin(std::future::ready(Err(Refusal::Missing)));
@@ -289,10 +345,10 @@ impl Authenticator for JwtVerifier {
     }
 }
 
-impl fmt::Debug for JwtVerifier {
+impl fmt::Debug for TokenVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let issuers: Vec<&str> = self.issuers.iter().map(|i| i.keys.issuer()).collect();
-        f.debug_struct("JwtVerifier")
+        f.debug_struct("TokenVerifier")
             .field("resource", &self.resource)
             .field("issuers", &issuers)
             .field("audiences", &self.audiences)

@@ -1,0 +1,85 @@
+//! Where an authorization server's key set and introspection endpoint are: read once from its metadata,
+//! at RFC 8414's address, else at OpenID Connect's. Metadata that names another issuer is refused (a
+//! mix-up).
+
+use serde::Deserialize;
+use tokio::sync::OnceCell;
+
+use super::fetch::{Fetcher, fetchable};
+
+/// What this server reads of an authorization server's metadata.
+#[derive(Deserialize)]
+pub(super) struct Endpoints {
+    issuer: String,
+    pub(super) jwks_uri: String,
+    #[serde(default)]
+    pub(super) introspection_endpoint: Option<String>,
+}
+
+/// One authorization server, and its endpoints once found.
+pub(super) struct Discovery {
+    issuer: String,
+    fetcher: Fetcher,
+    endpoints: OnceCell<Endpoints>,
+}
+
+impl Discovery {
+    /// The authorization server `issuer`, asked through `fetcher`.
+    ///
+    /// # Errors
+    /// When `issuer` is neither `https` nor on a loopback address.
+    pub(super) fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
+        fetchable(issuer)?;
+        Ok(Discovery {
+            issuer: issuer.to_owned(),
+            fetcher,
+            endpoints: OnceCell::new(),
+        })
+    }
+
+    pub(super) fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    pub(super) fn fetcher(&self) -> &Fetcher {
+        &self.fetcher
+    }
+
+    /// Its endpoints, read from its metadata on the first call that succeeds.
+    pub(super) async fn endpoints(&self) -> Result<&Endpoints, String> {
+        self.endpoints.get_or_try_init(|| self.discover()).await
+    }
+
+    async fn discover(&self) -> Result<Endpoints, String> {
+        let issuer = self.issuer.trim_end_matches('/');
+        let (origin, path) = match issuer.find("://").map(|at| at + 3) {
+            Some(start) => match issuer[start..].find('/') {
+                Some(slash) => issuer.split_at(start + slash),
+                None => (issuer, ""),
+            },
+            None => (issuer, ""),
+        };
+        let addresses = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{issuer}/.well-known/openid-configuration"),
+        ];
+        let mut problems = Vec::new();
+        for address in addresses {
+            match self.fetcher.json::<Endpoints>(&address).await {
+                Ok(endpoints) if endpoints.issuer != self.issuer => problems.push(format!(
+                    "{address} names another issuer, `{}`",
+                    crate::text::shown(&endpoints.issuer)
+                )),
+                Ok(endpoints) => {
+                    fetchable(&endpoints.jwks_uri)?;
+                    if let Some(introspection) = &endpoints.introspection_endpoint {
+                        fetchable(introspection)?;
+                    }
+                    return Ok(endpoints);
+                }
+                Err(problem) => problems.push(problem),
+            }
+        }
+        Err(problems.join("; "))
+    }
+}
