@@ -6,25 +6,21 @@
 use std::time::Duration;
 
 use serde_json::json;
-use toolgate::http::ProtectedResource;
 
-use crate::provider::{Provider, call, listen, said, serve, shipped, verifier};
+use crate::provider::{Provider, call, said, shipped, signed_in_server};
 
 /// A provider issuing opaque tokens, and a server that introspects them, trusting an answer for
 /// `trusted_for`; `None` when the provider is not installed.
 async fn introspecting_server(trusted_for: Duration) -> Option<(Provider, String)> {
-    let (listener, url) = listen().await;
-    let provider = Provider::start(&url)?;
+    let (provider, url) = signed_in_server(|verifier| {
+        // ANCHOR: introspect
+        verifier
+            .introspect("orders-api", "orders-api-secret")
+            .introspection_trusted_for(trusted_for)
+        // ANCHOR_END: introspect
+    })
+    .await?;
     provider.tokens(json!({"format": "opaque"})).await;
-    let resource = ProtectedResource::new(url.clone())
-        .unwrap()
-        .authorization_server(provider.issuer.clone());
-    // ANCHOR: introspect
-    let verifier = verifier(&resource)
-        .introspect("orders-api", "orders-api-secret")
-        .introspection_trusted_for(trusted_for);
-    // ANCHOR_END: introspect
-    serve(listener, resource, verifier);
     Some((provider, url))
 }
 
@@ -128,15 +124,10 @@ async fn a_flood_of_made_up_tokens_is_not_passed_on_to_a_slow_issuer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_introspection_an_opaque_token_is_refused_as_not_a_jwt() {
-    let (listener, url) = listen().await;
-    let Some(provider) = Provider::start(&url) else {
+    let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {
         return;
     };
     provider.tokens(json!({"format": "opaque"})).await;
-    let resource = ProtectedResource::new(url.clone())
-        .unwrap()
-        .authorization_server(provider.issuer.clone());
-    serve(listener, resource.clone(), verifier(&resource));
     let token = provider.token(&url, "orders:read").await;
     let (status, challenge, _) = call(&url, &token, "open_orders", json!({})).await;
     assert_eq!(status, 401);

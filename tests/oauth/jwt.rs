@@ -7,12 +7,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolgate::http::ProtectedResource;
 
-use crate::provider::{Provider, call, listen, said, serve, shipped, signed_in_server, verifier};
+use crate::provider::{call, said, shipped, signed_in_server};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_the_issuer_gave_for_this_server_runs_what_its_scopes_grant() {
-    let Some((provider, url)) = signed_in_server(Duration::from_secs(30)).await else {
+    let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {
         return;
     };
     let viewer = provider.token(&url, "orders:read").await;
@@ -48,7 +47,7 @@ async fn a_token_the_issuer_gave_for_this_server_runs_what_its_scopes_grant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bad_token_is_refused_with_its_reason_and_runs_nothing() {
-    let Some((provider, url)) = signed_in_server(Duration::from_secs(30)).await else {
+    let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {
         return;
     };
     let now = std::time::SystemTime::now()
@@ -194,7 +193,9 @@ async fn every_bad_token_is_refused_with_its_reason_and_runs_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_rotate_without_a_restart_and_unknown_keys_cannot_flood_the_issuer() {
     let floor = Duration::from_millis(500);
-    let Some((provider, url)) = signed_in_server(floor).await else {
+    let Some((provider, url)) =
+        signed_in_server(|verifier| verifier.key_refetch_floor(floor)).await
+    else {
         return;
     };
     let current = provider
@@ -238,7 +239,9 @@ async fn keys_rotate_without_a_restart_and_unknown_keys_cannot_flood_the_issuer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issuer_that_is_down_never_lets_a_token_through_nor_stops_the_keys_fetched() {
     let floor = Duration::from_millis(300);
-    let Some((provider, url)) = signed_in_server(floor).await else {
+    let Some((provider, url)) =
+        signed_in_server(|verifier| verifier.key_refetch_floor(floor)).await
+    else {
         return;
     };
     provider.keys(json!({"jwks": "down"})).await;
@@ -285,7 +288,7 @@ async fn an_issuer_that_is_down_never_lets_a_token_through_nor_stops_the_keys_fe
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issuer_whose_keys_never_answer_is_refused_as_unavailable_in_bounded_time() {
-    let Some((provider, url)) = signed_in_server(Duration::from_secs(30)).await else {
+    let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {
         return;
     };
     provider.keys(json!({"jwks": "slow"})).await;
@@ -304,18 +307,11 @@ async fn an_issuer_whose_keys_never_answer_is_refused_as_unavailable_in_bounded_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_audience_or_a_resource_claim_names_this_server_too() {
-    let (listener, url) = listen().await;
-    let Some(provider) = Provider::start(&url) else {
+    let Some((provider, url)) =
+        signed_in_server(|verifier| verifier.audience("api://shop-tools")).await
+    else {
         return;
     };
-    let resource = ProtectedResource::new(url.clone())
-        .unwrap()
-        .authorization_server(provider.issuer.clone());
-    serve(
-        listener,
-        resource.clone(),
-        verifier(&resource).audience("api://shop-tools"),
-    );
     let scope = json!({"scope": "orders:read"});
     let mut provider_audience = scope.clone();
     provider_audience["aud"] = json!("api://shop-tools");

@@ -69,6 +69,16 @@ fn mcp() -> McpServer {
     McpServer::new(Registry::builder().build().unwrap())
 }
 
+/// Serves the protected resource, its tokens checked by `Scoped`; its base URL.
+async fn serve_protected() -> String {
+    serve(
+        HttpServer::new(mcp())
+            .authenticator(Scoped)
+            .protected_resource(resource()),
+    )
+    .await
+}
+
 /// A ping to `/mcp` with `token`; the status and the challenge.
 async fn ping(url: &str, token: Option<&str>) -> (u16, Option<String>) {
     let mut request = reqwest::Client::new()
@@ -88,12 +98,7 @@ async fn ping(url: &str, token: Option<&str>) -> (u16, Option<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_metadata_names_the_public_url_at_both_well_known_paths_for_any_origin() {
-    let url = serve(
-        HttpServer::new(mcp())
-            .authenticator(Scoped)
-            .protected_resource(resource()),
-    )
-    .await;
+    let url = serve_protected().await;
     let client = reqwest::Client::new();
     for path in [
         "/.well-known/oauth-protected-resource/mcp",
@@ -146,12 +151,7 @@ async fn the_metadata_names_the_public_url_at_both_well_known_paths_for_any_orig
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_refusal_says_what_to_do_next_and_where_the_metadata_is() {
-    let url = serve(
-        HttpServer::new(mcp())
-            .authenticator(Scoped)
-            .protected_resource(resource()),
-    )
-    .await;
+    let url = serve_protected().await;
     assert_eq!(
         ping(&url, None).await,
         (
@@ -206,12 +206,7 @@ async fn a_server_of_static_tokens_alone_serves_no_metadata_and_names_none() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_at_an_allowed_origin_reads_the_challenge_and_one_elsewhere_reads_nothing() {
-    let url = serve(
-        HttpServer::new(mcp())
-            .authenticator(Scoped)
-            .protected_resource(resource()),
-    )
-    .await;
+    let url = serve_protected().await;
     let client = reqwest::Client::new();
     let local = "http://localhost:6274"; // the Inspector's page: a loopback origin, allowed by default
     let preflight = client

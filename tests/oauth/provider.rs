@@ -5,7 +5,6 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate::http::{HttpOptions, HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
@@ -171,7 +170,7 @@ impl Drop for Provider {
 }
 
 /// A listener on a free loopback port, and the resource URL of its MCP endpoint.
-pub(crate) async fn listen() -> (tokio::net::TcpListener, String) {
+async fn listen() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://127.0.0.1:{}/mcp",
@@ -182,7 +181,7 @@ pub(crate) async fn listen() -> (tokio::net::TcpListener, String) {
 
 // ANCHOR: verifier
 /// The verifier of the tests: viewers read orders, managers ship them.
-pub(crate) fn verifier(resource: &ProtectedResource) -> TokenVerifier {
+fn verifier(resource: &ProtectedResource) -> TokenVerifier {
     TokenVerifier::new(resource)
         .unwrap()
         .scope_map(
@@ -195,11 +194,7 @@ pub(crate) fn verifier(resource: &ProtectedResource) -> TokenVerifier {
 // ANCHOR_END: verifier
 
 /// Serves the test's tools at `url` through `listener`, signed in by `verifier`.
-pub(crate) fn serve(
-    listener: tokio::net::TcpListener,
-    resource: ProtectedResource,
-    verifier: TokenVerifier,
-) {
+fn serve(listener: tokio::net::TcpListener, resource: ProtectedResource, verifier: TokenVerifier) {
     let server = HttpServer::new(McpServer::new(Registry::builder().build().unwrap()))
         .protected_resource(resource)
         .authenticator(verifier)
@@ -207,18 +202,17 @@ pub(crate) fn serve(
     tokio::spawn(server.serve_listener(listener, std::future::pending()));
 }
 
-/// A started provider and a server that accepts its tokens; `None` when the provider is not installed.
-pub(crate) async fn signed_in_server(floor: Duration) -> Option<(Provider, String)> {
+/// A started provider and a server that accepts its tokens through the tests' verifier as `configure`
+/// makes it; `None` when the provider is not installed.
+pub(crate) async fn signed_in_server(
+    configure: impl FnOnce(TokenVerifier) -> TokenVerifier,
+) -> Option<(Provider, String)> {
     let (listener, url) = listen().await;
     let provider = Provider::start(&url)?;
     let resource = ProtectedResource::new(url.clone())
         .unwrap()
         .authorization_server(provider.issuer.clone());
-    serve(
-        listener,
-        resource.clone(),
-        verifier(&resource).key_refetch_floor(floor),
-    );
+    serve(listener, resource.clone(), configure(verifier(&resource)));
     Some((provider, url))
 }
 
