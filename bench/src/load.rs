@@ -239,13 +239,17 @@ async fn http(child: &mut Child, load: Load, expected: &str, plan: &Arc<Plan>) -
         .next_line()
         .await?
         .ok_or("the server printed nothing")?;
-    let port: u16 = first.trim_start_matches("PORT ").parse()?;
+    let mut printed = first.trim_start_matches("PORT ").split(' ');
+    let port: u16 = printed.next().unwrap_or_default().parse()?;
+    let token = printed.next().filter(|token| !token.is_empty());
+    let authorization = token.map(|token| format!("Authorization: Bearer {token}\r\n"));
     let stateful = load.transport == Transport::Stateful;
     let workers: Vec<_> = (0..load.in_flight as u64)
         .map(|n| {
             let (expected, plan) = (expected.to_owned(), Arc::clone(plan));
+            let authorization = authorization.clone().unwrap_or_default();
             tokio::spawn(async move {
-                let mut connection = Connection::open(port).await?;
+                let mut connection = Connection::open(port, authorization).await?;
                 connection
                     .work(n, stateful, load.workload, &expected, &plan)
                     .await
@@ -263,6 +267,8 @@ async fn http(child: &mut Child, load: Load, expected: &str, plan: &Arc<Plan>) -
 struct Connection {
     stream: TcpStream,
     port: u16,
+    /// The `Authorization` header of every request, or nothing.
+    authorization: String,
     request: Vec<u8>,
     buffer: Vec<u8>,
 }
@@ -275,12 +281,13 @@ struct Answer {
 }
 
 impl Connection {
-    async fn open(port: u16) -> Result<Connection> {
+    async fn open(port: u16, authorization: String) -> Result<Connection> {
         let stream = TcpStream::connect(("127.0.0.1", port)).await?;
         stream.set_nodelay(true)?;
         Ok(Connection {
             stream,
             port,
+            authorization,
             request: Vec::with_capacity(1024),
             buffer: Vec::with_capacity(1 << 16),
         })
@@ -329,9 +336,10 @@ impl Connection {
         write!(
             self.request,
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n{}",
+             Accept: application/json, text/event-stream\r\n{}{}",
             self.port,
-            workload.headers()
+            workload.headers(),
+            self.authorization,
         )?;
         if let Some(session) = session {
             write!(self.request, "Mcp-Session-Id: {session}\r\n")?;

@@ -10,17 +10,20 @@
 //! stdio; with 1 and 16 requests in flight; `add(a, b)`, the shop's `search_orders` (an SQLite query),
 //! `add` among 1,000 more tools, and `tools/list` of 1,001 tools. Prints calls per second (the median
 //! of the runs, taken in turn), the ratios, and each server's peak resident memory; then each server's
-//! memory after 100,000 calls and after three times as many. Each server runs as a child process (this
+//! memory after 100,000 calls and after three times as many. The sign-in table serves `add` from toolgate
+//! without sign-in, with a static token and with a JWT access token, and prints what each costs. Each server runs as a child process (this
 //! binary with `--serve`, or Node); the load runs on one thread of this process, as `wrk -t1` would.
 
 mod load;
 mod servers;
+mod signin;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use load::{Load, Measured, Until, Workload};
 use servers::{Kind, Transport};
+use signin::SignIn;
 
 /// The rows: transport, request, extra tools, requests in flight.
 const ROWS: [(Transport, Workload, usize, usize); 18] = [
@@ -160,10 +163,58 @@ async fn measure(args: &[String]) -> load::Result<()> {
             row.peak(&Kind::Toolgate),
         );
     }
+    if !args.iter().any(|a| a == "--no-signin") && only.as_deref().is_none_or(|o| o == "stateless")
+    {
+        signing_in(rounds, window).await?;
+    }
     if args.iter().any(|a| a == "--no-memory") {
         return Ok(());
     }
     memory(&kinds, calls, only.as_deref()).await
+}
+
+/// What signing in costs: `add` over stateless HTTP from toolgate without sign-in, with a static token,
+/// and with a JWT access token (checked once, then found among the tokens already checked); each in
+/// turn, `rounds` times. The last column is the JWT call's cost over the static token's (their rates
+/// inverted).
+async fn signing_in(rounds: usize, window: Until) -> load::Result<()> {
+    let kinds = [
+        Kind::Toolgate,
+        Kind::SignedIn(SignIn::StaticToken),
+        Kind::SignedIn(SignIn::Jwt),
+    ];
+    println!();
+    println!(
+        "| transport | request | in flight | toolgate, no sign-in | static token | JWT | static ÷ none, cost | JWT ÷ static, cost |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    for in_flight in [1, 16] {
+        let load = Load {
+            transport: Transport::Stateless,
+            workload: Workload::Add,
+            tools: 0,
+            in_flight,
+        };
+        let mut measured: Vec<Vec<Measured>> = kinds.iter().map(|_| Vec::new()).collect();
+        for _ in 0..rounds {
+            for (kind, runs) in kinds.iter().zip(&mut measured) {
+                runs.push(load::run(kind, load, window).await?);
+            }
+        }
+        let rates: Vec<f64> = measured
+            .into_iter()
+            .map(|runs| Measured::median(runs).map_or(f64::NAN, |m| m.rate))
+            .collect();
+        println!(
+            "| stateless | tools/call add | {in_flight} | {:.0} | {:.0} | {:.0} | {:.3} | {:.3} |",
+            rates[0],
+            rates[1],
+            rates[2],
+            rates[0] / rates[1],
+            rates[1] / rates[2],
+        );
+    }
+    Ok(())
 }
 
 /// Each server's memory after `calls` calls of `add` with 16 in flight, and after three times as many

@@ -32,6 +32,7 @@ use toolgate::mcp::McpServer;
 use toolgate::{DynamicTool, Registry};
 
 use crate::load;
+use crate::signin::SignIn;
 
 /// Add two integers.
 #[toolgate::tool(public, read_only)]
@@ -187,11 +188,19 @@ pub(crate) enum Kind {
     Toolgate,
     /// toolgate as another build of this benchmark serves it (`--beside PATH`): the previous head, say.
     Beside(PathBuf),
+    /// toolgate, each request signed in (over HTTP).
+    SignedIn(SignIn),
 }
 
 impl Kind {
     /// The servers this binary serves itself with `--serve`.
-    const OWN: [Kind; 3] = [Kind::Bare, Kind::Rmcp, Kind::Toolgate];
+    const OWN: [Kind; 5] = [
+        Kind::Bare,
+        Kind::Rmcp,
+        Kind::Toolgate,
+        Kind::SignedIn(SignIn::StaticToken),
+        Kind::SignedIn(SignIn::Jwt),
+    ];
 
     pub(crate) fn name(&self) -> &'static str {
         match self {
@@ -199,6 +208,7 @@ impl Kind {
             Kind::Rmcp => "rmcp",
             Kind::Typescript => "typescript",
             Kind::Toolgate | Kind::Beside(_) => "toolgate",
+            Kind::SignedIn(sign_in) => sign_in.name(),
         }
     }
 
@@ -372,22 +382,29 @@ impl Canned {
 }
 
 /// Serves `kind` over `transport` with `tools` extra tools; over HTTP on a free loopback port, printing
-/// `PORT <n>` first.
+/// `PORT <n>` first, and the token to send after it when the server signs requests in.
 pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> load::Result<()> {
     if transport == Transport::Stdio {
         return serve_stdio(kind, tools).await;
     }
     let listener = TcpListener::bind("127.0.0.1:0").await?;
-    println!("PORT {}", listener.local_addr()?.port());
-    if kind == Kind::Toolgate {
+    let port = listener.local_addr()?.port();
+    if let Kind::Toolgate | Kind::SignedIn(_) = kind {
         let mut server = HttpServer::new(toolgate_server(tools)?);
         if transport == Transport::Stateless {
             server = server.options(HttpOptions::default().stateless(true).json_response(true));
         }
+        let mut token = String::new();
+        if let Kind::SignedIn(sign_in) = kind {
+            let resource = format!("http://127.0.0.1:{port}/mcp");
+            (server, token) = sign_in.sign(server, resource).await?;
+        }
+        println!("PORT {port} {token}");
         return Ok(server
             .serve_listener(listener, std::future::pending())
             .await?);
     }
+    println!("PORT {port}");
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(transport == Transport::Stateful)
         .with_json_response(transport == Transport::Stateless);
@@ -449,6 +466,7 @@ async fn bare(
 async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
     match kind {
         Kind::Toolgate => Ok(toolgate_server(tools)?.serve_stdio().await?),
+        Kind::SignedIn(_) => Err("a stdio client does not sign in".into()),
         Kind::Rmcp => {
             let running = Calculator::new(tools, Db::open(":memory:")?)
                 .serve(rmcp::transport::stdio())
