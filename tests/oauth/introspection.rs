@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::provider::{Provider, call, said, shipped, signed_in_server};
+use crate::oidc_provider::Provider;
+use crate::signed_in::{call, said, shipped, signed_in_server};
 
 /// A provider issuing opaque tokens, and a server that introspects them, trusting an answer for
 /// `trusted_for`; `None` when the provider is not installed.

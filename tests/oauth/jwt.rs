@@ -1,4 +1,4 @@
-//! JWT access tokens from a real authorization server, panva's `oidc-provider` (`provider.mjs`), checked by
+//! JWT access tokens from a real authorization server, panva's `oidc-provider` (`tests/support/oidc_provider.mjs`), checked by
 //! `TokenVerifier` over real HTTP: a token the server issued for this resource runs what its scopes grant;
 //! every forged, expired, misdirected or malformed token is refused with its reason and runs nothing; keys
 //! rotate without a restart, and an issuer that is down neither lets a token through nor stops the keys
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::provider::{call, said, shipped, signed_in_server};
+use crate::signed_in::{call, said, shipped, signed_in_server};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_the_issuer_gave_for_this_server_runs_what_its_scopes_grant() {
     let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {

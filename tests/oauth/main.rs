@@ -5,10 +5,12 @@
 
 mod introspection;
 mod jwt;
-mod provider;
+#[path = "../support/oidc_provider.rs"]
+mod oidc_provider;
 #[path = "../support/real_clients.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod real_clients;
+mod signed_in;
 
 use http::request::Parts;
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
 // introspection endpoint that is down; and how often its key set was fetched.
 //
-// Usage: node provider.mjs <resource URL> [<resource URL>...]
+// Usage: node oidc_provider.mjs <resource URL> [<resource URL>...]
 
 import http from 'node:http';
 import { createPublicKey } from 'node:crypto';
@@ -17,7 +17,7 @@ import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 
 const resources = process.argv.slice(2);
 if (resources.length === 0) {
-  console.error('usage: node provider.mjs <resource URL>...');
+  console.error('usage: node oidc_provider.mjs <resource URL>...');
   process.exit(2);
 }
 
