@@ -1,8 +1,8 @@
-//! JWT access tokens from a real authorization server, panva's `oidc-provider` (`tests/support/oidc_provider.mjs`), checked by
-//! `TokenVerifier` over real HTTP: a token the server issued for this resource runs what its scopes grant;
-//! every forged, expired, misdirected or malformed token is refused with its reason and runs nothing; keys
-//! rotate without a restart, and an issuer that is down neither lets a token through nor stops the keys
-//! already fetched.
+//! JWT access tokens from a real authorization server, panva's `oidc-provider`, checked by `TokenVerifier`
+//! over real HTTP: a token the server issued for this resource runs what its scopes grant; every forged,
+//! expired, misdirected or malformed token is refused with its reason and runs nothing; keys rotate
+//! without a restart, and an issuer that is down neither lets a token through nor stops the keys already
+//! fetched.
 
 use std::time::Duration;
 
