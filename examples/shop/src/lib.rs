@@ -8,7 +8,7 @@ pub mod telemetry;
 pub mod tools;
 
 use toolgate::confirm::KeyRing;
-use toolgate::http::{BearerTokens, HttpServer};
+use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
 use toolgate::mcp::McpServer;
 use toolgate::operator::AdminApi;
 use toolgate::registry::{BuiltIn, Config};
@@ -106,3 +106,39 @@ pub fn operator() -> Caller {
         .with_abilities([toolgate::operator::ADMIN_ABILITY])
 }
 // ANCHOR_END: server
+
+// ANCHOR: signed_in
+/// What the scopes of the shop's access tokens grant: a viewer's, a manager's, and the operator's.
+pub fn scope_map() -> ScopeMap {
+    ScopeMap::new()
+        .scope("orders:read", viewer().abilities())
+        .scope("orders:write", manager().abilities())
+        .scope("shop:admin", operator().abilities())
+}
+
+/// The shop's `server` over HTTP for people who sign in at the authorization server `issuer`, with
+/// `public_url` the MCP endpoint's address as they reach it: the access tokens it issues for that
+/// address are checked against its keys and grant what [`scope_map`] says, and the server's metadata
+/// tells a client where to sign in. The admin API and `/delegations` are beside MCP, as with
+/// [`http_server`].
+///
+/// # Errors
+/// When `public_url` is not an absolute `http(s)` URL, or `issuer` is neither `https` nor on a loopback
+/// address.
+pub fn signed_in_http_server(
+    server: McpServer,
+    issuer: &str,
+    public_url: &str,
+) -> Result<HttpServer, String> {
+    let resource = ProtectedResource::new(public_url)?
+        .authorization_server(issuer)
+        .scopes(["orders:read", "orders:write", "shop:admin"])
+        .name("Shop back office");
+    let verifier = TokenVerifier::new(&resource)?.scope_map(scope_map());
+    Ok(HttpServer::new(server)
+        .protected_resource(resource)
+        .authenticator(verifier)
+        .mount(AdminApi)
+        .accept_delegations())
+}
+// ANCHOR_END: signed_in

@@ -9,10 +9,12 @@
 //! syncs the tools into the records on start, for development. Each option can come from the environment
 //! instead (`SHOP_HTTP`, `SHOP_STATELESS`, `SHOP_DB`, `SHOP_STORE`, `SHOP_CONFIG`; see
 //! `deploy/replica.env`). `toolgate ...` runs an operator's command on the records instead of serving:
-//! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`.
+//! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`. `--oauth-issuer URL` signs
+//! people in at an OAuth authorization server instead of the demo's static tokens (`--public-url` the
+//! MCP endpoint's address as clients reach it, behind a proxy).
 
 use example_shop::agent::{self, Scripted};
-use example_shop::{Db, http_server, manager, registry, server, viewer};
+use example_shop::{Db, http_server, manager, registry, server, signed_in_http_server, viewer};
 use serde_json::json;
 use toolgate::http::HttpOptions;
 use toolgate::output::Pending;
@@ -43,6 +45,20 @@ struct Options {
         value_name = "NAME"
     )]
     allowed_hosts: Vec<String>,
+    /// Sign people in at this OAuth authorization server (its issuer URL) instead of accepting the demo's
+    /// static tokens: its access tokens for this server grant `orders:read` (a viewer's abilities),
+    /// `orders:write` (a manager's) and `shop:admin` (the admin API).
+    #[arg(long, env = "SHOP_OAUTH_ISSUER", value_name = "URL")]
+    oauth_issuer: Option<String>,
+    /// The MCP endpoint's address as clients reach it, which tokens must name (default: the address
+    /// served, with `/mcp`).
+    #[arg(
+        long,
+        env = "SHOP_PUBLIC_URL",
+        value_name = "URL",
+        requires = "oauth_issuer"
+    )]
+    public_url: Option<String>,
     /// Serve a desktop client over stdio instead.
     #[arg(long, conflicts_with_all = ["demo", "agent"])]
     stdio: bool,
@@ -154,24 +170,27 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             http,
             stateless,
             allowed_hosts,
+            oauth_issuer,
+            public_url,
             ..
         } => {
             let listener = tokio::net::TcpListener::bind(&http).await?;
             let url = format!("http://{}/mcp", listener.local_addr()?);
             println!("example-shop serves MCP at {url}");
-            println!(
-                "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*),"
-            );
-            println!("                 bot-token (the support bot: profile `support`)");
-            println!(
-                "  admin page: {}/admin (admin API below it), token admin-token",
-                url.trim_end_matches("/mcp")
-            );
-            println!(
-                "  MCP Inspector: npx @modelcontextprotocol/inspector, transport Streamable HTTP, URL {url},"
-            );
-            println!("                 header Authorization: Bearer manager-token");
-            println!("  desktop clients (stdio): command `cargo run -p example-shop -- --stdio`");
+            let served = match &oauth_issuer {
+                None => {
+                    print_static_tokens(&url);
+                    http_server(server(registry))
+                }
+                Some(issuer) => {
+                    let public_url = public_url.as_deref().unwrap_or(&url);
+                    println!("  people sign in at {issuer}, for {public_url}");
+                    println!(
+                        "  scopes: orders:read (Viewer), orders:write (Manager), shop:admin (the admin API)"
+                    );
+                    signed_in_http_server(server(registry), issuer, public_url)?
+                }
+            };
             println!("Ctrl-C stops it; calls in flight finish first.");
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -183,7 +202,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 let loopback = ["localhost", "127.0.0.1", "::1"].map(String::from);
                 options = options.allowed_hosts(loopback.into_iter().chain(allowed_hosts));
             }
-            http_server(server(registry))
+            served
                 .options(options)
                 .serve_listener(listener, shutdown)
                 .await?;
@@ -194,6 +213,23 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("example-shop: some audit rows could not be written: the database is away");
     }
     Ok(())
+}
+
+/// What the demo's static tokens are, and how to connect with one.
+fn print_static_tokens(url: &str) {
+    println!(
+        "  bearer tokens: viewer-token (Viewer: orders.view), manager-token (Manager: orders.*),"
+    );
+    println!("                 bot-token (the support bot: profile `support`)");
+    println!(
+        "  admin page: {}/admin (admin API below it), token admin-token",
+        url.trim_end_matches("/mcp")
+    );
+    println!(
+        "  MCP Inspector: npx @modelcontextprotocol/inspector, transport Streamable HTTP, URL {url},"
+    );
+    println!("                 header Authorization: Bearer manager-token");
+    println!("  desktop clients (stdio): command `cargo run -p example-shop -- --stdio`");
 }
 
 /// The tools called in-process, as an app's own agent loop would.

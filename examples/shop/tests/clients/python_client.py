@@ -1,7 +1,9 @@
 """Drives example-shop with the official Python `mcp` SDK: list, call, a hidden tool, a validation error, a tool error,
 a deferred tool found through `tool_search`, and a chart with the MCP App that draws it.
 
-Usage: python_client.py MODE http URL TOKEN   (MODE: auto or legacy; TOKEN: viewer-token or manager-token)
+Usage: python_client.py MODE http URL TOKEN [ROLE]   (MODE: auto or legacy; TOKEN: viewer-token or
+                                                      manager-token, or an access token of ROLE:
+                                                      viewer or manager)
        python_client.py MODE stdio COMMAND... (serves as the manager)
 Prints one line per check and "N passed, M failed"; exits non-zero when a check fails.
 """
@@ -106,9 +108,10 @@ async def charts(client, tools):
 def main():
     mode, transport, *rest = sys.argv[1:]
     if transport == "http":
-        url, token = rest
+        url, token, *role = rest
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        target, as_manager = streamable_http_client(url, http_client=http), token == "manager-token"
+        as_manager = role == ["manager"] or token == "manager-token"
+        target = streamable_http_client(url, http_client=http)
     else:
         target, as_manager = StdioServerParameters(command=rest[0], args=rest[1:]), True
     asyncio.run(run(mode, target, as_manager))

@@ -1,0 +1,80 @@
+//! The shop signs people in (`--oauth-issuer`): with the real `oidc-provider` as its authorization server,
+//! a client without a token is told where to sign in, and the official Python `mcp` SDK, holding the
+//! access tokens the provider issued, uses the shop as a viewer and as a manager, its scopes deciding
+//! which.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
+
+#[path = "../../../tests/support/oidc_provider.rs"]
+#[allow(dead_code)] // shared with the OAuth tests, which use all of it
+mod oidc_provider;
+#[path = "../../../tests/support/real_clients.rs"]
+#[allow(dead_code)] // shared with the browser and client tests
+mod real_clients;
+
+use std::path::Path;
+use std::process::Command;
+
+use oidc_provider::Provider;
+use real_clients::{Served, installed, report};
+use serde_json::Value;
+
+const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do() {
+    let Some(dir) = installed(&["py/bin/python"]) else {
+        return;
+    };
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+
+    // Without a token: a challenge that says where the metadata is, and the metadata names the issuer.
+    let refused = reqwest::Client::new()
+        .post(&shop.url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    let metadata_url = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        shop.url.trim_end_matches("/mcp")
+    );
+    assert!(challenge.contains(&metadata_url), "{challenge}");
+    let metadata: Value = reqwest::get(&metadata_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["resource"], shop.url.as_str());
+    assert_eq!(
+        metadata["authorization_servers"][0],
+        provider.issuer.as_str()
+    );
+
+    // With the provider's tokens for the shop, a real client: each scope grants its role's tools.
+    for (scope, role) in [
+        ("orders:read", "viewer"),
+        ("orders:read orders:write", "manager"),
+    ] {
+        let token = provider.token(&shop.url, scope).await;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_client.py");
+        let output = Command::new(dir.join("py/bin/python"))
+            .arg(script)
+            .args(["auto", "http", &shop.url, &token, role])
+            .output()
+            .expect("python runs");
+        let what = format!("python, signed in as a {role}");
+        assert!(output.status.success(), "{}", report(&what, &output));
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("15 passed, 0 failed"),
+            "{}",
+            report(&what, &output)
+        );
+    }
+}
