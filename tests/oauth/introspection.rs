@@ -34,9 +34,9 @@ async fn an_opaque_token_the_issuer_calls_active_runs_what_its_scopes_grant() {
     assert_eq!(viewer.split('.').count(), 1, "an opaque token: {viewer}");
     let (status, _, body) = call(&url, &viewer, "open_orders", json!({})).await;
     assert_eq!((status, said(&body).as_str()), (200, "3 open orders"));
-    let (status, _, body) = call(&url, &viewer, "ship_order", json!({"order": 31})).await;
-    assert_eq!(status, 200);
-    assert!(!shipped(31), "a viewer may not ship: {body}");
+    let (status, challenge, _) = call(&url, &viewer, "ship_order", json!({"order": 31})).await;
+    assert_eq!(status, 403, "a viewer may not ship: {challenge}");
+    assert!(!shipped(31));
     assert_eq!(
         provider.count("introspections").await,
         1,

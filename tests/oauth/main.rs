@@ -11,6 +11,7 @@ mod oidc_provider;
 #[allow(dead_code, unreachable_pub)]
 mod real_clients;
 mod signed_in;
+mod step_up;
 
 use http::request::Parts;
 use serde_json::{Value, json};

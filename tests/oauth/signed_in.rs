@@ -24,6 +24,12 @@ async fn open_orders() -> &'static str {
     "3 open orders"
 }
 
+/// When the shop is open.
+#[tool(public, read_only)]
+async fn store_hours() -> &'static str {
+    "9 to 5"
+}
+
 /// Ships an order.
 #[tool(ability = "orders.manage")]
 async fn ship_order(order: u32) -> String {

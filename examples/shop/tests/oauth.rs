@@ -57,6 +57,26 @@ async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do()
         provider.issuer.as_str()
     );
 
+    // A viewer's write is refused at the HTTP layer, naming the scope that grants it, and runs nothing.
+    let viewer = provider.token(&shop.url, "orders:read").await;
+    let write = reqwest::Client::new()
+        .post(&shop.url)
+        .bearer_auth(&viewer)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "confirm_order", "arguments": {"number": "RO-00003"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), 403);
+    let challenge = write.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"orders:write\""),
+        "{challenge}"
+    );
+
     // With the provider's tokens for the shop, a real client: each scope grants its role's tools.
     for (scope, role) in [
         ("orders:read", "viewer"),

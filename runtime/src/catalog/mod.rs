@@ -323,6 +323,30 @@ impl Catalog {
         self.may_see(snapshot, id, caller, None)
     }
 
+    /// The abilities `caller` lacks to run tool `id` of `snapshot`, when they are why it may not: none
+    /// when it may, when the tool is switched off or not allowed now, or when it holds them all and
+    /// something else stops it (its profile, a delegation, an authorizer).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn missing_abilities(
+        &self,
+        snapshot: &Snapshot,
+        id: ToolId,
+        caller: &Caller,
+    ) -> Option<Vec<String>> {
+        let (registered, visibility) = (snapshot.tool(id), snapshot.visibility_of(id));
+        if self.may_see(snapshot, id, caller, None)
+            || self.availability(registered, visibility).is_err()
+            || registered.tool.is_public()
+        {
+            return None;
+        }
+        let missing: Vec<String> = (registered.tool.abilities().iter())
+            .filter(|ability| !caller.has(ability))
+            .cloned()
+            .collect();
+        (!missing.is_empty()).then_some(missing)
+    }
+
     /// Whether `caller` may see tool `id` of `snapshot`: from its visibility, and from its entry only when
     /// that does not decide (a narrowed caller, an authorizer, abilities to check).
     #[inline]

@@ -77,6 +77,21 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Caller, Refusal>> +
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller for this request, if its credentials are valid.
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;
+
+    /// What to answer a `tools/call` whose caller may not run the tool because it lacks `abilities`:
+    /// a refusal that sends its client to sign in again with more (`Missing` for an anonymous caller,
+    /// `InsufficientScope` naming the scopes that grant them), since hosts start a sign-in only on a
+    /// `401` or `403`; or `None` (the default), and the call is refused as MCP refuses a tool one may
+    /// not run: as an unknown one. Asked only when [`steps_up`](Self::steps_up).
+    fn step_up(&self, _caller: &Caller, _abilities: &[String]) -> Option<Refusal> {
+        None
+    }
+
+    /// Whether [`step_up`](Self::step_up) may answer: read once, when the server is built, so that a
+    /// server whose authenticator never does looks no call's tool up before it runs.
+    fn steps_up(&self) -> bool {
+        false
+    }
 }
 
 /// Static bearer tokens, each acting for one caller: `Authorization: Bearer <token>`.
@@ -138,6 +153,8 @@ pub(super) struct Credentials {
     /// Where this resource's metadata is, for every challenge, when the server is an OAuth resource
     /// server.
     pub(super) resource: Option<Arc<str>>,
+    /// Where a call's tool is looked up before it runs, when the authenticator steps up.
+    pub(super) steps_up: Option<Registry>,
 }
 
 impl Credentials {
@@ -166,6 +183,46 @@ impl Credentials {
     pub(super) fn refused(&self, refusal: &Refusal) -> axum::response::Response {
         refusal.answer(self.resource.as_deref())
     }
+
+    /// The refusal for a `tools/call` of a tool `caller` may not run, when the authenticator sends its
+    /// client to sign in again for it. The tool is named by the `Mcp-Name` header of a request whose
+    /// `Mcp-Method` says `tools/call` (2026-07-28), else by the `body`, when it was read.
+    pub(super) fn stepped_up(
+        &self,
+        caller: &Caller,
+        headers: &http::HeaderMap,
+        body: Option<&[u8]>,
+    ) -> Option<Refusal> {
+        let (registry, authenticator) = (self.steps_up.as_ref()?, self.authenticator.as_ref()?);
+        let named = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let missing = if named("mcp-method") == Some("tools/call")
+            && let Some(tool) = named("mcp-name")
+        {
+            registry.missing_abilities(caller, tool)
+        } else {
+            let call = serde_json::from_slice::<CallOf<'_>>(body?).ok()?;
+            if call.method != "tools/call" {
+                return None;
+            }
+            registry.missing_abilities(caller, &call.params?.name)
+        }?;
+        authenticator.step_up(caller, &missing)
+    }
+}
+
+/// What [`Credentials::stepped_up`] reads of a request: its method and the tool it calls.
+#[derive(serde::Deserialize)]
+struct CallOf<'a> {
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    params: Option<Named<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Named<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
 }
 
 /// What every HTTP endpoint beside MCP (`/admin`, `/delegations`) checks before anything else, as the MCP

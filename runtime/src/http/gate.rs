@@ -231,6 +231,12 @@ where
                             return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
                         }
                     };
+                    let stepped_up =
+                        gate.credentials
+                            .stepped_up(&caller, &parts.headers, Some(&bytes));
+                    if let Some(refusal) = stepped_up {
+                        return Ok(gate.credentials.refused(&refusal));
+                    }
                     let from = FromHttp {
                         parts: &parts,
                         caller: &caller,
@@ -247,6 +253,11 @@ where
                     }
                 }
                 _ => {
+                    if let Some(refusal) =
+                        gate.credentials.stepped_up(&caller, &parts.headers, None)
+                    {
+                        return Ok(gate.credentials.refused(&refusal));
+                    }
                     let (body, stalled) = Paced::wrap(body, gate.idle);
                     (body, Some(stalled))
                 }

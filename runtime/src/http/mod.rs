@@ -361,6 +361,9 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             default_caller: self.mcp.caller_by_default().clone(),
             delegations: self.delegations.then(|| registry.clone()),
             resource: self.resource.as_ref().map(|r| Arc::from(r.metadata_url())),
+            steps_up: (self.authenticator.as_ref())
+                .filter(|authenticator| authenticator.steps_up())
+                .map(|_| registry.clone()),
         };
         let hosts = Hosts {
             hosts: options.allowed_hosts.clone(),

@@ -112,6 +112,7 @@ impl ProtectedResource {
     }
 
     /// The issuers whose tokens this resource accepts.
+    #[cfg(feature = "oauth")]
     pub(super) fn authorization_servers(&self) -> &[String] {
         &self.authorization_servers
     }

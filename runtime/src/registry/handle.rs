@@ -455,6 +455,13 @@ impl Registry {
         self.catalog().may_run(snapshot, id, caller)
     }
 
+    /// The abilities `caller` lacks to run the tool `name` resolves to, when they are why it may not.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn missing_abilities(&self, caller: &Caller, name: &str) -> Option<Vec<String>> {
+        let Resolved { snapshot, tool } = self.core.resolved(name);
+        self.catalog().missing_abilities(&snapshot, tool?, caller)
+    }
+
     /// The tool `name` resolves to, when `caller` may see it and run it now.
     pub(crate) fn runnable(&self, caller: &Caller, name: &str) -> Option<Arc<Tool>> {
         let Resolved { snapshot, tool } = self.core.resolved(name);

@@ -28,7 +28,7 @@ def text_of(result):
 
 
 # ANCHOR: checks
-async def run(mode, target, as_manager):
+async def run(mode, target, as_manager, signed_in=False):
     changed = asyncio.Event()
 
     async def on_message(message):
@@ -64,8 +64,14 @@ async def run(mode, target, as_manager):
                 write = await client.call_tool("confirm_order", {"number": "RO-00003"})
                 check("a write the viewer may not run is unknown to her", False, write)
             except MCPError as error:
-                check("a write the viewer may not run is unknown to her",
-                      error.code == -32602 and error.message.startswith("Unknown tool `confirm_order`"), error)
+                if signed_in:
+                    # Signed in with OAuth, the server answers 403 insufficient_scope (a host asks for more
+                    # scope); this SDK, given no OAuth provider, reports it as an internal error.
+                    check("a write the viewer's scopes do not grant is refused at the HTTP layer",
+                          error.code == -32603 and error.message == "Server returned an error response", error)
+                else:
+                    check("a write the viewer may not run is unknown to her",
+                          error.code == -32602 and error.message.startswith("Unknown tool `confirm_order`"), error)
 # ANCHOR_END: checks
 
 
@@ -111,10 +117,10 @@ def main():
         url, token, *role = rest
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         as_manager = role == ["manager"] or token == "manager-token"
-        target = streamable_http_client(url, http_client=http)
+        target, signed_in = streamable_http_client(url, http_client=http), bool(role)
     else:
-        target, as_manager = StdioServerParameters(command=rest[0], args=rest[1:]), True
-    asyncio.run(run(mode, target, as_manager))
+        target, as_manager, signed_in = StdioServerParameters(command=rest[0], args=rest[1:]), True, False
+    asyncio.run(run(mode, target, as_manager, signed_in))
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed or not results else 0)

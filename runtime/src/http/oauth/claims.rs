@@ -57,6 +57,28 @@ impl ScopeMap {
         self
     }
 
+    /// The scopes that together grant every one of `abilities`, fewest first by a greedy cover (the
+    /// scope granting most of what is left, then by name), or `None` when some ability no scope grants.
+    pub(super) fn scopes_granting(&self, abilities: &[String]) -> Option<Vec<String>> {
+        let mut left: Vec<&String> = abilities.iter().collect();
+        let mut scopes = Vec::new();
+        while !left.is_empty() {
+            let (scope, _) = self
+                .scopes
+                .iter()
+                .map(|(scope, granted)| {
+                    let covered = left.iter().filter(|a| granted.contains(a)).count();
+                    (scope, covered)
+                })
+                .filter(|(_, covered)| *covered > 0)
+                .max_by(|(a, x), (b, y)| x.cmp(y).then_with(|| b.cmp(a)))?;
+            let granted = &self.scopes[scope];
+            left.retain(|ability| !granted.contains(ability));
+            scopes.push(scope.clone());
+        }
+        Some(scopes)
+    }
+
     /// The abilities `scopes` and `roles` grant.
     fn abilities<'a>(&'a self, scopes: &[&str], roles: &[&str]) -> BTreeSet<&'a str> {
         let scoped = scopes.iter().filter_map(|scope| self.scopes.get(*scope));
@@ -181,6 +203,30 @@ mod tests {
         assert!(listed.caller(&grants, None).unwrap().has("orders.view"));
         let nobody = claims(json!({"exp": 1, "scope": "orders:read"}));
         assert!(nobody.caller(&grants, None).is_err(), "no subject");
+        let to = |abilities: &[&str]| {
+            abilities
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect::<Vec<_>>()
+        };
+        let more = ScopeMap::new()
+            .scope("orders:read", ["orders.view"])
+            .scope("orders:write", ["orders.view", "orders.manage"])
+            .scope("refunds", ["refunds.issue"]);
+        assert_eq!(
+            more.scopes_granting(&to(&["orders.view", "orders.manage"])),
+            Some(vec!["orders:write".to_owned()]),
+            "one scope that grants both"
+        );
+        assert_eq!(
+            more.scopes_granting(&to(&["orders.manage", "refunds.issue"])),
+            Some(vec!["orders:write".to_owned(), "refunds".to_owned()])
+        );
+        assert_eq!(
+            more.scopes_granting(&to(&["admin"])),
+            None,
+            "no scope grants it"
+        );
         let client = claims(json!({"client_id": "back-office", "scope": "orders:read"}));
         assert_eq!(client.caller(&grants, None).unwrap().id(), "back-office");
         let unmapped = claims(json!({"sub": "sam", "exp": 1, "scope": "orders:read"}));

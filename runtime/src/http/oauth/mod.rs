@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::header::AUTHORIZATION;
 use http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Header, Validation};
@@ -97,6 +98,8 @@ pub struct TokenVerifier {
     grants: ScopeMap,
     role_claim: Option<String>,
     floor: Duration,
+    /// Whether a request without a token is let through as anonymous, to the public tools.
+    anonymous: bool,
     /// Where tokens that are not JWTs are checked, if anywhere.
     introspection: Option<Introspection>,
     validated: Validated,
@@ -180,6 +183,7 @@ impl TokenVerifier {
             grants: ScopeMap::new(),
             role_claim: None,
             floor: REFETCH_FLOOR,
+            anonymous: false,
             introspection: None,
             validated: Validated::default(),
         })
@@ -214,6 +218,15 @@ impl TokenVerifier {
     #[must_use]
     pub fn key_refetch_floor(mut self, floor: Duration) -> Self {
         self.floor = floor;
+        self
+    }
+
+    /// Lets requests without a token through as an anonymous caller, who sees and runs the public tools
+    /// only; a call of any other tool is answered `401`, so that the client signs the person in. Claude
+    /// calls this partial (or lazy) authentication.
+    #[must_use]
+    pub fn anonymous_access(mut self) -> Self {
+        self.anonymous = true;
         self
     }
 
@@ -335,13 +348,32 @@ fn reason(kind: &ErrorKind) -> String {
 impl Authenticator for TokenVerifier {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a> {
         let Some(token) = bearer(request) else {
-            return Box::pin(std::future::ready(Err(Refusal::Missing)));
+            let anonymous = match self.anonymous && request.headers.get(AUTHORIZATION).is_none() {
+                true => Ok(Caller::anonymous()),
+                false => Err(Refusal::Missing),
+            };
+            return Box::pin(std::future::ready(anonymous));
         };
         let now = jsonwebtoken::get_current_timestamp();
         if let Some(caller) = self.validated.get(token, now) {
             return Box::pin(std::future::ready(Ok(caller)));
         }
         Box::pin(self.verify(token, now))
+    }
+
+    /// A caller without a token signs in; one whose scopes do not grant `abilities` is told the scopes
+    /// that do, when some do.
+    fn step_up(&self, caller: &Caller, abilities: &[String]) -> Option<Refusal> {
+        if caller.is_anonymous() {
+            return Some(Refusal::Missing);
+        }
+        self.grants
+            .scopes_granting(abilities)
+            .map(Refusal::InsufficientScope)
+    }
+
+    fn steps_up(&self) -> bool {
+        true
     }
 }
 
