@@ -216,6 +216,11 @@ pub(crate) struct Handover {
 
 #[cfg(feature = "mcp")]
 impl Handover {
+    /// The snapshot the call's tool was looked up in, and the tool, if one is named so.
+    pub(crate) fn resolution(&self) -> (&Snapshot, Option<ToolId>) {
+        (&self.snapshot, self.tool)
+    }
+
     /// The resolution again, for a call of `name`: none for a call of another name.
     pub(crate) fn resolved(&self, name: &str) -> Option<Resolved<'_>> {
         (*self.name == *name).then(|| Resolved {

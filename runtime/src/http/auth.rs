@@ -7,9 +7,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use http::request::Parts;
+use http::{HeaderMap, HeaderName};
 
+use super::fast::{MCP_METHOD, MCP_NAME};
 use crate::caller::Caller;
-use crate::registry::{DELEGATION_PREFIX, Registry};
+use crate::registry::{DELEGATION_PREFIX, Registry, Snapshot, ToolId};
 
 use super::challenge::Refusal;
 
@@ -184,45 +186,33 @@ impl Credentials {
         refusal.answer(self.resource.as_deref())
     }
 
-    /// The refusal for a `tools/call` of a tool `caller` may not run, when the authenticator sends its
-    /// client to sign in again for it. The tool is named by the `Mcp-Name` header of a request whose
-    /// `Mcp-Method` says `tools/call` (2026-07-28), else by the `body`, when it was read.
+    /// The refusal for a call of tool `tool` of `snapshot` (as a call was resolved) that `caller` may
+    /// not run, when the authenticator sends its client to sign in again for it.
     pub(super) fn stepped_up(
         &self,
         caller: &Caller,
-        headers: &http::HeaderMap,
-        body: Option<&[u8]>,
+        (snapshot, tool): (&Snapshot, Option<ToolId>),
     ) -> Option<Refusal> {
-        let (registry, authenticator) = (self.steps_up.as_ref()?, self.authenticator.as_ref()?);
-        let named = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-        let missing = if named("mcp-method") == Some("tools/call")
-            && let Some(tool) = named("mcp-name")
-        {
-            registry.missing_abilities(caller, tool)
-        } else {
-            let call = serde_json::from_slice::<CallOf<'_>>(body?).ok()?;
-            if call.method != "tools/call" {
-                return None;
-            }
-            registry.missing_abilities(caller, &call.params?.name)
-        }?;
-        authenticator.step_up(caller, &missing)
+        let registry = self.steps_up.as_ref()?;
+        let missing = registry.missing_abilities_in(snapshot, tool?, caller)?;
+        self.authenticator.as_ref()?.step_up(caller, &missing)
     }
-}
 
-/// What [`Credentials::stepped_up`] reads of a request: its method and the tool it calls.
-#[derive(serde::Deserialize)]
-struct CallOf<'a> {
-    #[serde(borrow)]
-    method: std::borrow::Cow<'a, str>,
-    #[serde(default, borrow)]
-    params: Option<Named<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct Named<'a> {
-    #[serde(borrow)]
-    name: std::borrow::Cow<'a, str>,
+    /// [`stepped_up`](Self::stepped_up) for a request the direct path does not take, whose tool its
+    /// `Mcp-Name` header names (a 2026-07-28 `tools/call`): decided before its body is read.
+    pub(super) fn stepped_up_by_name(
+        &self,
+        caller: &Caller,
+        headers: &HeaderMap,
+    ) -> Option<Refusal> {
+        let registry = self.steps_up.as_ref()?;
+        let named = |name: &HeaderName| headers.get(name).and_then(|value| value.to_str().ok());
+        if named(&MCP_METHOD) != Some("tools/call") {
+            return None;
+        }
+        let missing = registry.missing_abilities(caller, named(&MCP_NAME)?)?;
+        self.authenticator.as_ref()?.step_up(caller, &missing)
+    }
 }
 
 /// What every HTTP endpoint beside MCP (`/admin`, `/delegations`) checks before anything else, as the MCP

@@ -46,6 +46,7 @@ use crate::mcp::{
 };
 
 use super::answers::json_response;
+use super::auth::Credentials;
 use super::sessions::BoundSessions;
 
 /// How many idle peers each protocol version keeps for the next requests.
@@ -55,8 +56,8 @@ const POOLED_PEERS: usize = 64;
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// The headers in which a 2026-07-28 request names its method and its tool.
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Asks a proxy such as nginx to pass each event on as it comes, as rmcp's streams do.
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
@@ -185,6 +186,17 @@ fn taken<'r>(
     }
 }
 
+/// The answer that sends `from`'s caller to sign in again before the call `hot` runs, when its
+/// authenticator would.
+fn stepped_up(
+    credentials: &Credentials,
+    from: FromHttp<'_>,
+    hot: &FastRequest<'_>,
+) -> Option<Response> {
+    let refusal = credentials.stepped_up(from.caller, hot.resolution()?)?;
+    Some(credentials.refused(&refusal))
+}
+
 impl<H: ServerHandler + Clone> Direct<H> {
     /// The direct path for `handler`, with rmcp's body limit and allowed hosts (`None`: its defaults),
     /// the sessions of a stateful server, and whether answers are JSON rather than SSE when they can be.
@@ -277,17 +289,21 @@ impl<H: ServerHandler + Clone> Direct<H> {
         pool: usize,
         from: FromHttp<'_>,
         body: Bytes,
+        credentials: &Credentials,
     ) -> Result<Response, Declined> {
         let version = &self.pools[pool].0;
         if !negotiated_once(version) {
-            return self.answer_negotiating(pool, from, body).await;
+            return self.answer_negotiating(pool, from, body, credentials).await;
         }
         if let Some(sessions) = &self.sessions {
-            return self.answer_in_session(sessions, from, body).await;
+            return (self.answer_in_session(sessions, from, body, credentials)).await;
         }
         let registry = &self.handler.shared.registry;
         let parsed = FastRequest::parse(&body, false, None);
         let hot = taken(parsed, body, registry, |_, _| true)?;
+        if let Some(refused) = stepped_up(credentials, from, &hot) {
+            return Ok(refused);
+        }
         let (sent, answer, status) = self.without_session(pool, from, hot).await;
         Ok(respond(sent, answer, status, true))
     }
@@ -301,6 +317,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         pool: usize,
         from: FromHttp<'_>,
         body: Bytes,
+        credentials: &Credentials,
     ) -> Result<Response, Declined> {
         let headers = &from.parts.headers;
         let registry = &self.handler.shared.registry;
@@ -314,6 +331,9 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let hot = taken(parsed, body, registry, |snapshot, _| {
             !declares_param_headers(snapshot)
         })?;
+        if let Some(refused) = stepped_up(credentials, from, &hot) {
+            return Ok(refused);
+        }
         let (sent, answer, status) = self.without_session(pool, from, hot).await;
         Ok(respond(sent, answer, status, self.json))
     }
@@ -346,6 +366,7 @@ impl<H: ServerHandler + Clone> Direct<H> {
         sessions: &BoundSessions<McpHandler<H>>,
         from: FromHttp<'_>,
         body: Bytes,
+        credentials: &Credentials,
     ) -> Result<Response, Declined> {
         let served = from
             .parts
@@ -359,6 +380,9 @@ impl<H: ServerHandler + Clone> Direct<H> {
         let registry = &self.handler.shared.registry;
         let parsed = FastRequest::parse(&body, false, None);
         let mut hot = taken(parsed, body, registry, |_, _| true)?;
+        if let Some(refused) = stepped_up(credentials, from, &hot) {
+            return Ok(refused);
+        }
         let context = hot.context(served.peer.clone());
         let (answer, _) = hot.answer(&served.handler, context, Some(from)).await;
         Ok(events(&[], answer))

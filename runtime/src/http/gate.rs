@@ -231,19 +231,24 @@ where
                             return Ok((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
                         }
                     };
-                    let stepped_up =
-                        gate.credentials
-                            .stepped_up(&caller, &parts.headers, Some(&bytes));
-                    if let Some(refusal) = stepped_up {
-                        return Ok(gate.credentials.refused(&refusal));
-                    }
                     let from = FromHttp {
                         parts: &parts,
                         caller: &caller,
                     };
-                    match direct.answer(pool, from, bytes).await {
+                    let credentials = &gate.credentials;
+                    match direct.answer(pool, from, bytes, credentials).await {
                         Ok(response) => return Ok(tracked(response, open)),
                         Err(Declined(bytes, handover)) => {
+                            // The call's tool as the lane looked it up, else as a header names it.
+                            let refusal = match &handover {
+                                Some(handover) => {
+                                    credentials.stepped_up(&caller, handover.resolution())
+                                }
+                                None => credentials.stepped_up_by_name(&caller, &parts.headers),
+                            };
+                            if let Some(refusal) = refusal {
+                                return Ok(credentials.refused(&refusal));
+                            }
                             // The call's lookup goes with it, so that rmcp's dispatch runs it there.
                             if let Some(handover) = handover {
                                 parts.extensions.insert(handover);
@@ -253,10 +258,9 @@ where
                     }
                 }
                 _ => {
-                    if let Some(refusal) =
-                        gate.credentials.stepped_up(&caller, &parts.headers, None)
-                    {
-                        return Ok(gate.credentials.refused(&refusal));
+                    let credentials = &gate.credentials;
+                    if let Some(refusal) = credentials.stepped_up_by_name(&caller, &parts.headers) {
+                        return Ok(credentials.refused(&refusal));
                     }
                     let (body, stalled) = Paced::wrap(body, gate.idle);
                     (body, Some(stalled))

@@ -459,7 +459,18 @@ impl Registry {
     #[cfg(feature = "mcp")]
     pub(crate) fn missing_abilities(&self, caller: &Caller, name: &str) -> Option<Vec<String>> {
         let Resolved { snapshot, tool } = self.core.resolved(name);
-        self.catalog().missing_abilities(&snapshot, tool?, caller)
+        self.missing_abilities_in(&snapshot, tool?, caller)
+    }
+
+    /// The abilities `caller` lacks to run tool `id` of `snapshot`, when they are why it may not.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn missing_abilities_in(
+        &self,
+        snapshot: &Snapshot,
+        id: ToolId,
+        caller: &Caller,
+    ) -> Option<Vec<String>> {
+        self.catalog().missing_abilities(snapshot, id, caller)
     }
 
     /// The tool `name` resolves to, when `caller` may see it and run it now.

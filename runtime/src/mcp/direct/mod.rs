@@ -120,6 +120,13 @@ impl<'r> FastRequest<'r> {
         }
     }
 
+    /// The snapshot a call's tool was looked up in, and the tool, once [`resolve`](Self::resolve)d.
+    pub(crate) fn resolution(&self) -> Option<(&Snapshot, Option<ToolId>)> {
+        self.resolved
+            .as_ref()
+            .map(|resolved| (&*resolved.snapshot, resolved.tool))
+    }
+
     /// The method's name, as the body and the `Mcp-Method` header spell it.
     pub(crate) fn method(&self) -> &'static str {
         match self.method {
