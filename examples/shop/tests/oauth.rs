@@ -57,12 +57,16 @@ async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do()
         provider.issuer.as_str()
     );
 
-    // A viewer's write is refused at the HTTP layer, naming the scope that grants it, and runs nothing.
+    // A viewer's write is refused at the HTTP layer, naming the scope that grants it, and runs nothing:
+    // a 2026-07-28 request, whose headers name the tool, needs no session first.
     let viewer = provider.token(&shop.url, "orders:read").await;
     let write = reqwest::Client::new()
         .post(&shop.url)
         .bearer_auth(&viewer)
         .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "confirm_order")
         .json(
             &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "confirm_order", "arguments": {"number": "RO-00003"}}}),
