@@ -12,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use toolgate::http::{BearerTokens, HttpOptions, HttpServer};
+use toolgate::http::{AuthFuture, Authenticator, BearerTokens, HttpOptions, HttpServer};
 use toolgate::mcp::McpServer;
 use toolgate::mcp::rmcp::{Peer, RoleServer};
 use toolgate::param::CancellationToken;
@@ -1007,4 +1007,45 @@ async fn a_call_resolves_its_tool_once_on_every_path() {
     .await;
     assert_eq!(messages[0]["result"]["content"][0]["text"], "forgot keys");
     once(&count, "HTTP session, a write through rmcp");
+
+    // An authenticator that steps up has each call's tool looked up before it runs: still once.
+    let (registry, count) = counting();
+    let mut router = http(server_of(registry))
+        .authenticator(LooksUp)
+        .router(CancellationToken::new());
+    let body = negotiating(&add.to_string());
+    let headers = negotiating_headers(&body);
+    for (request, path) in [
+        (post(add.to_string(), true, &[]), "stepping up, direct"),
+        (
+            post(write.to_string(), true, &[]),
+            "stepping up, a write through rmcp",
+        ),
+        (
+            post(&body, false, &pairs(&headers)),
+            "stepping up, 2026-07-28 by its header, rmcp",
+        ),
+    ] {
+        let (status, _, messages) = answer(router.call(request).await.unwrap()).await;
+        assert_eq!(status, 200, "{path}");
+        assert!(
+            messages[0]["result"]["content"][0]["text"].is_string(),
+            "{path}"
+        );
+        once(&count, path);
+    }
+}
+
+/// Lets every request through as the anonymous caller, and steps up, though it never refuses: each
+/// call's tool is looked up before it runs.
+struct LooksUp;
+
+impl Authenticator for LooksUp {
+    fn authenticate<'a>(&'a self, _: &'a http::request::Parts) -> AuthFuture<'a> {
+        Box::pin(std::future::ready(Ok(Caller::anonymous())))
+    }
+
+    fn steps_up(&self) -> bool {
+        true
+    }
 }

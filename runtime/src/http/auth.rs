@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderName};
 
 use super::fast::{MCP_METHOD, MCP_NAME};
 use crate::caller::Caller;
-use crate::registry::{DELEGATION_PREFIX, Registry, Snapshot, ToolId};
+use crate::registry::{DELEGATION_PREFIX, Handover, Registry, Snapshot, ToolId};
 
 use super::challenge::Refusal;
 
@@ -198,20 +198,26 @@ impl Credentials {
         self.authenticator.as_ref()?.step_up(caller, &missing)
     }
 
-    /// [`stepped_up`](Self::stepped_up) for a request the direct path does not take, whose tool its
-    /// `Mcp-Name` header names (a 2026-07-28 `tools/call`): decided before its body is read.
-    pub(super) fn stepped_up_by_name(
+    /// For a request the direct path did not look up, a 2026-07-28 `tools/call` whose `Mcp-Name`
+    /// header names its tool, when the authenticator steps up: the tool looked up, once (the lookup goes
+    /// on with the request), or the refusal that sends the client to sign in again, decided before the
+    /// body is read.
+    pub(super) fn resolved_by_name(
         &self,
         caller: &Caller,
         headers: &HeaderMap,
-    ) -> Option<Refusal> {
+    ) -> Option<Result<Handover, Refusal>> {
         let registry = self.steps_up.as_ref()?;
         let named = |name: &HeaderName| headers.get(name).and_then(|value| value.to_str().ok());
         if named(&MCP_METHOD) != Some("tools/call") {
             return None;
         }
-        let missing = registry.missing_abilities(caller, named(&MCP_NAME)?)?;
-        self.authenticator.as_ref()?.step_up(caller, &missing)
+        let name = named(&MCP_NAME)?;
+        let resolved = registry.resolved(name);
+        if let Some(refusal) = self.stepped_up(caller, (&resolved.snapshot, resolved.tool)) {
+            return Some(Err(refusal));
+        }
+        Some(Ok(resolved.handed_over(name)))
     }
 }
 

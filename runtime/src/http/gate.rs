@@ -15,6 +15,7 @@ use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::ACCESS_CONTROL_REQUEST_HEADERS;
+use http::request::Parts;
 use http::{Method, StatusCode};
 use http_body::{Frame, SizeHint};
 use rmcp::ServerHandler;
@@ -22,6 +23,7 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Notify;
 
+use crate::caller::Caller;
 use crate::mcp::{BoundSession, FromHttp, McpHandler, Opening};
 
 use super::auth::{Credentials, Hosts};
@@ -239,28 +241,31 @@ where
                     match direct.answer(pool, from, bytes, credentials).await {
                         Ok(response) => return Ok(tracked(response, open)),
                         Err(Declined(bytes, handover)) => {
-                            // The call's tool as the lane looked it up, else as a header names it.
-                            let refusal = match &handover {
+                            match handover {
+                                // The call's lookup goes with it, so that rmcp's dispatch runs it there.
                                 Some(handover) => {
-                                    credentials.stepped_up(&caller, handover.resolution())
+                                    let resolution = handover.resolution();
+                                    if let Some(refusal) =
+                                        credentials.stepped_up(&caller, resolution)
+                                    {
+                                        return Ok(credentials.refused(&refusal));
+                                    }
+                                    parts.extensions.insert(handover);
                                 }
-                                None => credentials.stepped_up_by_name(&caller, &parts.headers),
-                            };
-                            if let Some(refusal) = refusal {
-                                return Ok(credentials.refused(&refusal));
-                            }
-                            // The call's lookup goes with it, so that rmcp's dispatch runs it there.
-                            if let Some(handover) = handover {
-                                parts.extensions.insert(handover);
+                                None => {
+                                    if let Some(refused) = by_name(credentials, &caller, &mut parts)
+                                    {
+                                        return Ok(refused);
+                                    }
+                                }
                             }
                             (Body::from(bytes), None)
                         }
                     }
                 }
                 _ => {
-                    let credentials = &gate.credentials;
-                    if let Some(refusal) = credentials.stepped_up_by_name(&caller, &parts.headers) {
-                        return Ok(credentials.refused(&refusal));
+                    if let Some(refused) = by_name(&gate.credentials, &caller, &mut parts) {
+                        return Ok(refused);
                     }
                     let (body, stalled) = Paced::wrap(body, gate.idle);
                     (body, Some(stalled))
@@ -296,6 +301,19 @@ where
                     .await
                     .map(|response| cors::readable(response, origin))
             }),
+        }
+    }
+}
+
+/// For a request the direct path did not look up, when the authenticator steps up: the answer that
+/// sends its client to sign in again for the tool its `Mcp-Name` header names, or `None`, with the
+/// tool's lookup put among `parts`' extensions for rmcp's dispatch.
+fn by_name(credentials: &Credentials, caller: &Caller, parts: &mut Parts) -> Option<Response> {
+    match credentials.resolved_by_name(caller, &parts.headers)? {
+        Err(refusal) => Some(credentials.refused(&refusal)),
+        Ok(handover) => {
+            parts.extensions.insert(handover);
+            None
         }
     }
 }

@@ -455,13 +455,6 @@ impl Registry {
         self.catalog().may_run(snapshot, id, caller)
     }
 
-    /// The abilities `caller` lacks to run the tool `name` resolves to, when they are why it may not.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn missing_abilities(&self, caller: &Caller, name: &str) -> Option<Vec<String>> {
-        let Resolved { snapshot, tool } = self.core.resolved(name);
-        self.missing_abilities_in(&snapshot, tool?, caller)
-    }
-
     /// The abilities `caller` lacks to run tool `id` of `snapshot`, when they are why it may not.
     #[cfg(feature = "mcp")]
     pub(crate) fn missing_abilities_in(
