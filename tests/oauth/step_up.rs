@@ -32,8 +32,9 @@ async fn public_tools_work_before_sign_in_and_others_ask_for_it() {
     assert_eq!(protected.status(), 401, "a host signs in on a 401 only");
     let challenge = protected.headers()["www-authenticate"].to_str().unwrap();
     assert!(
-        challenge.starts_with("Bearer resource_metadata=\"") && !challenge.contains("error="),
-        "{challenge}"
+        challenge.starts_with("Bearer scope=\"orders:read\", resource_metadata=\"")
+            && !challenge.contains("error="),
+        "sign in, asking for the scope the tool needs: {challenge}"
     );
 
     // An unknown tool is not a reason to sign in: it is answered as MCP answers it.

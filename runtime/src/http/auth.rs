@@ -81,8 +81,8 @@ pub trait Authenticator: Send + Sync + 'static {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> AuthFuture<'a>;
 
     /// What to answer a `tools/call` whose caller may not run the tool because it lacks `abilities`:
-    /// a refusal that sends its client to sign in again with more (`Missing` for an anonymous caller,
-    /// `InsufficientScope` naming the scopes that grant them), since hosts start a sign-in only on a
+    /// a refusal that sends its client to sign in again with more (`SignIn` or `Missing` for an
+    /// anonymous caller, `InsufficientScope` naming the scopes that grant them), since hosts start a sign-in only on a
     /// `401` or `403`; or `None` (the default), and the call is refused as MCP refuses a tool one may
     /// not run: as an unknown one. Asked only when [`steps_up`](Self::steps_up).
     fn step_up(&self, _caller: &Caller, _abilities: &[String]) -> Option<Refusal> {

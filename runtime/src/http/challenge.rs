@@ -10,6 +10,7 @@ use http::{HeaderValue, StatusCode, header};
 /// use toolgate::http::Refusal;
 ///
 /// assert_eq!(Refusal::Missing.status(), 401);
+/// assert_eq!(Refusal::SignIn(vec!["orders:read".into()]).status(), 401);
 /// assert_eq!(Refusal::Invalid("expired".into()).status(), 401);
 /// assert_eq!(Refusal::InsufficientScope(vec!["orders:write".into()]).status(), 403);
 /// assert_eq!(Refusal::Unavailable("the issuer's keys are out of reach".into()).status(), 503);
@@ -20,6 +21,9 @@ pub enum Refusal {
     /// The request carries no credentials: the client should sign in (`401`, a challenge without an
     /// error, as RFC 6750 asks for a request that did not try).
     Missing,
+    /// The request carries no credentials, and what it asks for needs these scopes: the client should
+    /// sign in, asking for them (`401`, a challenge without an error, with `scope`).
+    SignIn(Vec<String>),
     /// Its credentials are not valid: malformed, unknown, forged, expired, or for another resource
     /// (`401`, `error="invalid_token"`). The reason is shown to the client; say nothing secret in it.
     Invalid(String),
@@ -41,7 +45,7 @@ impl Refusal {
     fn status_code(&self) -> StatusCode {
         match self {
             Refusal::InsufficientScope(_) => StatusCode::FORBIDDEN,
-            Refusal::Missing | Refusal::Invalid(_) => StatusCode::UNAUTHORIZED,
+            Refusal::Missing | Refusal::SignIn(_) | Refusal::Invalid(_) => StatusCode::UNAUTHORIZED,
             Refusal::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -52,6 +56,10 @@ impl Refusal {
             Refusal::Missing => {
                 "missing credentials: send `Authorization: Bearer <token>`".to_owned()
             }
+            Refusal::SignIn(scopes) => format!(
+                "missing credentials: sign in with the scopes this request needs: {}",
+                scopes.join(" ")
+            ),
             Refusal::Invalid(reason) => format!("invalid credentials: {reason}"),
             Refusal::InsufficientScope(scopes) => format!(
                 "the credentials lack the scopes this request needs: {}",
@@ -69,6 +77,7 @@ impl Refusal {
         let mut params = Vec::new();
         match self {
             Refusal::Missing | Refusal::Unavailable(_) => {}
+            Refusal::SignIn(scopes) => params.push(("scope", scopes.join(" "))),
             Refusal::Invalid(reason) => {
                 params.push(("error", "invalid_token".to_owned()));
                 params.push(("error_description", reason.clone()));

@@ -361,15 +361,14 @@ impl Authenticator for TokenVerifier {
         Box::pin(self.verify(token, now))
     }
 
-    /// A caller without a token signs in; one whose scopes do not grant `abilities` is told the scopes
-    /// that do, when some do.
+    /// A caller without a token signs in, asking for the scopes that grant `abilities` when some do;
+    /// one whose scopes do not grant them is told the scopes that do, when some do.
     fn step_up(&self, caller: &Caller, abilities: &[String]) -> Option<Refusal> {
+        let scopes = self.grants.scopes_granting(abilities);
         if caller.is_anonymous() {
-            return Some(Refusal::Missing);
+            return Some(scopes.map_or(Refusal::Missing, Refusal::SignIn));
         }
-        self.grants
-            .scopes_granting(abilities)
-            .map(Refusal::InsufficientScope)
+        scopes.map(Refusal::InsufficientScope)
     }
 
     fn steps_up(&self) -> bool {
