@@ -186,6 +186,11 @@ impl Credentials {
         refusal.answer(self.resource.as_deref())
     }
 
+    /// Whether the authenticator steps up.
+    pub(super) fn steps_up(&self) -> bool {
+        self.steps_up.is_some()
+    }
+
     /// The refusal for a call of tool `tool` of `snapshot` (as a call was resolved) that `caller` may
     /// not run, when the authenticator sends its client to sign in again for it.
     pub(super) fn stepped_up(

@@ -187,8 +187,22 @@ fn taken<'r>(
 }
 
 /// The answer that sends `from`'s caller to sign in again before the call `hot` runs, when its
-/// authenticator would.
+/// authenticator would: one branch on the common path, where it never does.
+#[inline]
 fn stepped_up(
+    credentials: &Credentials,
+    from: FromHttp<'_>,
+    hot: &FastRequest<'_>,
+) -> Option<Response> {
+    if !credentials.steps_up() {
+        return None;
+    }
+    refused_before(credentials, from, hot)
+}
+
+/// [`stepped_up`]'s work, out of the common path.
+#[inline(never)]
+fn refused_before(
     credentials: &Credentials,
     from: FromHttp<'_>,
     hot: &FastRequest<'_>,
