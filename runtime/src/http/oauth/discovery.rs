@@ -19,6 +19,8 @@ pub(super) struct Endpoints {
 /// One authorization server, and its endpoints once found.
 pub(super) struct Discovery {
     issuer: String,
+    /// Where its metadata may be: RFC 8414's address, then OpenID Connect's.
+    metadata: [String; 2],
     fetcher: Fetcher,
     endpoints: OnceCell<Endpoints>,
 }
@@ -29,9 +31,20 @@ impl Discovery {
     /// # Errors
     /// When `issuer` is neither `https` nor on a loopback address.
     pub(super) fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
-        fetchable(issuer)?;
+        let uri = fetchable(issuer)?;
+        let origin = format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or("https"),
+            uri.authority().map_or("", |authority| authority.as_str())
+        );
+        let path = uri.path().trim_end_matches('/');
+        let metadata = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ];
         Ok(Discovery {
             issuer: issuer.to_owned(),
+            metadata,
             fetcher,
             endpoints: OnceCell::new(),
         })
@@ -51,21 +64,9 @@ impl Discovery {
     }
 
     async fn discover(&self) -> Result<Endpoints, String> {
-        let issuer = self.issuer.trim_end_matches('/');
-        let (origin, path) = match issuer.find("://").map(|at| at + 3) {
-            Some(start) => match issuer[start..].find('/') {
-                Some(slash) => issuer.split_at(start + slash),
-                None => (issuer, ""),
-            },
-            None => (issuer, ""),
-        };
-        let addresses = [
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{issuer}/.well-known/openid-configuration"),
-        ];
         let mut problems = Vec::new();
-        for address in addresses {
-            match self.fetcher.json::<Endpoints>(&address).await {
+        for address in &self.metadata {
+            match self.fetcher.json::<Endpoints>(address).await {
                 Ok(endpoints) if endpoints.issuer != self.issuer => problems.push(format!(
                     "{address} names another issuer, `{}`",
                     crate::text::shown(&endpoints.issuer)

@@ -94,8 +94,8 @@ fn without_url(error: &reqwest::Error) -> &'static str {
     }
 }
 
-/// Whether `url` may be fetched: `https`, or `http` to a loopback address (a test's or a sidecar's).
-pub(super) fn fetchable(url: &str) -> Result<(), String> {
+/// `url`, when it may be fetched: `https`, or `http` to a loopback address (a test's or a sidecar's).
+pub(super) fn fetchable(url: &str) -> Result<http::Uri, String> {
     let Ok(uri) = url.parse::<http::Uri>() else {
         return Err(format!("`{}` is not a URL", crate::text::shown(url)));
     };
@@ -104,8 +104,8 @@ pub(super) fn fetchable(url: &str) -> Result<(), String> {
         Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
     );
     match uri.scheme_str() {
-        Some("https") => Ok(()),
-        Some("http") if loopback => Ok(()),
+        Some("https") => Ok(uri),
+        Some("http") if loopback => Ok(uri),
         _ => Err(format!(
             "`{}` is neither `https` nor `http` on a loopback address; signing keys are only fetched \
              over TLS",

@@ -2,7 +2,6 @@
 //! endpoint, as a client of its own, a bounded number at a time.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::Semaphore;
@@ -16,14 +15,10 @@ use crate::http::Refusal;
 /// authorization server a request, so a flood of made-up tokens is refused here, not passed on.
 const MAX_IN_FLIGHT: usize = 32;
 
-/// How long an answer is trusted by default: the longest a revoked token keeps working.
-pub(super) const TRUSTED_FOR: Duration = Duration::from_secs(60);
-
 /// Introspection at one authorization server.
 pub(super) struct Introspection {
     server: Arc<Discovery>,
     client: Client,
-    pub(super) trusted_for: Duration,
     in_flight: Semaphore,
 }
 
@@ -42,27 +37,24 @@ impl Introspection {
         Introspection {
             server,
             client,
-            trusted_for: TRUSTED_FOR,
             in_flight: Semaphore::new(MAX_IN_FLIGHT),
         }
     }
 
-    /// What the authorization server says of `token` at `now` (seconds), and until when to trust it.
+    /// What the authorization server says of `token` at `now` (seconds).
     ///
     /// # Errors
     /// `Invalid` for a token it does not call active, or one from another issuer or already expired;
     /// `Unavailable` when it cannot be asked now (out of reach, or too many asked at once).
-    pub(super) async fn claims(&self, token: &str, now: u64) -> Result<(Claims, u64), Refusal> {
-        let unavailable = |reason: String| Refusal::Unavailable(reason);
+    pub(super) async fn claims(&self, token: &str, now: u64) -> Result<Claims, Refusal> {
         let _permit = self.in_flight.try_acquire().map_err(|_| {
-            unavailable("too many tokens are being checked with the issuer at once".into())
+            Refusal::Unavailable("too many tokens are being checked with the issuer at once".into())
         })?;
-        let endpoints = self.server.endpoints().await.map_err(|problem| {
-            tracing::warn!(issuer = %self.server.issuer(), "toolgate: cannot read the issuer's metadata: {problem}");
-            unavailable("the issuer is out of reach".into())
+        let endpoints = (self.server.endpoints().await).map_err(|problem| {
+            self.out_of_reach(&format!("cannot read its metadata: {problem}"))
         })?;
         let Some(endpoint) = &endpoints.introspection_endpoint else {
-            tracing::warn!(issuer = %self.server.issuer(), "toolgate: the issuer publishes no introspection endpoint");
+            self.warn("it publishes no introspection endpoint");
             return Err(Refusal::Invalid(
                 "the token is not a JWT, and its issuer checks no other".into(),
             ));
@@ -73,8 +65,7 @@ impl Introspection {
             .introspect(endpoint, &self.client, token)
             .await
             .map_err(|problem| {
-                tracing::warn!(issuer = %self.server.issuer(), "toolgate: cannot introspect a token: {problem}");
-                unavailable("the issuer is out of reach".into())
+                self.out_of_reach(&format!("cannot introspect a token: {problem}"))
             })?;
         if !answer.active {
             return Err(Refusal::Invalid(
@@ -91,8 +82,17 @@ impl Introspection {
         if answer.claims.exp.is_some_and(|exp| exp <= now) {
             return Err(Refusal::Invalid("the token has expired".into()));
         }
-        let trusted = now.saturating_add(self.trusted_for.as_secs());
-        let until = answer.claims.exp.map_or(trusted, |exp| exp.min(trusted));
-        Ok((answer.claims, until))
+        Ok(answer.claims)
+    }
+
+    /// Logs why the authorization server cannot be asked, and the refusal that says so to the client.
+    fn out_of_reach(&self, problem: &str) -> Refusal {
+        self.warn(problem);
+        Refusal::Unavailable("the issuer is out of reach".into())
+    }
+
+    /// Tells the operator what went wrong with introspection at the authorization server.
+    fn warn(&self, problem: &str) {
+        tracing::warn!(issuer = %self.server.issuer(), "toolgate: introspection: {problem}");
     }
 }

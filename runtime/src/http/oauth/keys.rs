@@ -1,6 +1,7 @@
-//! An issuer's signing keys (its JWKS), found through its metadata ([`Discovery`]): fetched on first use, kept for an
-//! hour and then fetched again behind the calls they serve, fetched at once when a token names a key the
-//! set lacks (a rotation), but never twice within a floor, and kept serving while the issuer is down.
+//! An issuer's signing keys (its JWKS), found through its metadata ([`Discovery`]): fetched on first
+//! use, kept for an hour and then fetched again behind the calls they serve, fetched at once when a token
+//! names a key the set lacks (a rotation), but never twice within a floor, and kept serving while the
+//! issuer is down.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -99,27 +100,20 @@ struct JwksDocument {
 
 /// The keys of one issuer.
 pub(super) struct IssuerKeys {
-    issuer: Arc<Discovery>,
+    /// Where the issuer's key set is.
+    pub(super) discovery: Arc<Discovery>,
     keys: ArcSwap<KeySet>,
     /// When a fetch was last started; held while one runs, so that one runs at a time.
     last_fetch: Mutex<Option<Instant>>,
 }
 
 impl IssuerKeys {
-    pub(super) fn new(issuer: Arc<Discovery>) -> Self {
+    pub(super) fn new(discovery: Arc<Discovery>) -> Self {
         IssuerKeys {
-            issuer,
+            discovery,
             keys: ArcSwap::default(),
             last_fetch: Mutex::new(None),
         }
-    }
-
-    pub(super) fn issuer(&self) -> &str {
-        self.issuer.issuer()
-    }
-
-    pub(super) fn discovery(&self) -> &Arc<Discovery> {
-        &self.issuer
     }
 
     /// The key `kid` names. A stale set serves and is fetched again behind the call; a key the set
@@ -179,15 +173,17 @@ impl IssuerKeys {
         match self.fetch().await {
             Ok(keys) => self.keys.store(Arc::new(keys)),
             Err(problem) => tracing::warn!(
-                issuer = %self.issuer(),
+                issuer = %self.discovery.issuer(),
                 "toolgate: cannot fetch the issuer's signing keys: {problem}"
             ),
         }
     }
 
     async fn fetch(&self) -> Result<KeySet, String> {
-        let jwks_uri = &self.issuer.endpoints().await?.jwks_uri;
-        let document = self.issuer.fetcher().json::<JwksDocument>(jwks_uri).await?;
+        let jwks_uri = &self.discovery.endpoints().await?.jwks_uri;
+        let document = (self.discovery.fetcher())
+            .json::<JwksDocument>(jwks_uri)
+            .await?;
         Ok(KeySet::read(document))
     }
 }

@@ -48,6 +48,9 @@ const LEEWAY: u64 = 30;
 /// The longest token read; real access tokens are one to four kilobytes.
 const MAX_TOKEN: usize = 16 * 1024;
 
+/// How long an introspection's answer is trusted, by default: the longest a revoked token keeps working.
+const TRUSTED_FOR: Duration = Duration::from_secs(60);
+
 /// The least time between two fetches of an issuer's keys, by default.
 const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 
@@ -102,6 +105,8 @@ pub struct TokenVerifier {
     anonymous: bool,
     /// Where tokens that are not JWTs are checked, if anywhere.
     introspection: Option<Introspection>,
+    /// How long an introspection's answer is trusted.
+    trusted_for: Duration,
     validated: Validated,
 }
 
@@ -185,6 +190,7 @@ impl TokenVerifier {
             floor: REFETCH_FLOOR,
             anonymous: false,
             introspection: None,
+            trusted_for: TRUSTED_FOR,
             validated: Validated::default(),
         })
     }
@@ -244,7 +250,7 @@ impl TokenVerifier {
             id: client_id.into(),
             secret: client_secret.into(),
         };
-        let server = Arc::clone(self.issuers[0].keys.discovery());
+        let server = Arc::clone(&self.issuers[0].keys.discovery);
         self.introspection = Some(Introspection::new(server, client));
         self
     }
@@ -253,9 +259,7 @@ impl TokenVerifier {
     /// `exp`): the longest a token revoked at the authorization server keeps working here.
     #[must_use]
     pub fn introspection_trusted_for(mut self, trusted_for: Duration) -> Self {
-        if let Some(introspection) = &mut self.introspection {
-            introspection.trusted_for = trusted_for;
-        }
+        self.trusted_for = trusted_for;
         self
     }
 
@@ -269,7 +273,9 @@ impl TokenVerifier {
         let (claims, until) = match (jsonwebtoken::decode_header(token), &self.introspection) {
             (Ok(header), _) => (self.checked_jwt(token, &header).await?, None),
             (Err(_), Some(introspection)) => {
-                let (claims, until) = introspection.claims(token, now).await?;
+                let claims = introspection.claims(token, now).await?;
+                let trusted = now.saturating_add(self.trusted_for.as_secs());
+                let until = claims.exp.map_or(trusted, |exp| exp.min(trusted));
                 (claims, Some(until))
             }
             (Err(_), None) => {
@@ -291,7 +297,6 @@ impl TokenVerifier {
 
     /// The claims of a JWT, once its signature, issuer and times are checked.
     async fn checked_jwt(&self, token: &str, header: &Header) -> Result<Claims, Refusal> {
-        let invalid = |reason: &str| Refusal::Invalid(reason.to_owned());
         if !ACCEPTED.contains(&header.alg) {
             return Err(Refusal::Invalid(format!(
                 "the token is signed with {:?}, which this server does not accept",
@@ -304,7 +309,9 @@ impl TokenVerifier {
             .algorithm
             .is_some_and(|algorithm| algorithm != header.alg)
         {
-            return Err(invalid("the token's algorithm is not its key's"));
+            return Err(Refusal::Invalid(
+                "the token's algorithm is not its key's".into(),
+            ));
         }
         jsonwebtoken::decode::<Claims>(token, &key.decoding, issuer.validation(header.alg))
             .map(|data| data.claims)
@@ -325,7 +332,7 @@ impl TokenVerifier {
             .map_err(|_| Refusal::Invalid("the token names no issuer (`iss`)".into()))?;
         self.issuers
             .iter()
-            .find(|issuer| issuer.keys.issuer() == named.iss)
+            .find(|issuer| issuer.keys.discovery.issuer() == named.iss)
             .ok_or_else(|| Refusal::Invalid("the token is from another issuer".into()))
     }
 }
@@ -378,7 +385,9 @@ impl Authenticator for TokenVerifier {
 
 impl fmt::Debug for TokenVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let issuers: Vec<&str> = self.issuers.iter().map(|i| i.keys.issuer()).collect();
+        let issuers: Vec<&str> = (self.issuers.iter())
+            .map(|i| i.keys.discovery.issuer())
+            .collect();
         f.debug_struct("TokenVerifier")
             .field("resource", &self.resource)
             .field("issuers", &issuers)
