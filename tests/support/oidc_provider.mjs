@@ -6,7 +6,11 @@
 // Beside the provider's own routes, the tests reach a few of their own under /test, for what no honest
 // authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
-// introspection endpoint that is down; and how often its key set was fetched.
+// introspection endpoint that is down; access tokens that live a few seconds; and how often its key set
+// was fetched, a person signed in, or a token was refreshed.
+//
+// A person signs in through the provider's own development login and consent pages (any login name,
+// any password), which a headless client fills in as a browser would.
 //
 // Usage: node oidc_provider.mjs <resource URL> [<resource URL>...]
 
@@ -32,7 +36,10 @@ const next = await key('next');
 const stranger = await key('stranger');
 const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 
-const state = { jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up' };
+const state = {
+  jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up', ttl: 600,
+  authorizations: 0, refreshes: 0,
+};
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,6 +66,9 @@ const provider = new Provider(issuer, {
     },
   ],
   scopes: ['openid', 'offline_access', 'orders:read', 'orders:write'],
+  // Every client that may refresh gets a refresh token, as the MCP hosts expect, not only those asking for
+  // `offline_access`.
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
   features: {
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
@@ -71,7 +81,7 @@ const provider = new Provider(issuer, {
       getResourceServerInfo: (_ctx, resource) => ({
         scope: 'orders:read orders:write',
         audience: resource,
-        accessTokenTTL: 600,
+        accessTokenTTL: state.ttl,
         accessTokenFormat: state.format,
         jwt: { sign: { alg: 'RS256' } },
       }),
@@ -130,8 +140,15 @@ provider.use(async (ctx, nextMiddleware) => {
     const asked = await body(ctx);
     if (asked.format) state.format = asked.format;
     if (asked.introspection) state.introspection = asked.introspection;
+    if (asked.ttl) state.ttl = asked.ttl;
     ctx.body = state;
     return;
+  }
+  if (ctx.path === '/reg' && ctx.method === 'POST') {
+    // A client registers with the scope it was first asked for; it may ask for any of the resource's
+    // later (a step-up), as with most providers, so the registration keeps no scope to hold it to.
+    const { scope: _, ...metadata } = await body(ctx);
+    ctx.request.body = metadata;
   }
   if (ctx.path === '/token/introspection') state.introspections += 1;
   if (ctx.path === '/token/introspection' && state.introspection === 'down') {
@@ -143,7 +160,10 @@ provider.use(async (ctx, nextMiddleware) => {
     await new Promise((resolve) => setTimeout(resolve, 30_000));
   }
   if (ctx.path === '/test/stats') {
-    ctx.body = { jwks_fetches: state.jwksFetches, introspections: state.introspections };
+    ctx.body = {
+      jwks_fetches: state.jwksFetches, introspections: state.introspections,
+      authorizations: state.authorizations, refreshes: state.refreshes,
+    };
     return;
   }
   if (ctx.path === '/jwks') {
@@ -163,6 +183,13 @@ provider.use(async (ctx, nextMiddleware) => {
     document.keys.push(publicJwk(next.jwk));
     ctx.body = document;
   }
+});
+
+provider.on('authorization.success', () => {
+  state.authorizations += 1;
+});
+provider.on('grant.success', (ctx) => {
+  if (ctx.oidc.params.grant_type === 'refresh_token') state.refreshes += 1;
 });
 
 server.on('request', provider.callback());

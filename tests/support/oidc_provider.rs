@@ -97,7 +97,8 @@ impl Provider {
         self.test_route("keys", state).await;
     }
 
-    /// How often the provider was asked for `what`: `jwks_fetches`, `introspections`.
+    /// How often the provider was asked for `what`: `jwks_fetches`, `introspections`, `authorizations`
+    /// (a person signed in), `refreshes`.
     pub(crate) async fn count(&self, what: &str) -> u64 {
         let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
             .await
@@ -109,7 +110,7 @@ impl Provider {
     }
 
     /// Sets how tokens are issued and checked: `{"format": "jwt" | "opaque"}`,
-    /// `{"introspection": "up" | "down" | "slow"}`.
+    /// `{"introspection": "up" | "down" | "slow"}`, `{"ttl": SECONDS}` (how long access tokens live).
     pub(crate) async fn tokens(&self, state: Value) {
         self.test_route("tokens", state).await;
     }

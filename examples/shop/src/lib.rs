@@ -119,7 +119,8 @@ pub fn scope_map() -> ScopeMap {
 /// The shop's `server` over HTTP for people who sign in at the authorization server `issuer`, with
 /// `public_url` the MCP endpoint's address as they reach it: the access tokens it issues for that
 /// address are checked against its keys and grant what [`scope_map`] says, and the server's metadata
-/// tells a client where to sign in. The admin API and `/delegations` are beside MCP, as with
+/// tells a client where to sign in. A person signs in as a viewer first (`orders:read`), and is asked
+/// for `orders:write` when they first call a write. The admin API and `/delegations` are beside MCP, as with
 /// [`http_server`].
 ///
 /// # Errors
@@ -134,7 +135,9 @@ pub fn signed_in_http_server(
         .authorization_server(issuer)
         .scopes(["orders:read", "orders:write", "shop:admin"])
         .name("Shop back office");
-    let verifier = TokenVerifier::new(&resource)?.scope_map(scope_map());
+    let verifier = TokenVerifier::new(&resource)?
+        .scope_map(scope_map())
+        .sign_in_scopes(["orders:read"]);
     Ok(HttpServer::new(server)
         .protected_resource(resource)
         .authenticator(verifier)

@@ -102,3 +102,40 @@ async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do()
         );
     }
 }
+
+/// A host signs a person in from nothing, as Claude or VS Code do: the official Python SDK's
+/// `OAuthClientProvider` follows the shop's 401 to its metadata and the provider's, registers itself,
+/// sends the person through the provider's login and consent pages (played headlessly) with PKCE, and
+/// calls as a viewer; a write answers 403 insufficient_scope, the person signs in again with the
+/// manager's scope and the write is previewed; an expired token is refreshed without a sign-in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_signs_a_person_in_steps_up_for_a_write_and_refreshes() {
+    let Some(dir) = installed(&["py/bin/python"]) else {
+        return;
+    };
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    // Access tokens that live four seconds, so that the client's last call refreshes.
+    provider.tokens(serde_json::json!({"ttl": 4})).await;
+    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_oauth.py");
+    let output = Command::new(dir.join("py/bin/python"))
+        .arg(script)
+        .args([&shop.url, "rita", "5"])
+        .output()
+        .expect("python runs");
+    let what = "python, signing in with OAuthClientProvider";
+    assert!(output.status.success(), "{}", report(what, &output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("7 passed, 0 failed"),
+        "{}",
+        report(what, &output)
+    );
+    assert_eq!(
+        provider.count("authorizations").await,
+        2,
+        "a sign-in, and one more for the write's scope"
+    );
+    assert!(provider.count("refreshes").await >= 1);
+}

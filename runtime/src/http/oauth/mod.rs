@@ -103,6 +103,8 @@ pub struct TokenVerifier {
     floor: Duration,
     /// Whether a request without a token is let through as anonymous, to the public tools.
     anonymous: bool,
+    /// The scopes a request without a token is asked to sign in with, if any.
+    sign_in: Option<Vec<String>>,
     /// Where tokens that are not JWTs are checked, if anywhere.
     introspection: Option<Introspection>,
     /// How long an introspection's answer is trusted.
@@ -189,6 +191,7 @@ impl TokenVerifier {
             role_claim: None,
             floor: REFETCH_FLOOR,
             anonymous: false,
+            sign_in: None,
             introspection: None,
             trusted_for: TRUSTED_FOR,
             validated: Validated::default(),
@@ -233,6 +236,21 @@ impl TokenVerifier {
     #[must_use]
     pub fn anonymous_access(mut self) -> Self {
         self.anonymous = true;
+        self
+    }
+
+    /// The scopes a client is asked to sign in with when it comes without a token (the `scope` of that
+    /// `401`'s challenge): the least a person needs to begin, as the viewer's read scope. Tools that need
+    /// more ask for it when they are called (`403 insufficient_scope`, then the client signs in again
+    /// with both), so that nobody holds a write scope they never use. Without it, a client asks for the
+    /// resource's [`scopes`](super::ProtectedResource::scopes), all at once.
+    #[must_use]
+    pub fn sign_in_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.sign_in = Some(scopes.into_iter().map(Into::into).collect());
         self
     }
 
@@ -357,7 +375,7 @@ impl Authenticator for TokenVerifier {
         let Some(token) = bearer(request) else {
             let anonymous = match self.anonymous && request.headers.get(AUTHORIZATION).is_none() {
                 true => Ok(Caller::anonymous()),
-                false => Err(Refusal::Missing),
+                false => Err(self.sign_in.clone().map_or(Refusal::Missing, Refusal::SignIn)),
             };
             return Box::pin(std::future::ready(anonymous));
         };
