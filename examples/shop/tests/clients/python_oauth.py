@@ -8,7 +8,10 @@ The person is played headlessly: the browser the SDK would open is an HTTP clien
 and fills in the provider's own login and consent pages as `LOGIN`.
 
 Usage: python_oauth.py URL LOGIN WAIT_SECS   (WAIT_SECS: how long to wait before the call that refreshes)
-Prints one line per check and "N passed, M failed"; exits non-zero when a check fails.
+       python_oauth.py person AUTHORIZATION_URL LOGIN
+The first prints one line per check and "N passed, M failed", and exits non-zero when a check fails.
+The second is only the person, for another host (the Inspector): it signs in at AUTHORIZATION_URL and
+delivers the code to the host's own callback, as a browser would.
 """
 
 import asyncio
@@ -66,20 +69,24 @@ class Memory(TokenStorage):
 class Person:
     """The browser: follows the authorization URL through the provider's login and consent pages."""
 
-    def __init__(self, login):
-        self.login, self.answer, self.asked = login, None, []
+    def __init__(self, login, deliver=False):
+        self.login, self.deliver, self.answer, self.asked = login, deliver, None, []
 
     async def sign_in(self, authorization_url):
-        self.asked.append(parse_qs(urlparse(authorization_url).query))
+        asked = parse_qs(urlparse(authorization_url).query)
+        self.asked.append(asked)
         async with httpx2.AsyncClient(follow_redirects=False) as browser:
             response = await browser.get(authorization_url)
             for _ in range(12):
                 if response.is_redirect:
                     location = urljoin(str(response.url), response.headers["location"])
-                    if location.startswith(REDIRECT):
+                    if location.startswith(asked["redirect_uri"][0]):
                         query = parse_qs(urlparse(location).query)
                         if "error" in query:
                             raise RuntimeError(f"the provider refused: {query}")
+                        if self.deliver:
+                            await browser.get(location)
+                            return
                         self.answer = AuthorizationCodeResult(
                             code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
                         )
@@ -145,6 +152,10 @@ async def run(url, login, wait_secs):
 
 
 def main():
+    if sys.argv[1] == "person":
+        asyncio.run(Person(sys.argv[3], deliver=True).sign_in(sys.argv[2]))
+        print("signed in")
+        return
     url, login, wait_secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
     asyncio.run(run(url, login, wait_secs))
     failed = results.count(False)

@@ -375,7 +375,10 @@ impl Authenticator for TokenVerifier {
         let Some(token) = bearer(request) else {
             let anonymous = match self.anonymous && request.headers.get(AUTHORIZATION).is_none() {
                 true => Ok(Caller::anonymous()),
-                false => Err(self.sign_in.clone().map_or(Refusal::Missing, Refusal::SignIn)),
+                false => Err(self
+                    .sign_in
+                    .clone()
+                    .map_or(Refusal::Missing, Refusal::SignIn)),
             };
             return Box::pin(std::future::ready(anonymous));
         };
