@@ -127,6 +127,21 @@ try {
   await page.screenshot({ path: `${shots}/admin-audit.png`, fullPage: true });
   step("read the audit row of the call");
 
+  // 5. What a scope grants: set from the page, a bad name refused with its reason, then removed.
+  await page.click('nav [data-view="grants"]');
+  await page.fill('#grant-form input[name="claim"]', "scope:orders:read");
+  await page.fill('#grant-form input[name="abilities"]', "orders.view, orders.audit");
+  await page.click("#grant-form button[type=submit]");
+  await page.waitForSelector('tr[data-claim="scope:orders:read"]');
+  const grant = await page.locator('tr[data-claim="scope:orders:read"] td').allTextContents();
+  check(grant[1] === "orders.audit, orders.view", `the grant as the records keep it: ${grant}`);
+  await page.fill('#grant-form input[name="claim"]', "team:ops");
+  await page.click("#grant-form button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("problem").textContent.includes("scope:NAME"));
+  await page.click('tr[data-claim="scope:orders:read"] button');
+  await page.waitForFunction(() => document.querySelectorAll("#grant-rows tr").length === 0);
+  step("set and removed what a scope grants; a bad name refused");
+
   // A change made elsewhere appears without a reload.
   await page.click('nav [data-view="tools"]');
   step("change elsewhere");

@@ -196,3 +196,52 @@ async fn an_operator_sets_a_rate_limit_through_the_admin_api_and_a_call_past_it_
         "hello"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sets_what_a_scope_grants_through_the_admin_api_against_the_version_seen() {
+    let (db, _) = database("grants_api").await;
+    let registry = registry(&db, Registry::builder()).await;
+    let url = serve(&registry, stateless()).await;
+    let set = json!({ "version": 0, "change": { "change": "set", "value": ["orders.view", "orders.view"] } });
+    let (status, body) = post(
+        &url,
+        "/admin/grants/scope:orders:read/edit",
+        "admin-token",
+        &set,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["grant"],
+        json!({ "claim": "scope:orders:read", "abilities": ["orders.view"], "version": 1 })
+    );
+    let (status, _) = post(
+        &url,
+        "/admin/grants/scope:orders:read/edit",
+        "admin-token",
+        &set,
+    )
+    .await;
+    assert_eq!(status, 409, "made against an older version");
+    let (status, body) = post(&url, "/admin/grants/team:ops/edit", "admin-token", &set).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, _) = post(
+        &url,
+        "/admin/grants/scope:orders:read/edit",
+        "viewer-token",
+        &set,
+    )
+    .await;
+    assert_eq!(status, 403, "only an operator edits grants");
+    let (_, grants) = get(&url, "/admin/grants", "admin-token").await;
+    assert_eq!(grants.as_array().unwrap().len(), 1);
+    let remove = json!({ "version": 1, "change": { "change": "remove" } });
+    let (status, body) = post(
+        &url,
+        "/admin/grants/scope:orders:read/edit",
+        "admin-token",
+        &remove,
+    )
+    .await;
+    assert_eq!((status, &body["grant"]), (200, &Value::Null), "{body}");
+}

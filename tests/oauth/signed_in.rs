@@ -61,9 +61,14 @@ fn verifier(resource: &ProtectedResource) -> TokenVerifier {
 }
 // ANCHOR_END: verifier
 
-/// Serves the test's tools at `url` through `listener`, signed in by `verifier`.
-fn serve(listener: tokio::net::TcpListener, resource: ProtectedResource, verifier: TokenVerifier) {
-    let server = HttpServer::new(McpServer::new(Registry::builder().build().unwrap()))
+/// Serves `registry`'s tools through `listener`, signed in by `verifier`.
+fn serve(
+    listener: tokio::net::TcpListener,
+    registry: Registry,
+    resource: ProtectedResource,
+    verifier: TokenVerifier,
+) {
+    let server = HttpServer::new(McpServer::new(registry))
         .protected_resource(resource)
         .authenticator(verifier)
         .options(HttpOptions::default().stateless(true).json_response(true));
@@ -75,12 +80,21 @@ fn serve(listener: tokio::net::TcpListener, resource: ProtectedResource, verifie
 pub(crate) async fn signed_in_server(
     configure: impl FnOnce(TokenVerifier) -> TokenVerifier,
 ) -> Option<(Provider, String)> {
+    signed_in_registry(Registry::builder().build().unwrap(), configure).await
+}
+
+/// As [`signed_in_server`], serving `registry`.
+pub(crate) async fn signed_in_registry(
+    registry: Registry,
+    configure: impl FnOnce(TokenVerifier) -> TokenVerifier,
+) -> Option<(Provider, String)> {
     let (listener, url) = listen().await;
     let provider = Provider::start(&url)?;
     let resource = ProtectedResource::new(url.clone())
         .unwrap()
         .authorization_server(provider.issuer.clone());
-    serve(listener, resource.clone(), configure(verifier(&resource)));
+    let verifier = configure(verifier(&resource));
+    serve(listener, registry, resource, verifier);
     Some((provider, url))
 }
 

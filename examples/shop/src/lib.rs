@@ -8,7 +8,7 @@ pub mod telemetry;
 pub mod tools;
 
 use toolgate::confirm::KeyRing;
-use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
+use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, TokenVerifier};
 use toolgate::mcp::McpServer;
 use toolgate::operator::AdminApi;
 use toolgate::registry::{BuiltIn, Config};
@@ -108,19 +108,13 @@ pub fn operator() -> Caller {
 // ANCHOR_END: server
 
 // ANCHOR: signed_in
-/// What the scopes of the shop's access tokens grant: a viewer's, a manager's, and the operator's.
-pub fn scope_map() -> ScopeMap {
-    ScopeMap::new()
-        .scope("orders:read", viewer().abilities())
-        .scope("orders:write", manager().abilities())
-        .scope("shop:admin", operator().abilities())
-}
-
 /// The shop's `server` over HTTP for people who sign in at the authorization server `issuer`, with
 /// `public_url` the MCP endpoint's address as they reach it: the access tokens it issues for that
-/// address are checked against its keys and grant what [`scope_map`] says, and the server's metadata
-/// tells a client where to sign in. A person signs in as a viewer first (`orders:read`), and is asked
-/// for `orders:write` when they first call a write. The admin API and `/delegations` are beside MCP, as with
+/// address are checked against its keys, and the server's metadata tells a client where to sign in.
+/// What each scope grants is the operator's: `[grants]` in the configuration file
+/// (`deploy/signed-in.toml`) and `toolgate grants`; without them a signed-in person runs public tools
+/// only. A person signs in as a viewer first (`orders:read`), and is asked for `orders:write` when
+/// they first call a write. The admin API and `/delegations` are beside MCP, as with
 /// [`http_server`].
 ///
 /// # Errors
@@ -135,9 +129,7 @@ pub fn signed_in_http_server(
         .authorization_server(issuer)
         .scopes(["orders:read", "orders:write", "shop:admin"])
         .name("Shop back office");
-    let verifier = TokenVerifier::new(&resource)?
-        .scope_map(scope_map())
-        .sign_in_scopes(["orders:read"]);
+    let verifier = TokenVerifier::new(&resource)?.sign_in_scopes(["orders:read"]);
     Ok(HttpServer::new(server)
         .protected_resource(resource)
         .authenticator(verifier)

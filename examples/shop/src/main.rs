@@ -46,8 +46,8 @@ struct Options {
     )]
     allowed_hosts: Vec<String>,
     /// Sign people in at this OAuth authorization server (its issuer URL) instead of accepting the demo's
-    /// static tokens: its access tokens for this server grant `orders:read` (a viewer's abilities),
-    /// `orders:write` (a manager's) and `shop:admin` (the admin API).
+    /// static tokens; what their scopes grant is in `--config` (see `deploy/signed-in.toml`: `orders:read`
+    /// a viewer's abilities, `orders:write` a manager's, `shop:admin` the admin API).
     #[arg(long, env = "SHOP_OAUTH_ISSUER", value_name = "URL")]
     oauth_issuer: Option<String>,
     /// The MCP endpoint's address as clients reach it, which tokens must name (default: the address
@@ -186,7 +186,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                     let public_url = public_url.as_deref().unwrap_or(&url);
                     println!("  people sign in at {issuer}, for {public_url}");
                     println!(
-                        "  scopes: orders:read (Viewer), orders:write (Manager), shop:admin (the admin API)"
+                        "  what their scopes grant: `[grants]` in --config, and `toolgate grants`"
                     );
                     signed_in_http_server(server(registry), issuer, public_url)?
                 }

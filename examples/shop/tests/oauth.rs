@@ -21,6 +21,17 @@ use serde_json::Value;
 
 const SHOP: &str = env!("CARGO_BIN_EXE_example-shop");
 
+/// The shop's arguments to sign people in at `provider`, with what their scopes grant from its deploy
+/// file.
+fn shop_signing_in_at(provider: &Provider) -> Served {
+    let grants = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/signed-in.toml");
+    let grants = grants.to_str().unwrap();
+    Served::start_with(
+        SHOP,
+        &["--oauth-issuer", &provider.issuer, "--config", grants],
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do() {
     let Some(dir) = installed(&["py/bin/python"]) else {
@@ -29,7 +40,7 @@ async fn people_sign_in_at_the_issuer_and_their_scopes_decide_what_they_may_do()
     let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
         return;
     };
-    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+    let shop = shop_signing_in_at(&provider);
 
     // Without a token: a challenge that says where the metadata is, and the metadata names the issuer.
     let refused = reqwest::Client::new()
@@ -119,7 +130,7 @@ async fn a_host_signs_a_person_in_steps_up_for_a_write_and_refreshes() {
     };
     // Access tokens that live four seconds, so that the client's last call refreshes.
     provider.tokens(serde_json::json!({"ttl": 4})).await;
-    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+    let shop = shop_signing_in_at(&provider);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_oauth.py");
     let output = Command::new(dir.join("py/bin/python"))
         .arg(script)
@@ -156,7 +167,7 @@ async fn the_inspector_signs_a_person_in_and_keeps_the_tokens() {
     let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
         return;
     };
-    let shop = Served::start_with(SHOP, &["--oauth-issuer", &provider.issuer]);
+    let shop = shop_signing_in_at(&provider);
     let home =
         std::env::temp_dir().join(format!("toolgate-inspector-oauth-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);

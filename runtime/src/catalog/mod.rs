@@ -2,6 +2,7 @@
 //! who may see and run each. The call pipeline reads a tool here; the registry lists, searches and swaps.
 
 mod error;
+mod grants;
 mod rates;
 mod registered;
 #[cfg(feature = "remote")]
@@ -19,6 +20,7 @@ use crate::store::{RecordError, RecordErrorKind, RecordStore};
 use crate::tool::Tool;
 
 pub use error::BuildError;
+pub(crate) use grants::Grants;
 pub(crate) use rates::Rates;
 #[cfg(feature = "mcp")]
 pub(crate) use registered::Uses;
@@ -253,13 +255,14 @@ impl Catalog {
         live: &Live,
         tools: Vec<RegisteredTool>,
         revision: (u64, u64),
-        rates: Option<crate::catalog::Rates>,
+        (rates, grants): (Option<crate::catalog::Rates>, Arc<Grants>),
     ) {
         let stale = |current: &Snapshot| {
             current.loaded && (current.revision, current.remote_generation) > revision
         };
         let mut next = Snapshot::new(tools, revision, true);
         next.rates = rates.map(Arc::new);
+        next.grants = grants;
         let next = Arc::new(next);
         let previous = live.current.rcu(|current| {
             if stale(current) {

@@ -51,6 +51,8 @@ pub(crate) struct Snapshot {
     pub(crate) tool_search: Option<ToolId>,
     /// The operator's rate limits, when there are any: calls then take the path that counts them.
     pub(crate) rates: Option<Arc<crate::catalog::Rates>>,
+    /// What the operator's records say access tokens' scopes and roles grant.
+    pub(crate) grants: Arc<crate::catalog::Grants>,
     /// The search index of these tools, made on first search.
     search: OnceLock<Index>,
     /// What a transport derives from these tools once (MCP's tool definitions), made on first use.
@@ -99,6 +101,7 @@ impl Snapshot {
             remote_generation,
             loaded,
             rates: None,
+            grants: Arc::default(),
             search: OnceLock::new(),
             derived: OnceLock::new(),
         }
@@ -161,6 +164,8 @@ pub(crate) struct Live {
     /// In listing order: what every snapshot is built from.
     pub(crate) declared: Vec<RegisteredTool>,
     pub(crate) store: Option<Arc<dyn RecordStore>>,
+    /// What the configuration file says scopes and roles grant, under the records' grants.
+    pub(crate) grants: Arc<crate::catalog::Grants>,
     #[cfg(feature = "remote")]
     pub(crate) remotes: crate::remote::Remotes,
     /// Each remote server's tools as its last listing made them.

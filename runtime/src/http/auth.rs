@@ -94,6 +94,11 @@ pub trait Authenticator: Send + Sync + 'static {
     fn steps_up(&self) -> bool {
         false
     }
+
+    /// Called when a server is built with this authenticator, with the registry it serves: one that
+    /// reads the operator's records there keeps it (a [`TokenVerifier`](super::TokenVerifier) reads
+    /// what scopes and roles grant). Does nothing by default.
+    fn serves(&self, _registry: &Registry) {}
 }
 
 /// Static bearer tokens, each acting for one caller: `Authorization: Bearer <token>`.

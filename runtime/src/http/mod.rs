@@ -356,6 +356,9 @@ impl<H: ServerHandler + Clone + Send + Sync + 'static> HttpServer<H> {
             ))
         });
         let factory = move || Ok(handler.for_session());
+        if let Some(authenticator) = &self.authenticator {
+            authenticator.serves(registry);
+        }
         let credentials = Credentials {
             authenticator: self.authenticator.clone(),
             default_caller: self.mcp.caller_by_default().clone(),

@@ -14,8 +14,8 @@ use super::commands::{Operator, Seen};
 use super::printed::message;
 use super::printed::{audit_line, cell, json_line, json_pretty, line, profile_line, rfc3339};
 use crate::store::{
-    AuditQuery, Change, KeyInfo, LimitChange, Profile, ProfileChange, Rate, RecordError,
-    RecordErrorKind, RecordStore, Scope,
+    AuditQuery, Change, Claim, GrantChange, GrantRecord, KeyInfo, LimitChange, Profile,
+    ProfileChange, Rate, RecordError, RecordErrorKind, RecordStore, Scope,
 };
 use crate::text::shown;
 
@@ -98,6 +98,23 @@ enum Action {
     /// Rate limits: calls per time window, for every caller, one tool, or one profile's callers.
     #[command(subcommand)]
     Limits(Limits),
+    /// What the scopes and roles of signed-in callers' access tokens grant, over the code's scope map.
+    #[command(subcommand)]
+    Grants(Grants),
+}
+
+#[derive(Debug, Subcommand)]
+enum Grants {
+    /// Every grant in the records (the code's scope map is not listed).
+    List,
+    /// Set what a scope or role grants, replacing what the code's map says of it: `scope:NAME` or
+    /// `role:NAME`, then its abilities (none takes away what the code grants).
+    Set {
+        claim: String,
+        abilities: Vec<String>,
+    },
+    /// Remove the grant of a scope or role: the code's map decides again.
+    Remove { claim: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -334,6 +351,9 @@ async fn execute(registry: &Registry, command: Command) -> Result<String, Record
         Action::Limits(command) => {
             limits(&Operator::new(registry, actor), store, json, command).await
         }
+        Action::Grants(command) => {
+            grants(&Operator::new(registry, actor), store, json, command).await
+        }
         Action::Audit(Audit::Prune { before }) => {
             let rows = registry.prune_audit(before).await?;
             Ok(format!(
@@ -451,6 +471,59 @@ async fn limits(
         None => format!("`{scope}`: no rate limit"),
     };
     Ok(format!("{now}. Revision {revision}.\n"))
+}
+
+async fn grants(
+    operator: &Operator<'_>,
+    store: &dyn RecordStore,
+    json: bool,
+    command: Grants,
+) -> Result<String, RecordError> {
+    let (claim, change) = match command {
+        Grants::List => {
+            let grants = store.load().await?.grants;
+            if json {
+                return Ok(json_line(&json!(grants.values().collect::<Vec<_>>())));
+            }
+            if grants.is_empty() {
+                return Ok("No grants in the records; the code's scope map decides.\n".to_owned());
+            }
+            return Ok(grants
+                .values()
+                .map(|grant| {
+                    format!(
+                        "{:<32} {}\n",
+                        cell(&grant.claim.to_string()),
+                        granted(grant)
+                    )
+                })
+                .collect());
+        }
+        Grants::Set { claim, abilities } => (claim, GrantChange::Set(abilities)),
+        Grants::Remove { claim } => (claim, GrantChange::Remove),
+    };
+    let claim: Claim = claim.parse()?;
+    let (revision, grant) = operator
+        .edit_grant(claim.clone(), Seen::Now, change)
+        .await?;
+    let now = match grant {
+        Some(grant) => format!("`{claim}` grants {}", granted(&grant)),
+        None => format!("`{claim}`: as the code's scope map says"),
+    };
+    Ok(format!("{now}. Revision {revision}.\n"))
+}
+
+/// What a grant holds, for a person.
+fn granted(grant: &GrantRecord) -> String {
+    match grant.abilities.is_empty() {
+        true => "nothing".to_owned(),
+        false => grant
+            .abilities
+            .iter()
+            .map(|a| cell(a))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// A point in time as milliseconds since the Unix epoch: an RFC 3339 time, or an age before now.

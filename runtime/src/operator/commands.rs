@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::registry::Registry;
 use crate::store::{
-    Change, Edit, LimitChange, LimitEdit, LimitRecord, Profile, ProfileChange, ProfileEdit,
-    RecordError, RecordErrorKind, RecordStore, Scope, ToolRecord,
+    Change, Claim, Edit, GrantChange, GrantEdit, GrantRecord, LimitChange, LimitEdit, LimitRecord,
+    Profile, ProfileChange, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Scope,
+    ToolRecord,
 };
 
 /// The version of a record an edit is made against.
@@ -144,6 +145,27 @@ impl<'r> Operator<'r> {
 
     async fn limit(&self, scope: &str) -> Result<Option<LimitRecord>, RecordError> {
         Ok(self.store()?.load().await?.limits.remove(scope))
+    }
+
+    /// Sets or removes what `claim` grants; the revision, and the grant as it is now.
+    pub(crate) async fn edit_grant(
+        &self,
+        claim: Claim,
+        seen: Seen,
+        change: GrantChange,
+    ) -> Result<(u64, Option<GrantRecord>), RecordError> {
+        let key = claim.to_string();
+        let version = match seen {
+            Seen::Now => self.grant(&key).await?.map_or(0, |grant| grant.version),
+            Seen::Version(version) => version,
+        };
+        let edit = GrantEdit::new(&self.actor, claim, version, change);
+        let revision = self.registry.edit_grant(&edit).await?;
+        Ok((revision, self.grant(&key).await?))
+    }
+
+    async fn grant(&self, claim: &str) -> Result<Option<GrantRecord>, RecordError> {
+        Ok(self.store()?.load().await?.grants.remove(claim))
     }
 
     /// Adds, changes or removes the remote server `label`; the revision.

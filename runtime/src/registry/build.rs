@@ -120,18 +120,24 @@ impl RegistryBuilder {
         let live = self.records.is_some() || !remotes.is_empty();
         #[cfg(not(feature = "remote"))]
         let live = self.records.is_some();
+        let grants = Arc::new(self.grants);
         let tools = if live {
+            let mut first = unloaded(&tools);
+            first.grants = Arc::clone(&grants);
             Tools::Live(Live {
-                current: ArcSwap::from_pointee(unloaded(&tools)),
+                current: ArcSwap::from_pointee(first),
                 declared: tools,
                 store: self.records,
+                grants,
                 #[cfg(feature = "remote")]
                 remotes,
                 #[cfg(feature = "remote")]
                 prepared: Default::default(),
             })
         } else {
-            Tools::Fixed(Arc::new(Snapshot::new(tools, (0, 0), true)))
+            let mut snapshot = Snapshot::new(tools, (0, 0), true);
+            snapshot.grants = grants;
+            Tools::Fixed(Arc::new(snapshot))
         };
         let catalog = Catalog::new(CatalogParts {
             tools,

@@ -92,6 +92,8 @@ pub struct RegistryBuilder {
     pub(super) task_ttl: Duration,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
+    /// What the configuration file says scopes and roles grant.
+    pub(super) grants: crate::catalog::Grants,
     pub(super) defer_above: Option<usize>,
     pub(super) built_ins: Vec<BuiltIn>,
     #[cfg(feature = "remote")]
@@ -154,6 +156,7 @@ impl Default for RegistryBuilder {
             task_ttl: Tasks::DEFAULT_TTL,
             skip_confirmation: None,
             configured: Vec::new(),
+            grants: crate::catalog::Grants::default(),
             defer_above: None,
             built_ins: Vec::new(),
             #[cfg(feature = "remote")]
@@ -514,9 +517,16 @@ impl RegistryBuilder {
             count_window_secs,
             audit_retention_days,
             tools,
+            grants,
             #[cfg(feature = "remote")]
             servers,
         } = config;
+        for (claim, abilities) in grants {
+            // Checked when the file was read.
+            if let Ok(grant) = super::config::grant(&claim, &abilities) {
+                self.grants.by_claim.insert(grant.claim, grant.abilities);
+            }
+        }
         #[cfg(feature = "remote")]
         self.remotes.extend(servers.into_values());
         self.read_only = read_only.unwrap_or(self.read_only);

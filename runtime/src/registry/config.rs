@@ -26,6 +26,10 @@ use serde_json::Value;
 ///
 /// [tools.search_orders.settings]    # merged over the settings the code gives, key by key
 /// max_rows = 50
+///
+/// [grants]                          # what signed-in callers' scopes and roles grant, over the code's map
+/// "scope:orders:read" = ["orders.view"]
+/// "role:manager" = ["orders.view", "orders.manage"]
 /// ```
 ///
 /// ```rust
@@ -70,6 +74,10 @@ pub struct Config {
     pub audit_retention_days: Option<u64>,
     /// Per tool, by name.
     pub tools: BTreeMap<String, ToolConfig>,
+    /// What the scopes and roles of signed-in callers' access tokens grant, by `scope:NAME` or
+    /// `role:NAME`: each replaces what the code's [`ScopeMap`](crate::http::ScopeMap) says of it, and
+    /// an operator's grant in the records replaces it in turn.
+    pub grants: BTreeMap<String, Vec<String>>,
     /// Remote MCP servers, by label: `[servers.<label>]` (see the book's chapter on federation).
     #[cfg(feature = "remote")]
     #[serde(deserialize_with = "crate::remote::deserialize_servers")]
@@ -150,6 +158,11 @@ impl Config {
                 36_500,
             ),
         ];
+        for (claim, abilities) in &self.grants {
+            grant(claim, abilities).map_err(|error| {
+                ConfigError::new(None, format!("`grants`: {}", error.message()))
+            })?;
+        }
         for (key, value, most) in bounds {
             if let Some(value) = value
                 && !(1..=most).contains(&value)
@@ -177,6 +190,17 @@ impl Config {
         };
         parsed.map_err(|e| at(e.reason))
     }
+}
+
+/// The grant a `[grants]` entry makes, checked as an operator's edit is.
+pub(super) fn grant(
+    claim: &str,
+    abilities: &[String],
+) -> Result<crate::store::GrantRecord, crate::store::RecordError> {
+    use crate::store::{GrantChange, GrantEdit};
+    let change = GrantChange::Set(abilities.to_vec());
+    let edit = GrantEdit::new("config", claim.parse()?, 0, change);
+    Ok(edit.apply(None)?.expect("a set grant is kept"))
 }
 
 /// A configuration that could not be read or parsed.

@@ -17,7 +17,9 @@ use crate::dialect::{self, Dialect};
 use crate::error::ToolError;
 use crate::output::Outcome;
 use crate::policy::hooks::Lookup;
-use crate::store::{Edit, LimitEdit, ProfileEdit, RecordError, RecordStore, SyncPlan, TaskRecord};
+use crate::store::{
+    Edit, GrantEdit, LimitEdit, ProfileEdit, RecordError, RecordStore, SyncPlan, TaskRecord, Write,
+};
 use crate::tool::Tool;
 
 use super::builder::RegistryBuilder;
@@ -350,7 +352,7 @@ impl Registry {
     /// When the change is refused (see [`ProfileEdit::apply`]) or the records cannot be written; then
     /// nothing changed.
     pub async fn edit_profile(&self, edit: &ProfileEdit) -> Result<u64, RecordError> {
-        records::edit_profile(&self.core, edit).await
+        records::write(&self.core, Write::Profile(edit)).await
     }
 
     /// Writes an operator's change of a rate limit and serves it at once: calls are counted against it
@@ -360,7 +362,24 @@ impl Registry {
     /// When the change is refused (see [`LimitEdit::apply`]) or the records cannot be written; then
     /// nothing changed.
     pub async fn edit_limit(&self, edit: &LimitEdit) -> Result<u64, RecordError> {
-        records::edit_limit(&self.core, edit).await
+        records::write(&self.core, Write::Limit(edit)).await
+    }
+
+    /// Writes an operator's change of what an access token's scope or role grants and serves it at
+    /// once: a [`TokenVerifier`](crate::http::TokenVerifier) serving this registry makes every caller
+    /// from the next request on with it, in every replica within its watch.
+    ///
+    /// # Errors
+    /// When the change is refused (see [`GrantEdit::apply`]) or the records cannot be written; then
+    /// nothing changed.
+    pub async fn edit_grant(&self, edit: &GrantEdit) -> Result<u64, RecordError> {
+        records::write(&self.core, Write::Grant(edit)).await
+    }
+
+    /// What the configuration file and the operator's records say scopes and roles grant, now.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn grants(&self) -> Arc<crate::catalog::Grants> {
+        Arc::clone(&self.core.catalog.snapshot().grants)
     }
 
     /// Writes an operator's edit of one record and serves it at once.

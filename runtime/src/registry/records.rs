@@ -8,8 +8,7 @@ use std::time::Duration;
 use crate::catalog::{Live, Profiles, RegisteredTool};
 use crate::schema::merge_settings;
 use crate::store::{
-    Edit, LimitEdit, ProfileEdit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan,
-    ToolRecord, Write,
+    Edit, RecordError, RecordErrorKind, RecordStore, Records, SyncPlan, ToolRecord, Write,
 };
 use crate::tool::Tool;
 
@@ -22,9 +21,10 @@ pub(super) async fn refresh(core: &Core) -> Result<bool, RecordError> {
     let Some(live) = catalog.live() else {
         return Ok(false);
     };
-    let (loaded, seen) = {
+    let (loaded, seen, grants) = {
         let snapshot = catalog.snapshot();
-        (snapshot.loaded, snapshot.remote_generation)
+        let grants = Arc::clone(&snapshot.grants);
+        (snapshot.loaded, snapshot.remote_generation, grants)
     };
     // Read before the servers' tools are, so that a change after it is taken up next time.
     let generation = live.remote_generation();
@@ -49,8 +49,11 @@ pub(super) async fn refresh(core: &Core) -> Result<bool, RecordError> {
         }
     };
     let tools = served_tools(live, &records);
-    let rates = crate::catalog::Rates::of(&records);
-    catalog.swap(live, tools, (records.revision, generation), rates);
+    let policy = (
+        crate::catalog::Rates::of(&records),
+        crate::catalog::Grants::of(&records, &live.grants, &grants),
+    );
+    catalog.swap(live, tools, (records.revision, generation), policy);
     Ok(true)
 }
 
@@ -157,15 +160,9 @@ pub(super) async fn sync(core: &Core, actor: &str) -> Result<SyncPlan, RecordErr
     served(core, plan).await
 }
 
-/// Writes a change of a profile, and serves it.
-pub(super) async fn edit_profile(core: &Core, edit: &ProfileEdit) -> Result<u64, RecordError> {
-    let revision = core.catalog.store()?.write(Write::Profile(edit)).await?;
-    served(core, revision).await
-}
-
-/// Writes a change of a rate limit, and serves it.
-pub(super) async fn edit_limit(core: &Core, edit: &LimitEdit) -> Result<u64, RecordError> {
-    let revision = core.catalog.store()?.write(Write::Limit(edit)).await?;
+/// Writes an operator's change of a profile, a rate limit or a grant, and serves it.
+pub(super) async fn write(core: &Core, write: Write<'_>) -> Result<u64, RecordError> {
+    let revision = core.catalog.store()?.write(write).await?;
     served(core, revision).await
 }
 

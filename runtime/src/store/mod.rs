@@ -2,8 +2,8 @@
 //! operator changed (switched on or off, settings, abilities required on top of the code's), each change
 //! with who made it, under a policy revision that moves with every change.
 //!
-//! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles`, `toolgate_servers` and
-//! `toolgate_limits` (one JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
+//! Tables, the same on both backends: `toolgate_tools`, `toolgate_profiles`, `toolgate_servers`,
+//! `toolgate_limits` and `toolgate_grants` (one JSON record per name), `toolgate_revision`, `toolgate_changes` (the history), `toolgate_audit`,
 //! `toolgate_confirmations`, `toolgate_keys` and `toolgate_tasks`.
 //!
 //! The registry loads the records into memory and swaps in a new snapshot when the revision moves; a
@@ -15,6 +15,7 @@ mod audit;
 mod audit_queue;
 #[cfg(database)]
 mod database;
+mod grant;
 #[cfg(any(database, edits))]
 mod keys;
 mod limit;
@@ -38,6 +39,7 @@ pub use crate::clock::unix_ms;
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
 #[cfg(database)]
 pub use database::{Database, DatabaseAudit};
+pub use grant::{Claim, GrantChange, GrantEdit, GrantRecord};
 #[cfg(edits)]
 pub(crate) use keys::KeyInfo;
 #[cfg(database)]
@@ -50,6 +52,8 @@ pub use record::{Change, ChangeEntry, Edit, RecordError, RecordErrorKind, Status
 #[cfg(database)]
 pub(crate) use record::{from_json, to_json};
 pub use records::Records;
+#[cfg(database)]
+pub(crate) use records::Table;
 pub use server::{ServerChange, ServerEdit, ServerRecord};
 pub use sync::{Drift, SyncPlan};
 pub use task::{MemoryTasks, TaskFailure, TaskRecord, TaskStatus, TaskStore};

@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 10] = [
+const MIGRATIONS: [&str; 11] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -117,6 +117,16 @@ CREATE TABLE toolgate_limits (
     name TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
+",
+    // 11: what access tokens' scopes and roles grant; the client a signed-in caller called through, and
+    // the actors of its token's `act` chain.
+    "
+CREATE TABLE toolgate_grants (
+    name TEXT PRIMARY KEY,
+    record TEXT NOT NULL
+);
+ALTER TABLE toolgate_audit ADD COLUMN client TEXT;
+ALTER TABLE toolgate_audit ADD COLUMN actors TEXT;
 ",
 ];
 

@@ -4,10 +4,13 @@
 
 use serde_json::{Value, json};
 
+use super::grant::{GrantEdit, GrantRecord};
 use super::limit::{LimitEdit, LimitRecord};
 use super::profile::{Profile, ProfileEdit};
 use super::record::{Edit, RecordError, RecordErrorKind, Status, ToolRecord};
 use super::records::Records;
+#[cfg(database)]
+use super::records::Table;
 use super::server::{ServerEdit, ServerRecord};
 use super::sync::SyncPlan;
 
@@ -52,6 +55,8 @@ pub enum Write<'a> {
     Server(&'a ServerEdit),
     /// An operator's change of a rate limit.
     Limit(&'a LimitEdit),
+    /// An operator's change of what a scope or role grants.
+    Grant(&'a GrantEdit),
 }
 
 /// The records a [`Write`] reads, by name.
@@ -74,6 +79,25 @@ pub struct Reads<'a> {
     pub servers: Vec<&'a str>,
     /// Rate limits, by scope.
     pub limits: Vec<String>,
+    /// Grants, by claim.
+    pub grants: Vec<String>,
+}
+
+#[cfg(database)]
+impl Reads<'_> {
+    /// The names read from each table.
+    pub(crate) fn by_table(&self) -> [(Table, Vec<&str>); 5] {
+        fn named(names: &[String]) -> Vec<&str> {
+            names.iter().map(String::as_str).collect()
+        }
+        [
+            (Table::Tools, self.tools.clone()),
+            (Table::Profiles, self.profiles.clone()),
+            (Table::Servers, self.servers.clone()),
+            (Table::Limits, named(&self.limits)),
+            (Table::Grants, named(&self.grants)),
+        ]
+    }
 }
 
 /// What a [`Write`] does to the records: the backend writes all of it, or nothing.
@@ -109,6 +133,10 @@ pub struct Effects {
     pub put_limits: Vec<LimitRecord>,
     /// Rate limits to delete, by scope.
     pub delete_limits: Vec<String>,
+    /// Grants to insert or replace.
+    pub put_grants: Vec<GrantRecord>,
+    /// Grants to delete, by claim.
+    pub delete_grants: Vec<String>,
     /// The history rows; when there are none, the revision stays.
     pub log: Vec<Logged>,
 }
@@ -145,7 +173,7 @@ impl<'a> Write<'a> {
                 .collect(),
             Write::Delete { tool, .. } => vec![tool],
             Write::Profile(edit) => edit.tool().into_iter().collect(),
-            Write::Server(_) | Write::Limit(_) => Vec::new(),
+            Write::Server(_) | Write::Limit(_) | Write::Grant(_) => Vec::new(),
         };
         let profiles = match *self {
             Write::Profile(edit) => vec![edit.profile.as_str()],
@@ -159,11 +187,16 @@ impl<'a> Write<'a> {
             Write::Limit(edit) => vec![edit.scope.to_string()],
             _ => Vec::new(),
         };
+        let grants = match *self {
+            Write::Grant(edit) => vec![edit.claim.to_string()],
+            _ => Vec::new(),
+        };
         Reads {
             tools,
             profiles,
             servers,
             limits,
+            grants,
         }
     }
 
@@ -254,8 +287,69 @@ impl<'a> Write<'a> {
                 let what = json!({ "limit": scope, "change": edit.change });
                 effects.log(&edit.actor, tool, what);
             }
+            Write::Grant(edit) => {
+                let claim = edit.claim.to_string();
+                match edit.apply(current.grants.get(&claim))? {
+                    Some(next) => effects.put_grants.push(next),
+                    None => effects.delete_grants.push(claim.clone()),
+                }
+                let what = json!({ "grant": claim, "change": edit.change });
+                effects.log(&edit.actor, "-", what);
+            }
         }
         Ok(effects)
+    }
+}
+
+/// What [`Effects`] writes to one table: the records to put, as `(name, JSON)`, and the names to delete.
+#[cfg(database)]
+pub(crate) struct TableRows<'a> {
+    pub(crate) table: Table,
+    pub(crate) put: Vec<(String, String)>,
+    pub(crate) delete: &'a [String],
+}
+
+#[cfg(database)]
+impl Effects {
+    /// What to write to each table.
+    ///
+    /// # Errors
+    /// A record that cannot be written as JSON.
+    pub(crate) fn by_table(&self) -> Result<[TableRows<'_>; 5], RecordError> {
+        use super::record::to_json;
+        fn rows<T: serde::Serialize>(
+            records: &[T],
+            name: impl Fn(&T) -> String,
+        ) -> Result<Vec<(String, String)>, RecordError> {
+            records.iter().map(|r| Ok((name(r), to_json(r)?))).collect()
+        }
+        Ok([
+            TableRows {
+                table: Table::Tools,
+                put: rows(&self.put, |r| r.name.clone())?,
+                delete: &self.delete,
+            },
+            TableRows {
+                table: Table::Profiles,
+                put: rows(&self.put_profiles, |p| p.name.clone())?,
+                delete: &self.delete_profiles,
+            },
+            TableRows {
+                table: Table::Servers,
+                put: rows(&self.put_servers, |s| s.label.clone())?,
+                delete: &self.delete_servers,
+            },
+            TableRows {
+                table: Table::Limits,
+                put: rows(&self.put_limits, |l| l.scope.to_string())?,
+                delete: &self.delete_limits,
+            },
+            TableRows {
+                table: Table::Grants,
+                put: rows(&self.put_grants, |g| g.claim.to_string())?,
+                delete: &self.delete_grants,
+            },
+        ])
     }
 }
 

@@ -7,6 +7,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::caller::Caller;
+use crate::catalog::Grants;
+use crate::store::Claim;
 
 /// What each scope and each role a token carries grants: the abilities of the server's tools. A scope
 /// or role the map does not know grants nothing, and a server without a map grants no ability at all:
@@ -77,6 +79,20 @@ impl ScopeMap {
             scopes.push(scope.clone());
         }
         Some(scopes)
+    }
+
+    /// This map with the operator's `grants` over it: each replaces what the map says of its scope or
+    /// role.
+    pub(super) fn overlaid(&self, grants: &Grants) -> ScopeMap {
+        let mut map = self.clone();
+        for (claim, abilities) in &grants.by_claim {
+            let (granted, name) = match claim {
+                Claim::Scope(name) => (&mut map.scopes, name),
+                Claim::Role(name) => (&mut map.roles, name),
+            };
+            granted.insert(name.clone(), abilities.clone());
+        }
+        map
     }
 
     /// The abilities `scopes` and `roles` grant.

@@ -6,6 +6,7 @@ mod discovery;
 mod fetch;
 mod introspect;
 mod keys;
+mod live;
 mod validated;
 
 use std::fmt;
@@ -26,6 +27,7 @@ use discovery::Discovery;
 use fetch::{Client, Fetcher};
 use introspect::Introspection;
 use keys::IssuerKeys;
+use live::LiveScopes;
 use validated::Validated;
 
 /// The signature algorithms accepted: asymmetric ones only. Never `none`, and never an HMAC, whose key
@@ -98,7 +100,7 @@ pub struct TokenVerifier {
     /// Audiences a provider puts in its tokens instead of the resource's URL.
     audiences: Vec<String>,
     issuers: Vec<Issuer>,
-    grants: ScopeMap,
+    scopes: LiveScopes,
     role_claim: Option<String>,
     floor: Duration,
     /// Whether a request without a token is let through as anonymous, to the public tools.
@@ -187,7 +189,7 @@ impl TokenVerifier {
             resource: resource.resource().to_owned(),
             audiences: Vec::new(),
             issuers,
-            grants: ScopeMap::new(),
+            scopes: LiveScopes::new(ScopeMap::new()),
             role_claim: None,
             floor: REFETCH_FLOOR,
             anonymous: false,
@@ -198,10 +200,13 @@ impl TokenVerifier {
         })
     }
 
-    /// What the tokens' scopes and roles grant; without a map, no ability.
+    /// What the tokens' scopes and roles grant; without a map, no ability. An operator changes what
+    /// a scope or role grants while the server runs, in the records of the registry it serves
+    /// ([`Registry::edit_grant`](crate::Registry::edit_grant), `toolgate grants`, the admin API): each
+    /// grant there replaces what this map says of its scope or role.
     #[must_use]
     pub fn scope_map(mut self, grants: ScopeMap) -> Self {
-        self.grants = grants;
+        self.scopes = LiveScopes::new(grants);
         self
     }
 
@@ -306,10 +311,12 @@ impl TokenVerifier {
             return Err(Refusal::Invalid("the token is for another resource".into()));
         }
         let until = until.or(claims.exp).unwrap_or(now);
+        let scopes = self.scopes.now();
         let caller = claims
-            .caller(&self.grants, self.role_claim.as_deref())
+            .caller(&scopes.map, self.role_claim.as_deref())
             .map_err(Refusal::Invalid)?;
-        self.validated.put(token, caller.clone(), until, now);
+        self.validated
+            .put(token, (caller.clone(), scopes.revision), until, now);
         Ok(caller)
     }
 
@@ -383,7 +390,7 @@ impl Authenticator for TokenVerifier {
             return Box::pin(std::future::ready(anonymous));
         };
         let now = jsonwebtoken::get_current_timestamp();
-        if let Some(caller) = self.validated.get(token, now) {
+        if let Some(caller) = self.validated.get(token, now, self.scopes.revision()) {
             return Box::pin(std::future::ready(Ok(caller)));
         }
         Box::pin(self.verify(token, now))
@@ -392,7 +399,7 @@ impl Authenticator for TokenVerifier {
     /// A caller without a token signs in, asking for the scopes that grant `abilities` when some do;
     /// one whose scopes do not grant them is told the scopes that do, when some do.
     fn step_up(&self, caller: &Caller, abilities: &[String]) -> Option<Refusal> {
-        let scopes = self.grants.scopes_granting(abilities);
+        let scopes = self.scopes.now().map.scopes_granting(abilities);
         if caller.is_anonymous() {
             return Some(scopes.map_or(Refusal::Missing, Refusal::SignIn));
         }
@@ -401,6 +408,10 @@ impl Authenticator for TokenVerifier {
 
     fn steps_up(&self) -> bool {
         true
+    }
+
+    fn serves(&self, registry: &crate::registry::Registry) {
+        self.scopes.serve(registry);
     }
 }
 

@@ -18,26 +18,36 @@ pub(super) struct Validated(Mutex<HashMap<Box<str>, Checked, FxBuildHasher>>);
 
 struct Checked {
     caller: Caller,
+    /// The revision of the operator's grants it was made with.
+    revision: Option<u64>,
     /// The token's `exp`, in seconds since the epoch.
     expires: u64,
 }
 
 impl Validated {
-    /// The caller `token` made, if it was checked and has not expired at `now` (seconds).
-    pub(super) fn get(&self, token: &str, now: u64) -> Option<Caller> {
+    /// The caller `token` made, if it was checked, has not expired at `now` (seconds), and was made
+    /// with the grants of `revision`.
+    pub(super) fn get(&self, token: &str, now: u64, revision: Option<u64>) -> Option<Caller> {
         let entries = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         entries
             .get(token)
-            .filter(|checked| checked.expires > now)
+            .filter(|checked| checked.expires > now && checked.revision == revision)
             .map(|checked| checked.caller.clone())
     }
 
-    /// Keeps `token`'s caller until `expires`. A full cache first drops what expired, then, when nothing
-    /// did, everything: the tokens still in use are checked again on their next call.
-    pub(super) fn put(&self, token: &str, caller: Caller, expires: u64, now: u64) {
+    /// Keeps `token`'s caller, made with the grants of `revision`, until `expires`. A full cache first
+    /// drops what expired, then, when nothing did, everything: the tokens still in use are checked
+    /// again on their next call.
+    pub(super) fn put(
+        &self,
+        token: &str,
+        (caller, revision): (Caller, Option<u64>),
+        expires: u64,
+        now: u64,
+    ) {
         let mut entries = self
             .0
             .lock()
@@ -48,7 +58,12 @@ impl Validated {
                 entries.clear();
             }
         }
-        entries.insert(token.into(), Checked { caller, expires });
+        let checked = Checked {
+            caller,
+            revision,
+            expires,
+        };
+        entries.insert(token.into(), checked);
     }
 }
 
@@ -59,15 +74,19 @@ mod tests {
     #[test]
     fn a_token_is_kept_until_it_expires_and_the_cache_stays_bounded() {
         let validated = Validated::default();
-        validated.put("t", Caller::new("rita"), 100, 0);
+        validated.put("t", (Caller::new("rita"), Some(3)), 100, 0);
         assert_eq!(
-            validated.get("t", 99).map(|c| c.id().to_owned()),
+            validated.get("t", 99, Some(3)).map(|c| c.id().to_owned()),
             Some("rita".into())
         );
-        assert!(validated.get("t", 100).is_none(), "expired");
-        assert!(validated.get("u", 0).is_none(), "never seen");
+        assert!(validated.get("t", 100, Some(3)).is_none(), "expired");
+        assert!(
+            validated.get("t", 99, Some(4)).is_none(),
+            "the grants changed"
+        );
+        assert!(validated.get("u", 0, Some(3)).is_none(), "never seen");
         for n in 0..CAPACITY + 10 {
-            validated.put(&n.to_string(), Caller::new("sam"), 100, 0);
+            validated.put(&n.to_string(), (Caller::new("sam"), None), 100, 0);
         }
         assert!(validated.0.lock().unwrap().len() <= CAPACITY);
     }

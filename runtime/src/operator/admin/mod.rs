@@ -123,6 +123,11 @@ fn router(registry: Registry, guard: Guard, cancellation: CancellationToken) -> 
         .route(
             "/admin/limits/{scope}/edit",
             axum::routing::post(edit_limit),
+        )
+        .route("/admin/grants", get(grants))
+        .route(
+            "/admin/grants/{claim}/edit",
+            axum::routing::post(edit_grant),
         );
     #[cfg(feature = "remote")]
     let router = router.route("/admin/servers", get(servers)).route(
@@ -249,6 +254,30 @@ async fn edit_limit(
     edited(&registry, request, hint, async |operator, seen, change| {
         let (revision, limit) = operator.edit_limit(scope.parse()?, seen, change).await?;
         Ok(json!({ "revision": revision, "limit": limit }))
+    })
+    .await
+}
+
+/// What scopes and roles grant, in the records.
+async fn grants(State(registry): State<Registry>) -> Response {
+    answer(
+        async {
+            let grants = registry.store()?.load().await?.grants;
+            Ok(json!(grants.into_values().collect::<Vec<_>>()))
+        }
+        .await,
+    )
+}
+
+async fn edit_grant(
+    State(registry): State<Registry>,
+    Path(claim): Path<String>,
+    request: Request,
+) -> Response {
+    let hint = r#"{"version": N, "change": {"change": "set", "value": ["orders.view"]}}"#;
+    edited(&registry, request, hint, async |operator, seen, change| {
+        let (revision, grant) = operator.edit_grant(claim.parse()?, seen, change).await?;
+        Ok(json!({ "revision": revision, "grant": grant }))
     })
     .await
 }

@@ -1,4 +1,4 @@
-//! The operator's records and profiles in PostgreSQL, in the same tables as SQLite. Each write locks the revision row
+//! The operator's records in PostgreSQL, in the same tables as SQLite. Each write locks the revision row
 //! first, so writes from every replica are serialized, and notifies the new revision on commit.
 
 use std::future::Future;
@@ -13,8 +13,8 @@ use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, LimitRecord, Profile, RecordError, RecordFuture,
-    RecordStore, Records, ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records, Table,
+    ToolCalls, Write,
 };
 
 use super::revision::{lock_revision, log, unsigned};
@@ -49,42 +49,21 @@ impl RecordStore for PostgresStore {
                 .query_one("SELECT revision FROM toolgate_revision WHERE id = 1", &[])
                 .await
                 .map_err(database)?;
-            let tools = transaction
-                .query("SELECT record FROM toolgate_tools", &[])
-                .await
-                .map_err(database)?;
-            let profiles = transaction
-                .query("SELECT record FROM toolgate_profiles", &[])
-                .await
-                .map_err(database)?;
-            let servers = transaction
-                .query("SELECT record FROM toolgate_servers", &[])
-                .await
-                .map_err(database)?;
-            let limits = transaction
-                .query("SELECT record FROM toolgate_limits", &[])
-                .await
-                .map_err(database)?;
+            let mut tables = Vec::with_capacity(Table::ALL.len());
+            for table in Table::ALL {
+                let select = format!("SELECT record FROM {}", table.name());
+                let rows = transaction.query(&select, &[]).await.map_err(database)?;
+                tables.push((table, rows));
+            }
             transaction.commit().await.map_err(database)?;
             let mut records = Records {
                 revision: unsigned(revision.get(0)),
                 ..Records::default()
             };
-            for row in tools {
-                let record: ToolRecord = from_json(row.get(0))?;
-                records.tools.insert(record.name.clone(), record);
-            }
-            for row in profiles {
-                let profile: Profile = from_json(row.get(0))?;
-                records.profiles.insert(profile.name.clone(), profile);
-            }
-            for row in servers {
-                let server: ServerRecord = from_json(row.get(0))?;
-                records.servers.insert(server.label.clone(), server);
-            }
-            for row in limits {
-                let limit: LimitRecord = from_json(row.get(0))?;
-                records.limits.insert(limit.scope.to_string(), limit);
+            for (table, rows) in tables {
+                for row in rows {
+                    records.insert_json(table, row.get(0))?;
+                }
             }
             Ok(records)
         })
@@ -97,46 +76,18 @@ impl RecordStore for PostgresStore {
             let revision = lock_revision(&transaction).await?;
             let reads = write.reads();
             let mut current = Records::default();
-            for text in read(&transaction, TOOLS, &reads.tools).await? {
-                let record: ToolRecord = from_json(&text)?;
-                current.tools.insert(record.name.clone(), record);
-            }
-            for text in read(&transaction, PROFILES, &reads.profiles).await? {
-                let profile: Profile = from_json(&text)?;
-                current.profiles.insert(profile.name.clone(), profile);
-            }
-            for text in read(&transaction, SERVERS, &reads.servers).await? {
-                let server: ServerRecord = from_json(&text)?;
-                current.servers.insert(server.label.clone(), server);
-            }
-            let scopes: Vec<&str> = reads.limits.iter().map(String::as_str).collect();
-            for text in read(&transaction, LIMITS, &scopes).await? {
-                let limit: LimitRecord = from_json(&text)?;
-                current.limits.insert(limit.scope.to_string(), limit);
+            for (table, names) in reads.by_table() {
+                for text in read(&transaction, table, &names).await? {
+                    current.insert_json(table, &text)?;
+                }
             }
             let effects = write.resolve(&current)?;
-            for record in &effects.put {
-                put(&transaction, TOOLS, &record.name, &to_json(record)?).await?;
+            for rows in effects.by_table()? {
+                for (name, record) in &rows.put {
+                    put(&transaction, rows.table, name, record).await?;
+                }
+                delete(&transaction, rows.table, rows.delete).await?;
             }
-            for profile in &effects.put_profiles {
-                put(&transaction, PROFILES, &profile.name, &to_json(profile)?).await?;
-            }
-            delete(&transaction, TOOLS, &effects.delete).await?;
-            for server in &effects.put_servers {
-                put(&transaction, SERVERS, &server.label, &to_json(server)?).await?;
-            }
-            delete(&transaction, PROFILES, &effects.delete_profiles).await?;
-            delete(&transaction, SERVERS, &effects.delete_servers).await?;
-            for limit in &effects.put_limits {
-                put(
-                    &transaction,
-                    LIMITS,
-                    &limit.scope.to_string(),
-                    &to_json(limit)?,
-                )
-                .await?;
-            }
-            delete(&transaction, LIMITS, &effects.delete_limits).await?;
             let revision = log(&transaction, revision, &effects.log).await?;
             transaction.commit().await.map_err(database)?;
             Ok(revision)
@@ -276,16 +227,10 @@ impl RecordStore for PostgresStore {
     }
 }
 
-/// The table of tool records, of profiles and of remote servers: one JSON record per name.
-const TOOLS: &str = "toolgate_tools";
-const PROFILES: &str = "toolgate_profiles";
-const SERVERS: &str = "toolgate_servers";
-const LIMITS: &str = "toolgate_limits";
-
 /// The records of `names` in `table`, locked until the transaction ends.
 async fn read(
     transaction: &Transaction<'_>,
-    table: &str,
+    table: Table,
     names: &[&str],
 ) -> Result<Vec<String>, RecordError> {
     if names.is_empty() {
@@ -293,7 +238,10 @@ async fn read(
     }
     let rows = transaction
         .query(
-            &format!("SELECT record FROM {table} WHERE name = ANY($1) FOR UPDATE"),
+            &format!(
+                "SELECT record FROM {} WHERE name = ANY($1) FOR UPDATE",
+                table.name()
+            ),
             &[&names],
         )
         .await
@@ -303,15 +251,16 @@ async fn read(
 
 async fn put(
     transaction: &Transaction<'_>,
-    table: &str,
+    table: Table,
     name: &str,
     text: &str,
 ) -> Result<(), RecordError> {
     transaction
         .execute(
             &format!(
-                "INSERT INTO {table} (name, record) VALUES ($1, $2) \
-                 ON CONFLICT (name) DO UPDATE SET record = excluded.record"
+                "INSERT INTO {} (name, record) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+                table.name()
             ),
             &[&name, &text],
         )
@@ -322,7 +271,7 @@ async fn put(
 
 async fn delete(
     transaction: &Transaction<'_>,
-    table: &str,
+    table: Table,
     names: &[String],
 ) -> Result<(), RecordError> {
     if names.is_empty() {
@@ -330,7 +279,7 @@ async fn delete(
     }
     transaction
         .execute(
-            &format!("DELETE FROM {table} WHERE name = ANY($1)"),
+            &format!("DELETE FROM {} WHERE name = ANY($1)", table.name()),
             &[&names],
         )
         .await

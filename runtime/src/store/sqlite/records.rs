@@ -1,13 +1,13 @@
-//! The operator's records in SQLite: one row per tool and per profile (its record as JSON), the revision in
-//! one row, and every change in `toolgate_changes`. Each write is one immediate transaction, so two processes on one
+//! The operator's records in SQLite: one row per record of each [`Table`] (the record as JSON), the
+//! revision in one row, and every change in `toolgate_changes`. Each write is one immediate transaction, so two processes on one
 //! file never interleave.
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::store::{
-    AuditQuery, AuditRecord, ChangeEntry, LimitRecord, Profile, RecordError, RecordFuture,
-    RecordStore, Records, ServerRecord, ToolCalls, ToolRecord, Write, from_json, to_json,
+    AuditQuery, AuditRecord, ChangeEntry, RecordError, RecordFuture, RecordStore, Records, Table,
+    ToolCalls, Write,
 };
 
 use super::revision::{current_revision, log};
@@ -89,21 +89,10 @@ fn load_now(connection: &mut Connection) -> Result<Records, RecordError> {
         revision: current_revision(&transaction).map_err(database)?,
         ..Records::default()
     };
-    for text in all(&transaction, TOOLS)? {
-        let record: ToolRecord = from_json(&text)?;
-        records.tools.insert(record.name.clone(), record);
-    }
-    for text in all(&transaction, PROFILES)? {
-        let profile: Profile = from_json(&text)?;
-        records.profiles.insert(profile.name.clone(), profile);
-    }
-    for text in all(&transaction, SERVERS)? {
-        let server: ServerRecord = from_json(&text)?;
-        records.servers.insert(server.label.clone(), server);
-    }
-    for text in all(&transaction, LIMITS)? {
-        let limit: LimitRecord = from_json(&text)?;
-        records.limits.insert(limit.scope.to_string(), limit);
+    for table in Table::ALL {
+        for text in all(&transaction, table)? {
+            records.insert_json(table, &text)?;
+        }
     }
     Ok(records)
 }
@@ -215,70 +204,30 @@ fn write_now(connection: &mut Connection, write: Write<'_>) -> Result<u64, Recor
         .map_err(database)?;
     let reads = write.reads();
     let mut current = Records::default();
-    for name in reads.tools {
-        if let Some(text) = read(&transaction, TOOLS, name)? {
-            current.tools.insert(name.to_owned(), from_json(&text)?);
-        }
-    }
-    for name in reads.profiles {
-        if let Some(text) = read(&transaction, PROFILES, name)? {
-            current.profiles.insert(name.to_owned(), from_json(&text)?);
-        }
-    }
-    for label in reads.servers {
-        if let Some(text) = read(&transaction, SERVERS, label)? {
-            current.servers.insert(label.to_owned(), from_json(&text)?);
-        }
-    }
-    for scope in reads.limits {
-        if let Some(text) = read(&transaction, LIMITS, &scope)? {
-            current.limits.insert(scope, from_json(&text)?);
+    for (table, names) in reads.by_table() {
+        for name in names {
+            if let Some(text) = read(&transaction, table, name)? {
+                current.insert_json(table, &text)?;
+            }
         }
     }
     let effects = write.resolve(&current)?;
-    for record in &effects.put {
-        put(&transaction, TOOLS, &record.name, &to_json(record)?)?;
-    }
-    for profile in &effects.put_profiles {
-        put(&transaction, PROFILES, &profile.name, &to_json(profile)?)?;
-    }
-    for name in &effects.delete {
-        delete(&transaction, TOOLS, name)?;
-    }
-    for name in &effects.delete_profiles {
-        delete(&transaction, PROFILES, name)?;
-    }
-    for server in &effects.put_servers {
-        put(&transaction, SERVERS, &server.label, &to_json(server)?)?;
-    }
-    for label in &effects.delete_servers {
-        delete(&transaction, SERVERS, label)?;
-    }
-    for limit in &effects.put_limits {
-        put(
-            &transaction,
-            LIMITS,
-            &limit.scope.to_string(),
-            &to_json(limit)?,
-        )?;
-    }
-    for scope in &effects.delete_limits {
-        delete(&transaction, LIMITS, scope)?;
+    for rows in effects.by_table()? {
+        for (name, record) in &rows.put {
+            put(&transaction, rows.table, name, record)?;
+        }
+        for name in rows.delete {
+            delete(&transaction, rows.table, name)?;
+        }
     }
     let revision = log(&transaction, effects.log)?;
     transaction.commit().map_err(database)?;
     Ok(revision)
 }
 
-/// The table of tool records, of profiles and of remote servers: one JSON record per name.
-const TOOLS: &str = "toolgate_tools";
-const PROFILES: &str = "toolgate_profiles";
-const SERVERS: &str = "toolgate_servers";
-const LIMITS: &str = "toolgate_limits";
-
-fn all(transaction: &Transaction<'_>, table: &str) -> Result<Vec<String>, RecordError> {
+fn all(transaction: &Transaction<'_>, table: Table) -> Result<Vec<String>, RecordError> {
     let mut statement = transaction
-        .prepare_cached(&format!("SELECT record FROM {table}"))
+        .prepare_cached(&format!("SELECT record FROM {}", table.name()))
         .map_err(database)?;
     let rows = statement
         .query_map([], |r| r.get::<_, String>(0))
@@ -288,35 +237,39 @@ fn all(transaction: &Transaction<'_>, table: &str) -> Result<Vec<String>, Record
 
 fn read(
     transaction: &Transaction<'_>,
-    table: &str,
+    table: Table,
     name: &str,
 ) -> Result<Option<String>, RecordError> {
     transaction
-        .prepare_cached(&format!("SELECT record FROM {table} WHERE name = ?1"))
+        .prepare_cached(&format!(
+            "SELECT record FROM {} WHERE name = ?1",
+            table.name()
+        ))
         .and_then(|mut s| s.query_row(params![name], |r| r.get(0)).optional())
         .map_err(database)
 }
 
 fn put(
     transaction: &Transaction<'_>,
-    table: &str,
+    table: Table,
     name: &str,
     text: &str,
 ) -> Result<(), RecordError> {
     transaction
         .prepare_cached(&format!(
-            "INSERT INTO {table} (name, record) VALUES (?1, ?2) \
-             ON CONFLICT (name) DO UPDATE SET record = excluded.record"
+            "INSERT INTO {} (name, record) VALUES (?1, ?2) \
+             ON CONFLICT (name) DO UPDATE SET record = excluded.record",
+            table.name()
         ))
         .and_then(|mut s| s.execute(params![name, text]))
         .map(drop)
         .map_err(database)
 }
 
-fn delete(transaction: &Transaction<'_>, table: &str, name: &str) -> Result<(), RecordError> {
+fn delete(transaction: &Transaction<'_>, table: Table, name: &str) -> Result<(), RecordError> {
     transaction
         .execute(
-            &format!("DELETE FROM {table} WHERE name = ?1"),
+            &format!("DELETE FROM {} WHERE name = ?1", table.name()),
             params![name],
         )
         .map(drop)

@@ -6,7 +6,7 @@
   const { element, chart } = toolgateDraw;
   const $ = (id) => document.getElementById(id);
   const KEY = "toolgate-admin-token";
-  const state = { revision: null, tools: [], profiles: [], servers: null, limits: [], view: "tools", editing: null, polling: 0 };
+  const state = { revision: null, tools: [], profiles: [], servers: null, limits: [], grants: [], view: "tools", editing: null, polling: 0 };
 
   class Refused extends Error {
     constructor(status, error) {
@@ -72,21 +72,24 @@
 
   // ---- keeping up with changes made elsewhere ----
   async function loadAll() {
-    const [tools, profiles, servers, limits] = await Promise.all([
+    const [tools, profiles, servers, limits, grants] = await Promise.all([
       api("/admin/tools"),
       api("/admin/profiles"),
       api("/admin/servers").catch((error) => { if (error.status === 404) return null; throw error; }),
       api("/admin/limits"),
+      api("/admin/grants"),
     ]);
     state.revision = tools.revision;
     state.tools = tools.tools;
     state.profiles = profiles.profiles;
     state.servers = servers;
     state.limits = limits;
+    state.grants = grants;
     renderTools();
     renderProfiles();
     renderServers();
     renderLimits();
+    renderGrants();
     await Promise.all([loadCalls(), loadAudit()]);
     $("live").textContent = `revision ${state.revision} · up to date`;
   }
@@ -346,15 +349,17 @@
       return tr;
     }));
   }
-  async function editLimit(scope, version, change) {
+  // A change of a rate limit or a grant, against the version shown; then everything again.
+  async function editKeyed(kind, key, version, change) {
     $("problem").textContent = "";
     try {
-      await api(`/admin/limits/${encodeURIComponent(scope)}/edit`, { version, change });
+      await api(`/admin/${kind}/${encodeURIComponent(key)}/edit`, { version, change });
       await loadAll();
     } catch (error) {
       $("problem").textContent = error.message;
     }
   }
+  const editLimit = (scope, version, change) => editKeyed("limits", scope, version, change);
   $("limit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const form = new FormData($("limit-form"));
@@ -362,6 +367,26 @@
     const kept = state.limits.find((limit) => limit.scope === scope);
     const rate = { calls: Number(form.get("calls")), per_secs: Number(form.get("per_secs")) };
     editLimit(scope, kept ? kept.version : 0, { change: "set", value: rate });
+  });
+
+  // ---- grants ----
+  function renderGrants() {
+    $("grant-rows").replaceChildren(...state.grants.map((grant) => {
+      const tr = element("tr", { "data-claim": grant.claim });
+      const remove = element("button", { type: "button" }, "Remove");
+      remove.addEventListener("click", () => editKeyed("grants", grant.claim, grant.version, { change: "remove" }));
+      const abilities = grant.abilities.length ? grant.abilities.map(shown).join(", ") : "nothing";
+      tr.append(cell(element("code", {}, shown(grant.claim))), cell(abilities), cell(remove));
+      return tr;
+    }));
+  }
+  $("grant-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = new FormData($("grant-form"));
+    const claim = String(form.get("claim")).trim();
+    const kept = state.grants.find((grant) => grant.claim === claim);
+    const abilities = String(form.get("abilities")).split(/[\s,]+/).filter(Boolean);
+    editKeyed("grants", claim, kept ? kept.version : 0, { change: "set", value: abilities });
   });
 
   // ---- audit trail ----
