@@ -47,6 +47,16 @@ struct Inner {
     scoped: bool,
     /// Its own credential, for backends that check each caller's rights themselves.
     credential: Option<Arc<str>>,
+    /// The client a signed-in caller calls through, and who acts for it.
+    via: Option<Arc<Via>>,
+}
+
+/// Through what a signed-in caller calls: the client its token was issued to, and the actors of the
+/// token's `act` chain (RFC 8693), nearest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Via {
+    client: Option<String>,
+    actors: Vec<String>,
 }
 
 /// What a delegated caller carries besides its own identity.
@@ -155,6 +165,7 @@ impl Caller {
             delegated: None,
             scoped: false,
             credential: None,
+            via: None,
         }))
     }
 
@@ -190,6 +201,45 @@ impl Caller {
     pub fn credential(&self) -> Option<&str> {
         self.chain()
             .find_map(|caller| caller.0.credential.as_deref())
+    }
+
+    /// The client it calls through: an access token's `azp` or `client_id`, the application a person
+    /// signed in to (Claude, an IDE, the company's own agent). Kept in the audit beside the caller.
+    ///
+    /// ```
+    /// use toolgate::Caller;
+    ///
+    /// let rita = Caller::new("rita").with_client("claude").with_actors(["agent-7"]);
+    /// assert_eq!((rita.client(), rita.actors()), (Some("claude"), &["agent-7".to_owned()][..]));
+    /// ```
+    #[must_use]
+    pub fn with_client(mut self, client: impl Into<String>) -> Self {
+        Arc::make_mut(Arc::make_mut(&mut self.0).via.get_or_insert_default()).client =
+            Some(client.into());
+        self
+    }
+
+    /// Who acts for it, nearest first: the actors of its token's `act` chain (RFC 8693), the services
+    /// or agents it handed its authority to. Kept in the audit; they hold nothing of their own here.
+    #[must_use]
+    pub fn with_actors<I, S>(mut self, actors: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Arc::make_mut(Arc::make_mut(&mut self.0).via.get_or_insert_default()).actors =
+            actors.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The client it calls through, if its authenticator knows it.
+    pub fn client(&self) -> Option<&str> {
+        self.0.via.as_ref()?.client.as_deref()
+    }
+
+    /// Who acts for it, nearest first; empty for most callers.
+    pub fn actors(&self) -> &[String] {
+        self.0.via.as_ref().map_or(&[], |via| &via.actors)
     }
 
     /// Sets the role label used in denials ("Your role (Viewer) is not allowed to do this.").
@@ -314,8 +364,8 @@ impl Caller {
         self.root().owner()
     }
 
-    /// Every name of its chain (ids, roles, profiles) as an [`Ident`](crate::text::Ident), and a chain
-    /// no longer than [`MAX_CHAIN`] delegations: what a door checks of a caller it did not make.
+    /// Every name of its chain (ids, roles, profiles, clients, actors) as an
+    /// [`Ident`](crate::text::Ident), and a chain no longer than [`MAX_CHAIN`] delegations or actors: what a door checks of a caller it did not make.
     ///
     /// # Errors
     /// The first name that is not an identifier, or the chain's length.
@@ -326,9 +376,19 @@ impl Caller {
                 "a chain of {depth} delegations is longer than the {MAX_CHAIN} this server takes"
             ));
         }
+        if self.actors().len() > MAX_CHAIN {
+            return Err(format!(
+                "a chain of {} actors is longer than the {MAX_CHAIN} this server takes",
+                self.actors().len()
+            ));
+        }
         for caller in self.chain() {
             let names = [Some(caller.id()), caller.role(), caller.profile()];
-            for name in names.into_iter().flatten() {
+            let via = caller
+                .client()
+                .into_iter()
+                .chain(caller.actors().iter().map(String::as_str));
+            for name in names.into_iter().flatten().chain(via) {
                 Ident::check(name).map_err(|error| error.to_string())?;
             }
         }
@@ -368,6 +428,7 @@ impl Caller {
             })),
             scoped: true,
             credential: None,
+            via: None,
         }))
     }
 
@@ -432,6 +493,8 @@ impl fmt::Debug for Caller {
             .field("abilities", &self.0.abilities)
             .field("profile", &self.0.profile)
             .field("on_behalf_of", &self.on_behalf_of().map(Caller::id))
+            .field("client", &self.client())
+            .field("actors", &self.actors())
             .finish()
     }
 }

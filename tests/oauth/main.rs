@@ -3,6 +3,7 @@
 //! saying what the client should do next, with where that metadata is.
 #![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
+mod audited;
 mod grants;
 mod introspection;
 mod jwt;

@@ -11,8 +11,9 @@ use serde_json::Value;
 use crate::store::{AuditRecord, Profile, ToolRecord};
 use crate::text::{capped, hides_itself, shown};
 
-/// An audit row in one line: when, who (a delegated caller with whom it acted for), what, how it
-/// ended, under which revision. Every field is [shown](shown) escaped, so that no name forges a line.
+/// An audit row in one line: when, who (a delegated caller with whom it acted for; the actors of a
+/// signed-in caller's token before it, and the client after it), what, how it ended, under which
+/// revision. Every field is [shown](shown) escaped, so that no name forges a line.
 pub(super) fn audit_line(row: &AuditRecord) -> String {
     let at = UNIX_EPOCH + Duration::from_millis(row.at_ms);
     let revision = row
@@ -21,7 +22,7 @@ pub(super) fn audit_line(row: &AuditRecord) -> String {
     format!(
         "{}  {:<24} {:<8} {:<24} {:<20} r{revision}\n",
         humantime::format_rfc3339_millis(at),
-        who(&row.caller, &row.on_behalf_of),
+        signed_in(row),
         cell(&row.action),
         cell(&row.tool),
         cell(&row.outcome),
@@ -30,12 +31,26 @@ pub(super) fn audit_line(row: &AuditRecord) -> String {
 
 /// A caller as the operator reads it: its id, then whom it acts for up to the person at the root
 /// (`max@shop.example < vera@shop.example`).
-pub(super) fn who(caller: &str, on_behalf_of: &[String]) -> String {
+fn who(caller: &str, on_behalf_of: &[String]) -> String {
     std::iter::once(caller)
         .chain(on_behalf_of.iter().map(String::as_str))
         .map(cell)
         .collect::<Vec<_>>()
         .join(" < ")
+}
+
+/// Who an audit row names: [`who`], with the actors of its token acting for it first (`agent-7 <
+/// rita`), and the client it called through (`rita via claude`).
+fn signed_in(row: &AuditRecord) -> String {
+    let mut who = who(&row.caller, &row.on_behalf_of);
+    if !row.actors.is_empty() {
+        let actors: Vec<Cow<'_, str>> = row.actors.iter().map(|a| cell(a)).collect();
+        who = format!("{} < {who}", actors.join(" < "));
+    }
+    if let Some(client) = &row.client {
+        let _ = write!(who, " via {}", cell(client));
+    }
+    who
 }
 
 /// A name another party chose, as one field of a line the operator reads: escaped, and cut to a

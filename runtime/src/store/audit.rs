@@ -58,6 +58,10 @@ pub struct AuditRecord {
     /// The text of the preview a person was shown: a preview's own, and for an approval or a decline the
     /// preview it answered.
     pub preview: Option<String>,
+    /// The client the caller signed in through (an access token's `azp` or `client_id`).
+    pub client: Option<String>,
+    /// Who acted for the caller by its token's `act` chain, nearest first; empty otherwise.
+    pub actors: Vec<String>,
 }
 
 /// How many times one tool was called (plain calls and approved writes) over a time, from the audit trail.

@@ -50,6 +50,10 @@ pub(crate) struct AuditRow {
     pub(crate) preview: Option<String>,
     /// The person at the root of a delegated caller's chain.
     pub(crate) root: Option<String>,
+    /// The client the caller signed in through.
+    pub(crate) client: Option<String>,
+    /// Who acted for the caller by its token's `act` chain, as a JSON array, nearest first.
+    pub(crate) actors: Option<String>,
 }
 
 impl AuditRow {
@@ -73,6 +77,17 @@ impl AuditRow {
                 .telemetry()
                 .map(|t| Value::Object(t.clone()).to_string()),
             preview: event.preview().map(str::to_owned),
+            client: (event.caller.chain())
+                .find_map(Caller::client)
+                .map(|client| capped(client).into_owned()),
+            actors: (event.caller.chain())
+                .map(Caller::actors)
+                .find(|actors| !actors.is_empty())
+                .map(|actors| {
+                    let actors: Vec<String> =
+                        actors.iter().map(|a| capped(a).into_owned()).collect();
+                    Value::from(actors).to_string()
+                }),
         }
     }
 }

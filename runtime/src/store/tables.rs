@@ -135,7 +135,7 @@ ALTER TABLE toolgate_audit ADD COLUMN actors TEXT;
 macro_rules! audit_columns {
     () => {
         "at_ms, caller, tool, action, digest, outcome, session, elapsed_us, revision, on_behalf_of, \
-         session_log, telemetry, preview, root"
+         session_log, telemetry, preview, root, client, actors"
     };
 }
 pub(crate) use audit_columns;

@@ -113,6 +113,12 @@ pub(super) struct Claims {
     /// credentials) where `sub` is absent, as some introspection answers leave it.
     #[serde(default)]
     client_id: Option<String>,
+    /// The client the token was issued to (OpenID Connect's authorized party).
+    #[serde(default)]
+    azp: Option<String>,
+    /// Who acts for the subject (RFC 8693 §4.1), the current actor outermost.
+    #[serde(default)]
+    act: Option<Act>,
     /// Required of a JWT (checked before); optional in an introspection answer.
     #[serde(default)]
     pub(super) exp: Option<u64>,
@@ -132,6 +138,15 @@ pub(super) struct Claims {
     other: serde_json::Map<String, Value>,
 }
 
+/// An actor of a token's `act` chain: its subject, and the actor before it.
+#[derive(Deserialize)]
+struct Act {
+    #[serde(default)]
+    sub: Option<String>,
+    #[serde(default)]
+    act: Option<Box<Act>>,
+}
+
 impl Claims {
     /// Whether the token is for `resource`: its `aud` names it or one of `audiences`, or its `resource`
     /// claim names it.
@@ -149,9 +164,18 @@ impl Claims {
         grants: &ScopeMap,
         role_claim: Option<&str>,
     ) -> Result<Caller, String> {
+        let client = (self.azp.iter().chain(&self.client_id))
+            .find(|client| !client.is_empty())
+            .cloned();
         let sub = (self.sub.into_iter().chain(self.client_id))
             .find(|sub| !sub.is_empty())
             .ok_or("the token names no subject (`sub`)")?;
+        // One more than a caller may have, so that a longer chain is refused rather than cut.
+        let actors: Vec<String> =
+            std::iter::successors(self.act.as_ref(), |act| act.act.as_deref())
+                .take(crate::caller::MAX_CHAIN + 1)
+                .map(|act| act.sub.clone().unwrap_or_default())
+                .collect();
         let scopes: Vec<&str> = (self.scope.iter().flat_map(|scope| scope.split_whitespace()))
             .chain(self.scp.iter().flat_map(|scp| scp.split_whitespace()))
             .collect();
@@ -163,6 +187,12 @@ impl Claims {
         let mut caller = Caller::new(sub).with_abilities(grants.abilities(&scopes, &roles));
         if let Some(role) = roles.first() {
             caller = caller.with_role(*role);
+        }
+        if let Some(client) = client {
+            caller = caller.with_client(client);
+        }
+        if !actors.is_empty() {
+            caller = caller.with_actors(actors);
         }
         Ok(caller)
     }
@@ -244,7 +274,25 @@ mod tests {
             "no scope grants it"
         );
         let client = claims(json!({"client_id": "back-office", "scope": "orders:read"}));
-        assert_eq!(client.caller(&grants, None).unwrap().id(), "back-office");
+        let back_office = client.caller(&grants, None).unwrap();
+        assert_eq!(
+            (back_office.id(), back_office.client()),
+            ("back-office", Some("back-office"))
+        );
+        let acted = claims(json!({
+            "sub": "rita", "azp": "claude", "scope": "orders:read",
+            "act": {"sub": "agent-7", "act": {"sub": "gateway"}},
+        }));
+        let rita = acted.caller(&grants, None).unwrap();
+        assert_eq!(rita.client(), Some("claude"));
+        assert_eq!(rita.actors(), ["agent-7", "gateway"]);
+        let mut deep = json!({"sub": "x"});
+        for n in 0..20 {
+            deep = json!({"sub": format!("a{n}"), "act": deep});
+        }
+        let nested = claims(json!({"sub": "rita", "act": deep}));
+        let deep = nested.caller(&grants, None).unwrap();
+        assert_eq!(deep.actors().len(), 9, "cut at one past the longest chain");
         let unmapped = claims(json!({"sub": "sam", "exp": 1, "scope": "orders:read"}));
         assert_eq!(
             unmapped

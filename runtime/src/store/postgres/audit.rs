@@ -74,7 +74,7 @@ async fn insert(pool: &Pool, batch: &[AuditRow]) -> Result<(), String> {
             tables::audit_columns!(),
             ") SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], $6::TEXT[], \
              $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::TEXT[], $12::TEXT[], $13::TEXT[], \
-             $14::TEXT[])"
+             $14::TEXT[], $15::TEXT[], $16::TEXT[])"
         ))
         .await
         .map_err(|e| e.to_string())?;
@@ -100,6 +100,8 @@ async fn insert(pool: &Pool, batch: &[AuditRow]) -> Result<(), String> {
                 &optional(|r| r.telemetry.as_deref()),
                 &optional(|r| r.preview.as_deref()),
                 &optional(|r| r.root.as_deref()),
+                &optional(|r| r.client.as_deref()),
+                &optional(|r| r.actors.as_deref()),
             ],
         )
         .await

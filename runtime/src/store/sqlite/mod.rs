@@ -302,7 +302,7 @@ impl WriteRows for Rows {
                 .prepare_cached(concat!(
                     "INSERT INTO toolgate_audit (",
                     tables::audit_columns!(),
-                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
                 ))
                 .map_err(|e| e.to_string())?;
             for row in rows {
@@ -322,6 +322,8 @@ impl WriteRows for Rows {
                         row.telemetry,
                         row.preview,
                         row.root,
+                        row.client,
+                        row.actors,
                     ])
                     .map_err(|e| e.to_string())?;
             }

@@ -189,7 +189,9 @@ fn audit_trail(
                     on_behalf_of,
                     session_log: r.get(11)?,
                     telemetry,
-                    preview: r.get::<_, Option<String>>(13)?.or(r.get(15)?),
+                    preview: r.get::<_, Option<String>>(13)?.or(r.get(17)?),
+                    client: r.get(15)?,
+                    actors: from_json_columns(r.get(16)?, None).0,
                 })
             },
         )

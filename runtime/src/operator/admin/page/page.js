@@ -396,8 +396,10 @@
     const rows = await api(`/admin/audit?${query}`);
     $("audit-rows").replaceChildren(...rows.map((row) => {
       const tr = element("tr", { "data-seq": String(row.seq) });
-      // A delegated caller with whom it acted for, as the operator's commands print it: `max < vera`.
-      const caller = element("div", {}, [row.caller, ...(row.on_behalf_of || [])].map(shown).join(" < "));
+      // A delegated caller with whom it acted for, as the operator's commands print it: `max < vera`;
+      // the actors of a signed-in caller's token before it, and its client after it.
+      const chain = [...(row.actors || []), row.caller, ...(row.on_behalf_of || [])].map(shown).join(" < ");
+      const caller = element("div", {}, row.client ? `${chain} via ${shown(row.client)}` : chain);
       tr.append(cell(when(row.at_ms)), cell(caller), cell(shown(row.tool)), cell(row.action), cell(row.outcome), cell(row.revision === null ? "–" : row.revision));
       tr.append(cell(row.preview ? element("pre", { class: "preview" }, row.preview) : ""));
       tr.append(cell(`${(row.elapsed_us / 1000).toFixed(1)} ms`));
