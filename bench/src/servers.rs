@@ -301,11 +301,14 @@ pub(crate) fn typescript_sdk() -> Option<(PathBuf, PathBuf)> {
 
 /// toolgate as a user serves it: `add` and the shop's `search_orders` (compiled in, as `#[tool]`s; the
 /// shop's other tools are no part of it), the shop's database as state, the shop's viewer as the
-/// caller, and `tools` extra tools.
-fn toolgate_server(tools: usize) -> load::Result<McpServer> {
+/// caller, and `tools` extra tools; with the scope map a signed-in server's tokens are read through.
+fn toolgate_server(tools: usize, signed_in: bool) -> load::Result<McpServer> {
     let mut registry = Registry::builder()
         .compiled_tools(["add", "search_orders"])
         .state(Db::open(":memory:")?);
+    if signed_in {
+        registry = registry.scope_map(crate::signin::scope_map());
+    }
     for i in 0..tools {
         let tool = DynamicTool::new(
             listed_name(i),
@@ -390,7 +393,8 @@ pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> loa
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
     if let Kind::Toolgate | Kind::SignedIn(_) = kind {
-        let mut server = HttpServer::new(toolgate_server(tools)?);
+        let signed_in = matches!(kind, Kind::SignedIn(_));
+        let mut server = HttpServer::new(toolgate_server(tools, signed_in)?);
         if transport == Transport::Stateless {
             server = server.options(HttpOptions::default().stateless(true).json_response(true));
         }
@@ -465,7 +469,7 @@ async fn bare(
 /// Serves one client over stdin and stdout.
 async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
     match kind {
-        Kind::Toolgate => Ok(toolgate_server(tools)?.serve_stdio().await?),
+        Kind::Toolgate => Ok(toolgate_server(tools, false)?.serve_stdio().await?),
         Kind::SignedIn(_) => Err("a stdio client does not sign in".into()),
         Kind::Rmcp => {
             let running = Calculator::new(tools, Db::open(":memory:")?)

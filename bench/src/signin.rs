@@ -20,7 +20,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::json;
 use tokio::net::TcpListener;
 use toolgate::Caller;
-use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
+use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, TokenVerifier};
+use toolgate::registry::ScopeMap;
 
 use crate::load;
 
@@ -31,6 +32,11 @@ pub(crate) enum SignIn {
     StaticToken,
     /// A JWT access token from an issuer, checked by `TokenVerifier`.
     Jwt,
+}
+
+/// What the issuer's scope grants: the viewer's ability.
+pub(crate) fn scope_map() -> ScopeMap {
+    ScopeMap::new().scope("orders:read", ["orders.view"])
 }
 
 /// The static token.
@@ -61,8 +67,7 @@ impl SignIn {
                 let resource = ProtectedResource::new(resource)?
                     .authorization_server(issuer.url.clone())
                     .scopes(["orders:read"]);
-                let verifier = TokenVerifier::new(&resource)?
-                    .scope_map(ScopeMap::new().scope("orders:read", ["orders.view"]));
+                let verifier = TokenVerifier::new(&resource)?;
                 let token = issuer.token(resource.resource())?;
                 Ok((
                     server.protected_resource(resource).authenticator(verifier),

@@ -9,12 +9,12 @@ use toolgate::Registry;
 use toolgate::sqlite::SqliteStore;
 use toolgate::store::{AuditQuery, RecordStore};
 
-use crate::signed_in::{call, said, signed_in_registry};
+use crate::signed_in::{self, call, said, signed_in_registry};
 
 #[tokio::test]
 async fn the_audit_names_the_client_and_the_actors_of_a_signed_in_call() {
     let store = SqliteStore::in_memory().unwrap();
-    let registry = Registry::builder()
+    let registry = signed_in::registry()
         .records(store.clone())
         .audit(store.audit())
         .load()

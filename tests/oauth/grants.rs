@@ -6,7 +6,7 @@ use toolgate::Registry;
 use toolgate::registry::Config;
 use toolgate::sqlite::SqliteStore;
 
-use crate::signed_in::{call, said, shipped, signed_in_registry};
+use crate::signed_in::{call, registry, said, shipped, signed_in_registry};
 
 async fn operate(registry: &Registry, args: &[&str]) -> (i32, String) {
     let mut argv = vec!["toolgate"];
@@ -16,7 +16,7 @@ async fn operate(registry: &Registry, args: &[&str]) -> (i32, String) {
 
 #[tokio::test]
 async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at_once() {
-    let registry = Registry::builder()
+    let registry = registry()
         .records(SqliteStore::in_memory().unwrap())
         .load()
         .await
@@ -103,7 +103,7 @@ async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at
 #[tokio::test]
 async fn the_configuration_file_grants_by_role_and_the_records_go_over_it() {
     let config = Config::from_toml("[grants]\n\"role:clerk\" = [\"orders.manage\"]\n").unwrap();
-    let registry = Registry::builder()
+    let registry = registry()
         .config(config)
         .records(SqliteStore::in_memory().unwrap())
         .load()

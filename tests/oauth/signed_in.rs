@@ -4,9 +4,10 @@
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
-use toolgate::http::{HttpOptions, HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
+use toolgate::http::{HttpOptions, HttpServer, ProtectedResource, TokenVerifier};
 use toolgate::mcp::McpServer;
-use toolgate::{Registry, tool};
+use toolgate::registry::ScopeMap;
+use toolgate::{Registry, RegistryBuilder, tool};
 
 use crate::oidc_provider::Provider;
 
@@ -48,16 +49,18 @@ async fn listen() -> (tokio::net::TcpListener, String) {
 }
 
 // ANCHOR: verifier
-/// The verifier of the tests: viewers read orders, managers ship them.
+/// The tests' registry: viewers read orders, managers ship them.
+pub(crate) fn registry() -> RegistryBuilder {
+    Registry::builder().scope_map(
+        ScopeMap::new()
+            .scope("orders:read", ["orders.view"])
+            .scope("orders:write", ["orders.view", "orders.manage"]),
+    )
+}
+
+/// The verifier of the tests, which reads its roles from the `roles` claim.
 fn verifier(resource: &ProtectedResource) -> TokenVerifier {
-    TokenVerifier::new(resource)
-        .unwrap()
-        .scope_map(
-            ScopeMap::new()
-                .scope("orders:read", ["orders.view"])
-                .scope("orders:write", ["orders.view", "orders.manage"]),
-        )
-        .role_claim("roles")
+    TokenVerifier::new(resource).unwrap().role_claim("roles")
 }
 // ANCHOR_END: verifier
 
@@ -80,7 +83,7 @@ fn serve(
 pub(crate) async fn signed_in_server(
     configure: impl FnOnce(TokenVerifier) -> TokenVerifier,
 ) -> Option<(Provider, String)> {
-    signed_in_registry(Registry::builder().build().unwrap(), configure).await
+    signed_in_registry(registry().build().unwrap(), configure).await
 }
 
 /// As [`signed_in_server`], serving `registry`.

@@ -53,11 +53,21 @@ async fn a_caller_whose_scopes_fall_short_is_asked_for_the_scopes_that_grant_the
         return;
     };
     let viewer = provider.token(&url, "orders:read").await;
-    let (status, challenge, _) = call(&url, &viewer, "ship_order", json!({"order": 41})).await;
+    let (status, challenge, body) = call(&url, &viewer, "ship_order", json!({"order": 41})).await;
     assert_eq!(status, 403);
     assert!(
         challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"orders:write\""),
         "{challenge}"
+    );
+    // The same challenge in the call's result, where ChatGPT reads it.
+    let result = &body["result"];
+    assert_eq!(
+        (result["isError"].clone(), body["id"].clone()),
+        (json!(true), json!(1))
+    );
+    assert_eq!(
+        result["_meta"][toolgate::http::META_WWW_AUTHENTICATE],
+        json!([challenge])
     );
     assert!(!shipped(41), "nothing ran");
 
@@ -81,4 +91,43 @@ async fn a_caller_whose_scopes_fall_short_is_asked_for_the_scopes_that_grant_the
     let manager = provider.token(&url, "orders:read orders:write").await;
     let (status, _, body) = call(&url, &manager, "ship_order", json!({"order": 41})).await;
     assert_eq!((status, said(&body).as_str()), (200, "shipped 41"));
+}
+
+/// Each tool says how a host signs its caller in, as ChatGPT reads it: a public tool works without,
+/// and a protected one names the scopes that grant what it needs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_tool_publishes_how_its_caller_signs_in() {
+    let Some((provider, url)) = signed_in_server(|verifier| verifier).await else {
+        return;
+    };
+    let manager = provider.token(&url, "orders:read orders:write").await;
+    let listed: Value = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(&manager)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schemes = |name: &str| {
+        let tools = listed["result"]["tools"].as_array().unwrap();
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        tool["_meta"][toolgate::mcp::META_SECURITY_SCHEMES].clone()
+    };
+    assert_eq!(
+        schemes("ship_order"),
+        json!([{"type": "oauth2", "scopes": ["orders:write"]}])
+    );
+    assert_eq!(
+        schemes("open_orders"),
+        json!([{"type": "oauth2", "scopes": ["orders:read"]}]),
+        "the scope that grants it alone"
+    );
+    assert_eq!(
+        schemes("store_hours"),
+        json!([{"type": "noauth"}, {"type": "oauth2"}])
+    );
 }

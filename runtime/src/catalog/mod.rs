@@ -21,6 +21,7 @@ use crate::tool::Tool;
 
 pub use error::BuildError;
 pub(crate) use grants::Grants;
+pub use grants::ScopeMap;
 pub(crate) use rates::Rates;
 #[cfg(feature = "mcp")]
 pub(crate) use registered::Uses;

@@ -191,6 +191,16 @@ impl Credentials {
         refusal.answer(self.resource.as_deref())
     }
 
+    /// The answer that refuses the `tools/call` of request `id` for `refusal`: the challenge in its
+    /// header, and again in a result the call's client reads.
+    pub(super) fn refused_call(
+        &self,
+        refusal: &Refusal,
+        id: &rmcp::model::RequestId,
+    ) -> axum::response::Response {
+        refusal.answer_call(self.resource.as_deref(), id)
+    }
+
     /// Whether the authenticator steps up.
     pub(super) fn steps_up(&self) -> bool {
         self.steps_up.is_some()

@@ -2,6 +2,10 @@
 //! with RFC 9728's `resource_metadata`): sign in, sign in again, or ask for more scopes.
 
 use axum::response::{IntoResponse, Response};
+
+/// The `_meta` key of a refused call's result that holds its challenge, where ChatGPT reads it to
+/// start a sign-in.
+pub const META_WWW_AUTHENTICATE: &str = "mcp/www_authenticate";
 use http::{HeaderValue, StatusCode, header};
 
 /// Why an [`Authenticator`](super::Authenticator) did not let a request through.
@@ -102,6 +106,37 @@ impl Refusal {
     }
 
     /// The answer that refuses the request: its status, its challenge, and the reason as text.
+    /// The answer to the `tools/call` of request `id` that this refuses: the same status and challenge,
+    /// and for a host that reads a refusal in the call's result (ChatGPT) a JSON-RPC result marked
+    /// `isError`, whose `_meta["mcp/www_authenticate"]` holds the challenge.
+    pub(super) fn answer_call(
+        &self,
+        resource_metadata: Option<&str>,
+        id: &rmcp::model::RequestId,
+    ) -> Response {
+        if let Refusal::Unavailable(_) = self {
+            return self.answer(resource_metadata);
+        }
+        let challenge = self.challenge(resource_metadata);
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {
+                "content": [{ "type": "text", "text": self.reason() }],
+                "isError": true,
+                "_meta": { META_WWW_AUTHENTICATE: [challenge.to_str().unwrap_or("Bearer")] },
+            },
+        });
+        let headers = [
+            (header::WWW_AUTHENTICATE, challenge),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+        ];
+        (self.status_code(), headers, body.to_string()).into_response()
+    }
+
     pub(super) fn answer(&self, resource_metadata: Option<&str>) -> Response {
         if let Refusal::Unavailable(_) = self {
             let retry = [(header::RETRY_AFTER, HeaderValue::from_static("5"))];

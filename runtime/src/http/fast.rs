@@ -208,7 +208,7 @@ fn refused_before(
     hot: &FastRequest<'_>,
 ) -> Option<Response> {
     let refusal = credentials.stepped_up(from.caller, hot.resolution()?)?;
-    Some(credentials.refused(&refusal))
+    Some(credentials.refused_call(&refusal, hot.id()))
 }
 
 impl<H: ServerHandler + Clone> Direct<H> {

@@ -28,6 +28,7 @@ use crate::mcp::{BoundSession, FromHttp, McpHandler, Opening};
 
 use super::auth::{Credentials, Hosts};
 use super::body::{Paced, Unread, whole};
+use super::challenge::Refusal;
 use super::connections::{ResponseFuture, Routes};
 use super::cors;
 use super::fast::{Declined, Direct};
@@ -248,7 +249,7 @@ where
                                     if let Some(refusal) =
                                         credentials.stepped_up(&caller, resolution)
                                     {
-                                        return Ok(credentials.refused(&refusal));
+                                        return Ok(refused_call(credentials, &refusal, &bytes));
                                     }
                                     parts.extensions.insert(handover);
                                 }
@@ -308,6 +309,20 @@ where
 /// For a request the direct path did not look up, when the authenticator steps up: the answer that
 /// sends its client to sign in again for the tool its `Mcp-Name` header names, or `None`, with the
 /// tool's lookup put among `parts`' extensions for rmcp's dispatch.
+/// The answer that refuses the call in `body` for `refusal`: with the challenge in its result too,
+/// when the body's id can be read.
+#[cold]
+fn refused_call(credentials: &Credentials, refusal: &Refusal, body: &[u8]) -> Response {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: rmcp::model::RequestId,
+    }
+    match serde_json::from_slice::<Id>(body) {
+        Ok(Id { id }) => credentials.refused_call(refusal, &id),
+        Err(_) => credentials.refused(refusal),
+    }
+}
+
 fn by_name(credentials: &Credentials, caller: &Caller, parts: &mut Parts) -> Option<Response> {
     match credentials.resolved_by_name(caller, &parts.headers)? {
         Err(refusal) => Some(credentials.refused(&refusal)),

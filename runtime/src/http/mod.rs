@@ -74,9 +74,9 @@ pub(crate) use answers::{json_response, problem, problem_with};
 #[cfg(admin)]
 pub(crate) use auth::foreign_host;
 pub use auth::{AuthFuture, Authenticator, BearerTokens, Guard};
-pub use challenge::Refusal;
+pub use challenge::{META_WWW_AUTHENTICATE, Refusal};
 #[cfg(feature = "oauth")]
-pub use oauth::{ScopeMap, TokenVerifier};
+pub use oauth::TokenVerifier;
 pub use options::HttpOptions;
 pub use resource::ProtectedResource;
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::output::{Content, Outcome, StructuredValue, ToolResult};
+use crate::registry::ScopeMap;
 use crate::tool::{Defer, META_CAPABILITY, Tool};
 
 use super::input::{META_CONFIRMATION, META_PREVIEW};
@@ -80,8 +81,30 @@ pub const META_ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
 /// ```
 pub const META_ERROR: &str = "io.toolgate/error";
 
-/// A tool's MCP definition: name, title, description, schemas, annotations and `_meta`.
-pub(crate) fn tool(tool: &Tool) -> rmcp::model::Tool {
+/// The `_meta` key where a tool says how a host signs its caller in before calling it, as ChatGPT
+/// reads it: `noauth` for a public tool, `oauth2` with the scopes that grant what it needs otherwise.
+/// Published when the registry's [`ScopeMap`](crate::registry::ScopeMap) grants something; a tool that
+/// needs `orders.manage`, which the scope `orders:write` grants, says:
+///
+/// ```json
+/// "_meta": { "securitySchemes": [{ "type": "oauth2", "scopes": ["orders:write"] }] }
+/// ```
+pub const META_SECURITY_SCHEMES: &str = "securitySchemes";
+
+/// How a host signs a caller in for `tool`, when `scopes` grant something.
+fn security_schemes(tool: &Tool, scopes: &ScopeMap) -> Value {
+    if tool.is_public() {
+        return json!([{ "type": "noauth" }, { "type": "oauth2" }]);
+    }
+    match scopes.scopes_granting(tool.abilities()) {
+        Some(granting) if !granting.is_empty() => json!([{ "type": "oauth2", "scopes": granting }]),
+        _ => json!([{ "type": "oauth2" }]),
+    }
+}
+
+/// A tool's MCP definition: name, title, description, schemas, annotations and `_meta`; with how a
+/// host signs its caller in when `scopes` grant something.
+pub(crate) fn tool(tool: &Tool, scopes: Option<&ScopeMap>) -> rmcp::model::Tool {
     let input = object(tool.input_schema()).unwrap_or_default();
     let mut definition = rmcp::model::Tool::new_with_raw(
         tool.name().to_owned(),
@@ -122,6 +145,9 @@ pub(crate) fn tool(tool: &Tool) -> rmcp::model::Tool {
     }
     if tool.shows_view() {
         meta.insert("ui".into(), super::view::tool_meta());
+    }
+    if let Some(scopes) = scopes {
+        meta.insert(META_SECURITY_SCHEMES.into(), security_schemes(tool, scopes));
     }
     definition
         .with_annotations(annotations)

@@ -38,11 +38,12 @@ pub(super) fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
         let mut listing = LISTING_START.to_vec();
         let mut spans = Vec::with_capacity(s.tools.len());
         let mut param_headers = false;
+        let scopes = signs_in(s);
         for (n, registered) in s.tools.iter().enumerate() {
             if n > 0 {
                 listing.push(b',');
             }
-            let json = serde_json::to_string(&convert::tool(&registered.tool))
+            let json = serde_json::to_string(&convert::tool(&registered.tool, scopes))
                 .expect("a tool definition serializes");
             param_headers |= json.contains(r#""x-mcp-header""#);
             spans.push(listing.len()..listing.len() + json.len());
@@ -60,6 +61,12 @@ pub(super) fn all_definitions(snapshot: &Snapshot) -> Option<&Definitions> {
     })
 }
 
+/// The scope map of `snapshot`, when it grants something: then its tools say how a host signs their
+/// callers in.
+fn signs_in(snapshot: &Snapshot) -> Option<&crate::registry::ScopeMap> {
+    Some(&snapshot.grants.map).filter(|map| !map.is_empty())
+}
+
 /// Whether some tool of `snapshot` may have an argument its client must also send as an `Mcp-Param-*`
 /// header (an `x-mcp-header` in its input schema), which rmcp checks on 2026-07-28 calls.
 pub(crate) fn declares_param_headers(snapshot: &Snapshot) -> bool {
@@ -73,7 +80,7 @@ pub(super) fn definitions(snapshot: &Snapshot) -> &[McpTool] {
             snapshot
                 .tools
                 .iter()
-                .map(|r| convert::tool(&r.tool))
+                .map(|r| convert::tool(&r.tool, signs_in(snapshot)))
                 .collect()
         })
     })

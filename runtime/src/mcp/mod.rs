@@ -26,7 +26,9 @@ use rmcp::ServerHandler;
 use rmcp::model::{Implementation, ToolsCapability};
 
 pub use crate::tool::META_CAPABILITY;
-pub use convert::{META_ABILITIES, META_ALWAYS_LOAD, META_CATEGORIES, META_ERROR};
+pub use convert::{
+    META_ABILITIES, META_ALWAYS_LOAD, META_CATEGORIES, META_ERROR, META_SECURITY_SCHEMES,
+};
 pub use handler::{McpHandler, ToolsOnly};
 pub use input::{META_CONFIRMATION, META_PREVIEW};
 pub use notify::Notifier;

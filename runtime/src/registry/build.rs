@@ -120,7 +120,11 @@ impl RegistryBuilder {
         let live = self.records.is_some() || !remotes.is_empty();
         #[cfg(not(feature = "remote"))]
         let live = self.records.is_some();
-        let grants = Arc::new(self.grants);
+        let mut map = self.scope_map;
+        for grant in self.configured_grants {
+            map.replace(grant.claim, grant.abilities);
+        }
+        let grants = Arc::new(crate::catalog::Grants { revision: 0, map });
         let tools = if live {
             let mut first = unloaded(&tools);
             first.grants = Arc::clone(&grants);

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::call::Tasks;
 use crate::caller::Caller;
+use crate::catalog::ScopeMap;
 use crate::confirm::{ConfirmationStore, KeyRing, SkipPolicy};
 use crate::param::StateMap;
 use crate::policy::CeilingStore;
@@ -92,8 +93,10 @@ pub struct RegistryBuilder {
     pub(super) task_ttl: Duration,
     pub(super) skip_confirmation: Option<SkipPolicy>,
     pub(super) configured: Vec<String>,
-    /// What the configuration file says scopes and roles grant.
-    pub(super) grants: crate::catalog::Grants,
+    /// What the code says scopes and roles grant.
+    pub(super) scope_map: ScopeMap,
+    /// What the configuration file says scopes and roles grant, over the code's map.
+    pub(super) configured_grants: Vec<crate::store::GrantRecord>,
     pub(super) defer_above: Option<usize>,
     pub(super) built_ins: Vec<BuiltIn>,
     #[cfg(feature = "remote")]
@@ -156,7 +159,8 @@ impl Default for RegistryBuilder {
             task_ttl: Tasks::DEFAULT_TTL,
             skip_confirmation: None,
             configured: Vec::new(),
-            grants: crate::catalog::Grants::default(),
+            scope_map: ScopeMap::new(),
+            configured_grants: Vec::new(),
             defer_above: None,
             built_ins: Vec::new(),
             #[cfg(feature = "remote")]
@@ -477,6 +481,27 @@ impl RegistryBuilder {
         self
     }
 
+    /// What the scopes and roles of signed-in callers' access tokens grant, in the code: a
+    /// [`TokenVerifier`](crate::http::TokenVerifier) serving this registry makes its callers with it.
+    /// The configuration file's `[grants]` and an operator's grants in the records (`toolgate grants`)
+    /// each replace what it says of one scope or role. Without one, no scope grants anything.
+    ///
+    /// ```
+    /// use toolgate::Registry;
+    /// use toolgate::registry::ScopeMap;
+    ///
+    /// let registry = Registry::builder()
+    ///     .scope_map(ScopeMap::new().scope("orders:read", ["orders.view"]))
+    ///     .build()?;
+    /// # let _ = registry;
+    /// # Ok::<(), toolgate::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn scope_map(mut self, map: ScopeMap) -> Self {
+        self.scope_map = map;
+        self
+    }
+
     /// Applies an operator's [`Config`]: what it sets overrides what the code set before this call. A tool
     /// name the registry does not have fails [`build`](Self::build).
     ///
@@ -521,12 +546,11 @@ impl RegistryBuilder {
             #[cfg(feature = "remote")]
             servers,
         } = config;
-        for (claim, abilities) in grants {
-            // Checked when the file was read.
-            if let Ok(grant) = super::config::grant(&claim, &abilities) {
-                self.grants.by_claim.insert(grant.claim, grant.abilities);
-            }
-        }
+        // Checked when the file was read.
+        let grants = grants
+            .iter()
+            .filter_map(|(c, a)| super::config::grant(c, a).ok());
+        self.configured_grants.extend(grants);
         #[cfg(feature = "remote")]
         self.remotes.extend(servers.into_values());
         self.read_only = read_only.unwrap_or(self.read_only);

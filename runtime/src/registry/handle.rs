@@ -376,7 +376,8 @@ impl Registry {
         records::write(&self.core, Write::Grant(edit)).await
     }
 
-    /// What the configuration file and the operator's records say scopes and roles grant, now.
+    /// What scopes and roles grant now: the code's map, with the configuration file's and the
+    /// records' grants over it.
     #[cfg(feature = "oauth")]
     pub(crate) fn grants(&self) -> Arc<crate::catalog::Grants> {
         Arc::clone(&self.core.catalog.snapshot().grants)

@@ -25,7 +25,7 @@ pub(crate) mod records;
 mod remote;
 
 pub use crate::caller::MAX_DELEGATION_TTL;
-pub use crate::catalog::BuildError;
+pub use crate::catalog::{BuildError, ScopeMap};
 #[cfg(feature = "mcp")]
 pub(crate) use crate::catalog::{Current, Handover, Resolved, Snapshot, ToolId, Uses};
 pub use crate::tool::{DRAW_CHART, SHOW_TABLE, TOOL_SEARCH, tools_found};

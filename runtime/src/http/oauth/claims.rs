@@ -1,107 +1,12 @@
 //! What a token says of its holder, and the caller it makes: `sub` the id, a role label from a claim
-//! the server names, and abilities from the token's scopes and roles through a [`ScopeMap`].
-
-use std::collections::{BTreeSet, HashMap};
+//! the server names, and abilities from the token's scopes and roles through the registry's
+//! [`ScopeMap`].
 
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::caller::Caller;
-use crate::catalog::Grants;
-use crate::store::Claim;
-
-/// What each scope and each role a token carries grants: the abilities of the server's tools. A scope
-/// or role the map does not know grants nothing, and a server without a map grants no ability at all:
-/// a signed-in caller then runs public tools only.
-///
-/// ```
-/// use toolgate::http::ScopeMap;
-///
-/// let grants = ScopeMap::new()
-///     .scope("orders:read", ["orders.view"])
-///     .scope("orders:write", ["orders.view", "orders.manage"])
-///     .role("manager", ["orders.manage", "refunds.issue"]);
-/// # let _ = grants;
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct ScopeMap {
-    scopes: HashMap<String, Vec<String>>,
-    roles: HashMap<String, Vec<String>>,
-}
-
-impl ScopeMap {
-    /// A map that grants nothing yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A token with `scope` holds `abilities`.
-    #[must_use]
-    pub fn scope<I, S>(mut self, scope: impl Into<String>, abilities: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let granted = self.scopes.entry(scope.into()).or_default();
-        granted.extend(abilities.into_iter().map(Into::into));
-        self
-    }
-
-    /// A token whose role claim names `role` holds `abilities`.
-    #[must_use]
-    pub fn role<I, S>(mut self, role: impl Into<String>, abilities: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let granted = self.roles.entry(role.into()).or_default();
-        granted.extend(abilities.into_iter().map(Into::into));
-        self
-    }
-
-    /// The scopes that together grant every one of `abilities`, fewest first by a greedy cover (the
-    /// scope granting most of what is left, then by name), or `None` when some ability no scope grants.
-    pub(super) fn scopes_granting(&self, abilities: &[String]) -> Option<Vec<String>> {
-        let mut left: Vec<&String> = abilities.iter().collect();
-        let mut scopes = Vec::new();
-        while !left.is_empty() {
-            let (scope, _) = self
-                .scopes
-                .iter()
-                .map(|(scope, granted)| {
-                    let covered = left.iter().filter(|a| granted.contains(a)).count();
-                    (scope, covered)
-                })
-                .filter(|(_, covered)| *covered > 0)
-                .max_by(|(a, x), (b, y)| x.cmp(y).then_with(|| b.cmp(a)))?;
-            let granted = &self.scopes[scope];
-            left.retain(|ability| !granted.contains(ability));
-            scopes.push(scope.clone());
-        }
-        Some(scopes)
-    }
-
-    /// This map with the operator's `grants` over it: each replaces what the map says of its scope or
-    /// role.
-    pub(super) fn overlaid(&self, grants: &Grants) -> ScopeMap {
-        let mut map = self.clone();
-        for (claim, abilities) in &grants.by_claim {
-            let (granted, name) = match claim {
-                Claim::Scope(name) => (&mut map.scopes, name),
-                Claim::Role(name) => (&mut map.roles, name),
-            };
-            granted.insert(name.clone(), abilities.clone());
-        }
-        map
-    }
-
-    /// The abilities `scopes` and `roles` grant.
-    fn abilities<'a>(&'a self, scopes: &[&str], roles: &[&str]) -> BTreeSet<&'a str> {
-        let scoped = scopes.iter().filter_map(|scope| self.scopes.get(*scope));
-        let roled = roles.iter().filter_map(|role| self.roles.get(*role));
-        scoped.chain(roled).flatten().map(String::as_str).collect()
-    }
-}
+use crate::catalog::ScopeMap;
 
 /// The claims of an access token this server reads; the signature and the registered claims' times and
 /// issuer are checked before.
@@ -249,30 +154,6 @@ mod tests {
         assert!(listed.caller(&grants, None).unwrap().has("orders.view"));
         let nobody = claims(json!({"exp": 1, "scope": "orders:read"}));
         assert!(nobody.caller(&grants, None).is_err(), "no subject");
-        let to = |abilities: &[&str]| {
-            abilities
-                .iter()
-                .map(|a| (*a).to_owned())
-                .collect::<Vec<_>>()
-        };
-        let more = ScopeMap::new()
-            .scope("orders:read", ["orders.view"])
-            .scope("orders:write", ["orders.view", "orders.manage"])
-            .scope("refunds", ["refunds.issue"]);
-        assert_eq!(
-            more.scopes_granting(&to(&["orders.view", "orders.manage"])),
-            Some(vec!["orders:write".to_owned()]),
-            "one scope that grants both"
-        );
-        assert_eq!(
-            more.scopes_granting(&to(&["orders.manage", "refunds.issue"])),
-            Some(vec!["orders:write".to_owned(), "refunds".to_owned()])
-        );
-        assert_eq!(
-            more.scopes_granting(&to(&["admin"])),
-            None,
-            "no scope grants it"
-        );
         let client = claims(json!({"client_id": "back-office", "scope": "orders:read"}));
         let back_office = client.caller(&grants, None).unwrap();
         assert_eq!(

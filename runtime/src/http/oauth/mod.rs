@@ -6,11 +6,10 @@ mod discovery;
 mod fetch;
 mod introspect;
 mod keys;
-mod live;
 mod validated;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use http::header::AUTHORIZATION;
@@ -21,13 +20,13 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, Header, Validation};
 use super::auth::bearer;
 use super::{AuthFuture, Authenticator, ProtectedResource, Refusal};
 use crate::caller::Caller;
+use crate::catalog::Grants;
+use crate::registry::Registry;
 use claims::Claims;
-pub use claims::ScopeMap;
 use discovery::Discovery;
 use fetch::{Client, Fetcher};
 use introspect::Introspection;
 use keys::IssuerKeys;
-use live::LiveScopes;
 use validated::Validated;
 
 /// The signature algorithms accepted: asymmetric ones only. Never `none`, and never an HMAC, whose key
@@ -58,7 +57,9 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 
 /// Accepts the access tokens that the resource's authorization servers issue for it, JWTs (RFC 9068)
 /// and, with introspection, opaque ones, and makes each a [`Caller`]: `sub` its id (or `client_id`, for
-/// a client's own token), abilities from the token's scopes (and roles) through a [`ScopeMap`].
+/// a client's own token), abilities from the token's scopes (and roles) through the [`ScopeMap`] of
+/// the registry it serves, as the configuration file and the operator's records change it, the client
+/// (`azp`, `client_id`) and the actors of an `act` chain kept for the audit.
 ///
 /// A token passes when its signature verifies with a key its issuer publishes (found through the
 /// issuer's metadata; RS, PS and ES algorithms and EdDSA, never `none` or an HMAC), its issuer is one of
@@ -75,20 +76,24 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 /// its answer is trusted until the token expires, for at most a minute.
 ///
 /// ```
-/// use toolgate::http::{HttpServer, ProtectedResource, ScopeMap, TokenVerifier};
+/// use toolgate::http::{HttpServer, ProtectedResource, TokenVerifier};
 /// use toolgate::mcp::McpServer;
+/// use toolgate::registry::ScopeMap;
 /// use toolgate::Registry;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = Registry::builder()
+///     .scope_map(
+///         ScopeMap::new()
+///             .scope("orders:read", ["orders.view"])
+///             .scope("orders:write", ["orders.view", "orders.manage"]),
+///     )
+///     .build()?;
 /// let resource = ProtectedResource::new("https://tools.example.com/mcp")?
 ///     .authorization_server("https://login.example.com")
 ///     .scopes(["orders:read", "orders:write"]);
-/// let verifier = TokenVerifier::new(&resource)?.scope_map(
-///     ScopeMap::new()
-///         .scope("orders:read", ["orders.view"])
-///         .scope("orders:write", ["orders.view", "orders.manage"]),
-/// );
-/// let server = HttpServer::new(McpServer::new(Registry::builder().build()?))
+/// let verifier = TokenVerifier::new(&resource)?;
+/// let server = HttpServer::new(McpServer::new(registry))
 ///     .protected_resource(resource)
 ///     .authenticator(verifier);
 /// # let _ = server;
@@ -100,7 +105,8 @@ pub struct TokenVerifier {
     /// Audiences a provider puts in its tokens instead of the resource's URL.
     audiences: Vec<String>,
     issuers: Vec<Issuer>,
-    scopes: LiveScopes,
+    /// The registry served, whose scope map makes the callers.
+    registry: OnceLock<Registry>,
     role_claim: Option<String>,
     floor: Duration,
     /// Whether a request without a token is let through as anonymous, to the public tools.
@@ -189,7 +195,7 @@ impl TokenVerifier {
             resource: resource.resource().to_owned(),
             audiences: Vec::new(),
             issuers,
-            scopes: LiveScopes::new(ScopeMap::new()),
+            registry: OnceLock::new(),
             role_claim: None,
             floor: REFETCH_FLOOR,
             anonymous: false,
@@ -198,16 +204,6 @@ impl TokenVerifier {
             trusted_for: TRUSTED_FOR,
             validated: Validated::default(),
         })
-    }
-
-    /// What the tokens' scopes and roles grant; without a map, no ability. An operator changes what
-    /// a scope or role grants while the server runs, in the records of the registry it serves
-    /// ([`Registry::edit_grant`](crate::Registry::edit_grant), `toolgate grants`, the admin API): each
-    /// grant there replaces what this map says of its scope or role.
-    #[must_use]
-    pub fn scope_map(mut self, grants: ScopeMap) -> Self {
-        self.scopes = LiveScopes::new(grants);
-        self
     }
 
     /// An audience the provider puts in its tokens for this server instead of the resource's URL, as
@@ -220,7 +216,7 @@ impl TokenVerifier {
 
     /// The claim that holds the caller's roles (a string or a list; a dotted path reaches into an
     /// object, as Keycloak's `realm_access.roles`): the first is the caller's role label, and each grants
-    /// what the [`ScopeMap`]'s roles say.
+    /// what the registry's [`ScopeMap`] says of roles.
     #[must_use]
     pub fn role_claim(mut self, path: impl Into<String>) -> Self {
         self.role_claim = Some(path.into());
@@ -311,13 +307,20 @@ impl TokenVerifier {
             return Err(Refusal::Invalid("the token is for another resource".into()));
         }
         let until = until.or(claims.exp).unwrap_or(now);
-        let scopes = self.scopes.now();
+        let grants = self.grants();
         let caller = claims
-            .caller(&scopes.map, self.role_claim.as_deref())
+            .caller(&grants.map, self.role_claim.as_deref())
             .map_err(Refusal::Invalid)?;
+        let revision = self.registry.get().map(|_| grants.revision);
         self.validated
-            .put(token, (caller.clone(), scopes.revision), until, now);
+            .put(token, (caller.clone(), revision), until, now);
         Ok(caller)
+    }
+
+    /// What scopes and roles grant now: the scope map of the registry served, or nothing before one is.
+    fn grants(&self) -> Arc<Grants> {
+        static NONE: std::sync::LazyLock<Arc<Grants>> = std::sync::LazyLock::new(Arc::default);
+        (self.registry.get()).map_or_else(|| Arc::clone(&NONE), Registry::grants)
     }
 
     /// The claims of a JWT, once its signature, issuer and times are checked.
@@ -390,7 +393,8 @@ impl Authenticator for TokenVerifier {
             return Box::pin(std::future::ready(anonymous));
         };
         let now = jsonwebtoken::get_current_timestamp();
-        if let Some(caller) = self.validated.get(token, now, self.scopes.revision()) {
+        let revision = self.registry.get().map(|r| r.grants().revision);
+        if let Some(caller) = self.validated.get(token, now, revision) {
             return Box::pin(std::future::ready(Ok(caller)));
         }
         Box::pin(self.verify(token, now))
@@ -399,7 +403,7 @@ impl Authenticator for TokenVerifier {
     /// A caller without a token signs in, asking for the scopes that grant `abilities` when some do;
     /// one whose scopes do not grant them is told the scopes that do, when some do.
     fn step_up(&self, caller: &Caller, abilities: &[String]) -> Option<Refusal> {
-        let scopes = self.scopes.now().map.scopes_granting(abilities);
+        let scopes = self.grants().map.scopes_granting(abilities);
         if caller.is_anonymous() {
             return Some(scopes.map_or(Refusal::Missing, Refusal::SignIn));
         }
@@ -410,8 +414,8 @@ impl Authenticator for TokenVerifier {
         true
     }
 
-    fn serves(&self, registry: &crate::registry::Registry) {
-        self.scopes.serve(registry);
+    fn serves(&self, registry: &Registry) {
+        let _ = self.registry.set(registry.clone());
     }
 }
 
