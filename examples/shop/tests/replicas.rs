@@ -6,8 +6,13 @@
 //! a write loses neither the write nor its approval.
 //!
 //! It needs PostgreSQL, nginx and the Python SDK, which `.ci/run` installs; without one it says that it
-//! skipped, except in CI (`TOOLGATE_REQUIRE_CLIENTS`).
+//! skipped, except in CI (`TOOLGATE_REQUIRE_CLIENTS`). Signed in with OAuth, the replicas agree on
+//! their metadata, on the tokens they accept, and on a grant an operator changes while they serve.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
+#[path = "../../../tests/support/oidc_provider.rs"]
+#[allow(dead_code)] // shared with the OAuth tests, which use all of it
+mod oidc_provider;
 #[path = "../../../tests/support/postgres.rs"]
 #[allow(dead_code)] // shared with the records tests, which use all of it
 mod postgres;
@@ -84,10 +89,15 @@ struct Nginx {
 
 impl Nginx {
     fn start(binary: &Path, replicas: &[&Served]) -> Nginx {
-        let dir = std::env::temp_dir().join(format!("toolgate-nginx-{}", std::process::id()));
+        Nginx::start_on(binary, replicas, free_port())
+    }
+
+    /// As [`start`](Self::start), on `port`.
+    fn start_on(binary: &Path, replicas: &[&Served], port: u16) -> Nginx {
+        let dir =
+            std::env::temp_dir().join(format!("toolgate-nginx-{}-{port}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a directory for nginx");
-        let port = free_port();
         let mut site = std::fs::read_to_string(deploy().join("nginx.conf")).expect("nginx.conf");
         for (i, replica) in replicas.iter().enumerate() {
             let address = replica
@@ -160,23 +170,35 @@ struct Deployment {
     database: String,
     orders: PathBuf,
     replicas: Vec<Served>,
+    /// The replicas' variables.
+    env: Vec<(String, String)>,
 }
 
 impl Deployment {
     /// `replicas` shop replicas on a fresh database, its tools recorded first; `None` (the test skips)
     /// when PostgreSQL is not installed.
     fn start(runtime: &tokio::runtime::Runtime, replicas: usize) -> Option<Deployment> {
-        let cluster = postgres::Cluster::start("replicas")?;
-        let store = runtime.block_on(cluster.database("replicas"));
+        Deployment::start_with(runtime, replicas, "replicas", &[])
+    }
+
+    /// As [`start`](Self::start), on the database `name`, with `extra` variables over the file's.
+    fn start_with(
+        runtime: &tokio::runtime::Runtime,
+        replicas: usize,
+        name: &str,
+        extra: &[(&str, &str)],
+    ) -> Option<Deployment> {
+        let cluster = postgres::Cluster::start(name)?;
+        let store = runtime.block_on(cluster.database(name));
         let database = store.rsplit('/').next().expect("a database").to_owned();
         let orders =
-            std::env::temp_dir().join(format!("toolgate-replicas-{}.db", std::process::id()));
-        let env = replica_env(&store, &orders);
-        let shop = || {
-            let mut command = Command::new(SHOP);
-            command.current_dir(deploy()).envs(env.iter().cloned());
-            command
-        };
+            std::env::temp_dir().join(format!("toolgate-{name}-{}.db", std::process::id()));
+        let mut env = replica_env(&store, &orders);
+        for (key, value) in extra {
+            env.retain(|(k, _)| k != key);
+            env.push(((*key).to_owned(), (*value).to_owned()));
+        }
+        let shop = || shop_with(&env);
         // The operator records the tools once, before the first replica serves.
         let synced = shop()
             .args(["toolgate", "--actor", "ops", "sync", "--apply"])
@@ -190,8 +212,27 @@ impl Deployment {
             database,
             orders,
             replicas,
+            env,
         })
     }
+
+    /// Runs an operator's command (`toolgate ARGS...`) on the replicas' database, as `ops`.
+    fn operate(&self, args: &[&str]) -> String {
+        let output = shop_with(&self.env)
+            .args(["toolgate", "--actor", "ops"])
+            .args(args)
+            .output()
+            .expect("the command runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+}
+
+/// The shop with the replicas' variables `env`, in `deploy/`.
+fn shop_with(env: &[(String, String)]) -> Command {
+    let mut command = Command::new(SHOP);
+    command.current_dir(deploy()).envs(env.iter().cloned());
+    command
 }
 
 impl Drop for Deployment {
@@ -240,6 +281,98 @@ fn three_replicas_behind_nginx_hold_what_one_server_holds() {
     let printed = printed.join("\n");
     assert!(status.success(), "{printed}");
     assert!(printed.contains(" passed, 0 failed"), "{printed}");
+}
+
+/// Three replicas behind nginx sign people in at one authorization server: each publishes the same
+/// metadata, naming the address clients reach through nginx; each accepts a token for that address and
+/// refuses a viewer's write with the same challenge; and a grant an operator sets on the shared
+/// database reaches all three while they serve.
+#[test]
+fn three_signed_in_replicas_behind_nginx_agree_on_who_may_do_what() {
+    let Some(nginx) = nginx() else { return };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}/mcp");
+    let Some(provider) = oidc_provider::Provider::start(&public) else {
+        return;
+    };
+    let extra = [
+        ("SHOP_OAUTH_ISSUER", provider.issuer.as_str()),
+        ("SHOP_PUBLIC_URL", public.as_str()),
+        ("SHOP_CONFIG", "signed-in.toml"),
+    ];
+    let Some(deployment) = Deployment::start_with(&runtime, 3, "signed_in", &extra) else {
+        return;
+    };
+    let proxy = Nginx::start_on(
+        &nginx,
+        &deployment.replicas.iter().collect::<Vec<_>>(),
+        port,
+    );
+    assert_eq!(proxy.url, public);
+    let metadata_url = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    runtime.block_on(async {
+        let http = reqwest::Client::new();
+        let post = |url: &str, token: Option<&str>, tool: &str| {
+            let mut request = http
+                .post(url)
+                .header("accept", "application/json, text/event-stream")
+                .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": tool, "arguments": {"number": "RO-00003", "query": "Lovelace"}}}));
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            request.send()
+        };
+        // Every replica, through nginx, publishes the same metadata and the same challenge.
+        let mut answered_by = std::collections::BTreeSet::new();
+        for _ in 0..6 {
+            let response = http.get(&metadata_url).send().await.unwrap();
+            answered_by.insert(response.headers()["x-toolgate-replica"].to_str().unwrap().to_owned());
+            let metadata: serde_json::Value = response.json().await.unwrap();
+            assert_eq!(metadata["resource"], public.as_str());
+            assert_eq!(metadata["authorization_servers"][0], provider.issuer.as_str());
+            let refused = post(&public, None, "search_orders").await.unwrap();
+            assert_eq!(refused.status(), 401);
+            let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+            assert!(challenge.contains(&metadata_url), "{challenge}");
+        }
+        assert_eq!(answered_by.len(), 3, "round-robin reached every replica: {answered_by:?}");
+
+        // A viewer's token for the public address: every replica reads, and refuses her write alike.
+        let viewer = provider.token(&public, "orders:read").await;
+        for replica in &deployment.replicas {
+            let read = post(&replica.url, Some(&viewer), "search_orders").await.unwrap();
+            assert_eq!(read.status(), 200, "{}", replica.url);
+            let write = post(&replica.url, Some(&viewer), "confirm_order").await.unwrap();
+            assert_eq!(write.status(), 403, "{}", replica.url);
+            let challenge = write.headers()["www-authenticate"].to_str().unwrap();
+            assert!(challenge.contains("scope=\"orders:write\""), "{challenge}");
+        }
+        // A token for another address is refused by every replica.
+        let elsewhere = provider.token("http://127.0.0.1:1/mcp", "orders:read").await;
+        for replica in &deployment.replicas {
+            let refused = post(&replica.url, Some(&elsewhere), "search_orders").await.unwrap();
+            assert_eq!(refused.status(), 401, "{}", replica.url);
+        }
+
+        // An operator lets viewers confirm orders: every replica takes it up while serving.
+        let set = deployment.operate(&[
+            "grants", "set", "scope:orders:read", "orders.view", "orders.manage",
+        ]);
+        assert!(set.starts_with("`scope:orders:read` grants orders.manage, orders.view."), "{set}");
+        for replica in &deployment.replicas {
+            let mut status = 0;
+            for _ in 0..200 {
+                status = post(&replica.url, Some(&viewer), "confirm_order").await.unwrap().status().as_u16();
+                if status == 200 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            assert_eq!(status, 200, "{} took up the grant", replica.url);
+        }
+    });
 }
 
 /// How many calls in flight the throughput run keeps.
