@@ -5,7 +5,7 @@
 //! child's stdin with a fixed number of requests in flight. Either for one second of warm-up and then a
 //! measured window, or for a fixed number of calls (the memory rows).
 
-use std::error::Error;
+use crate::result::Result;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +17,6 @@ use tokio::process::{Child, Command};
 use tokio::sync::Semaphore;
 
 use crate::servers::{self, Kind, Transport};
-
-pub(crate) type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
 const WARM_UP: Duration = Duration::from_secs(1);
 

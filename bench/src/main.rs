@@ -15,6 +15,7 @@
 //! binary with `--serve`, or Node); the load runs on one thread of this process, as `wrk -t1` would.
 
 mod load;
+mod result;
 mod servers;
 mod signin;
 
@@ -54,7 +55,7 @@ const MEMORY: [(Transport, usize); 3] = [
     (Transport::Stdio, 16),
 ];
 
-fn main() -> load::Result<()> {
+fn main() -> result::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, transport, kind, tools] = args.as_slice()
         && flag == "--serve"
@@ -73,7 +74,7 @@ fn main() -> load::Result<()> {
     runtime.block_on(measure(&args))
 }
 
-async fn measure(args: &[String]) -> load::Result<()> {
+async fn measure(args: &[String]) -> result::Result<()> {
     let option = |name: &str| {
         let at = args.iter().position(|a| a == name)?;
         args.get(at + 1).cloned()
@@ -177,7 +178,7 @@ async fn measure(args: &[String]) -> load::Result<()> {
 /// and with a JWT access token (checked once, then found among the tokens already checked); each in
 /// turn, `rounds` times. The last column is the JWT call's cost over the static token's (their rates
 /// inverted).
-async fn signing_in(rounds: usize, window: Until) -> load::Result<()> {
+async fn signing_in(rounds: usize, window: Until) -> result::Result<()> {
     let kinds = [
         Kind::Toolgate,
         Kind::SignedIn(SignIn::StaticToken),
@@ -220,7 +221,7 @@ async fn signing_in(rounds: usize, window: Until) -> load::Result<()> {
 /// Each server's memory after `calls` calls of `add` with 16 in flight, and after three times as many
 /// in a second run (the soak): peak and current resident memory, the growth between the two, and how
 /// much of the present memory is the server's own (anonymous) rather than pages of its binary.
-async fn memory(kinds: &[Kind], calls: u64, only: Option<&str>) -> load::Result<()> {
+async fn memory(kinds: &[Kind], calls: u64, only: Option<&str>) -> result::Result<()> {
     println!();
     println!(
         "| transport | server | calls/s | peak RSS MiB after {calls} calls | after {} calls: peak / now | growth MiB | of now, private MiB |",

@@ -31,7 +31,7 @@ use toolgate::http::{HttpOptions, HttpServer};
 use toolgate::mcp::McpServer;
 use toolgate::{DynamicTool, Registry};
 
-use crate::load;
+use crate::result;
 use crate::signin::SignIn;
 
 /// Add two integers.
@@ -132,7 +132,7 @@ fn order_page(
     query: Option<&str>,
     status: Option<Status>,
     limit: usize,
-) -> load::Result<OrderPage> {
+) -> result::Result<OrderPage> {
     let (total, orders) = db.search(query, status, limit)?;
     let rows = orders
         .into_iter()
@@ -250,7 +250,7 @@ pub(crate) fn command(
     kind: &Kind,
     transport: Transport,
     tools: usize,
-) -> load::Result<(PathBuf, Vec<String>, Option<PathBuf>)> {
+) -> result::Result<(PathBuf, Vec<String>, Option<PathBuf>)> {
     let tools = tools.to_string();
     Ok(match kind {
         Kind::Typescript => {
@@ -302,7 +302,7 @@ pub(crate) fn typescript_sdk() -> Option<(PathBuf, PathBuf)> {
 /// toolgate as a user serves it: `add` and the shop's `search_orders` (compiled in, as `#[tool]`s; the
 /// shop's other tools are no part of it), the shop's database as state, the shop's viewer as the
 /// caller, and `tools` extra tools; with the scope map a signed-in server's tokens are read through.
-fn toolgate_server(tools: usize, signed_in: bool) -> load::Result<McpServer> {
+fn toolgate_server(tools: usize, signed_in: bool) -> result::Result<McpServer> {
     let mut registry = Registry::builder()
         .compiled_tools(["add", "search_orders"])
         .state(Db::open(":memory:")?);
@@ -337,7 +337,7 @@ struct Canned {
 }
 
 impl Canned {
-    fn new(tools: usize) -> load::Result<Canned> {
+    fn new(tools: usize) -> result::Result<Canned> {
         let tools: Vec<Value> = (0..tools)
             .map(|i| {
                 json!({
@@ -386,7 +386,7 @@ impl Canned {
 
 /// Serves `kind` over `transport` with `tools` extra tools; over HTTP on a free loopback port, printing
 /// `PORT <n>` first, and the token to send after it when the server signs requests in.
-pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> load::Result<()> {
+pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> result::Result<()> {
     if transport == Transport::Stdio {
         return serve_stdio(kind, tools).await;
     }
@@ -467,7 +467,7 @@ async fn bare(
 }
 
 /// Serves one client over stdin and stdout.
-async fn serve_stdio(kind: Kind, tools: usize) -> load::Result<()> {
+async fn serve_stdio(kind: Kind, tools: usize) -> result::Result<()> {
     match kind {
         Kind::Toolgate => Ok(toolgate_server(tools, false)?.serve_stdio().await?),
         Kind::SignedIn(_) => Err("a stdio client does not sign in".into()),

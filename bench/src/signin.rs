@@ -23,7 +23,7 @@ use toolgate::Caller;
 use toolgate::http::{BearerTokens, HttpServer, ProtectedResource, TokenVerifier};
 use toolgate::registry::ScopeMap;
 
-use crate::load;
+use crate::result;
 
 /// How the load signs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl SignIn {
         self,
         server: HttpServer,
         resource: String,
-    ) -> load::Result<(HttpServer, String)> {
+    ) -> result::Result<(HttpServer, String)> {
         let viewer = || Caller::new("vera").with_abilities(["orders.view"]);
         match self {
             SignIn::StaticToken => Ok((
@@ -86,7 +86,7 @@ struct Issuer {
 
 impl Issuer {
     /// Makes a key and serves the metadata and key set on a free loopback port.
-    async fn start() -> load::Result<Issuer> {
+    async fn start() -> result::Result<Issuer> {
         let pkcs8 =
             EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
                 .map_err(|_| "cannot make a key")?;
@@ -122,7 +122,7 @@ impl Issuer {
     }
 
     /// A viewer's access token for `resource`, valid for an hour.
-    fn token(&self, resource: &str) -> load::Result<String> {
+    fn token(&self, resource: &str) -> result::Result<String> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
         let claims = json!({
             "iss": self.url, "sub": "vera", "aud": resource, "client_id": "mcp-bench",

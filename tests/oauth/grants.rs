@@ -30,6 +30,7 @@ async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at
     assert_eq!(status, 403, "the code's map: reading grants no shipping");
     assert!(challenge.contains("scope=\"orders:write\""), "{challenge}");
 
+    // ANCHOR: live
     let (code, out) = operate(
         &registry,
         &[
@@ -52,6 +53,7 @@ async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at
         (200, "shipped 141".to_owned()),
         "the same token, now"
     );
+    // ANCHOR_END: live
     assert!(shipped(141));
 
     let (_, listed) = operate(&registry, &["grants", "list"]).await;

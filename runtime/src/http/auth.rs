@@ -9,7 +9,7 @@ use std::sync::Arc;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName};
 
-use super::fast::{MCP_METHOD, MCP_NAME};
+use super::headers::{MCP_METHOD, MCP_NAME};
 use crate::caller::Caller;
 use crate::registry::{DELEGATION_PREFIX, Handover, Registry, Snapshot, ToolId};
 

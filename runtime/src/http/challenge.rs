@@ -4,7 +4,14 @@
 use axum::response::{IntoResponse, Response};
 
 /// The `_meta` key of a refused call's result that holds its challenge, where ChatGPT reads it to
-/// start a sign-in.
+/// start a sign-in. A `tools/call` a step-up refuses is answered `401` or `403` with the challenge in
+/// `WWW-Authenticate`, and with a body a host that reads results understands:
+///
+/// ```json
+/// {"jsonrpc": "2.0", "id": 1, "result": {"isError": true,
+///  "content": [{"type": "text", "text": "the credentials lack the scopes this request needs: orders:write"}],
+///  "_meta": {"mcp/www_authenticate": ["Bearer error=\"insufficient_scope\", scope=\"orders:write\", resource_metadata=\"…\""]}}}
+/// ```
 pub const META_WWW_AUTHENTICATE: &str = "mcp/www_authenticate";
 use http::{HeaderValue, StatusCode, header};
 

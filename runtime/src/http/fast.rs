@@ -47,6 +47,7 @@ use crate::mcp::{
 
 use super::answers::json_response;
 use super::auth::Credentials;
+use super::headers::{MCP_METHOD, MCP_NAME};
 use super::sessions::BoundSessions;
 
 /// How many idle peers each protocol version keeps for the next requests.
@@ -54,10 +55,6 @@ const POOLED_PEERS: usize = 64;
 
 /// The header a client names its protocol version in, named once rather than parsed on every request.
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-
-/// The headers in which a 2026-07-28 request names its method and its tool.
-pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Asks a proxy such as nginx to pass each event on as it comes, as rmcp's streams do.
 const ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");

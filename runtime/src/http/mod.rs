@@ -50,6 +50,7 @@ mod cors;
 mod delegations;
 mod fast;
 mod gate;
+mod headers;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;

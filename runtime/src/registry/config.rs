@@ -75,7 +75,7 @@ pub struct Config {
     /// Per tool, by name.
     pub tools: BTreeMap<String, ToolConfig>,
     /// What the scopes and roles of signed-in callers' access tokens grant, by `scope:NAME` or
-    /// `role:NAME`: each replaces what the code's [`ScopeMap`](crate::http::ScopeMap) says of it, and
+    /// `role:NAME`: each replaces what the code's [`ScopeMap`](crate::registry::ScopeMap) says of it, and
     /// an operator's grant in the records replaces it in turn.
     pub grants: BTreeMap<String, Vec<String>>,
     /// Remote MCP servers, by label: `[servers.<label>]` (see the book's chapter on federation).

@@ -1,5 +1,5 @@
 //! What an access token's scopes and roles grant, in the records: set and removed by an operator while
-//! the server runs, each over what the code's [`ScopeMap`](crate::http::ScopeMap) says of the same
+//! the server runs, each over what the code's [`ScopeMap`](crate::registry::ScopeMap) says of the same
 //! scope or role.
 
 use std::fmt;

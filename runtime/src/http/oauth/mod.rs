@@ -57,7 +57,7 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 
 /// Accepts the access tokens that the resource's authorization servers issue for it, JWTs (RFC 9068)
 /// and, with introspection, opaque ones, and makes each a [`Caller`]: `sub` its id (or `client_id`, for
-/// a client's own token), abilities from the token's scopes (and roles) through the [`ScopeMap`] of
+/// a client's own token), abilities from the token's scopes (and roles) through the [`ScopeMap`](crate::registry::ScopeMap) of
 /// the registry it serves, as the configuration file and the operator's records change it, the client
 /// (`azp`, `client_id`) and the actors of an `act` chain kept for the audit.
 ///
@@ -216,7 +216,7 @@ impl TokenVerifier {
 
     /// The claim that holds the caller's roles (a string or a list; a dotted path reaches into an
     /// object, as Keycloak's `realm_access.roles`): the first is the caller's role label, and each grants
-    /// what the registry's [`ScopeMap`] says of roles.
+    /// what the registry's [`ScopeMap`](crate::registry::ScopeMap) says of roles.
     #[must_use]
     pub fn role_claim(mut self, path: impl Into<String>) -> Self {
         self.role_claim = Some(path.into());
