@@ -2,9 +2,9 @@
 //! caller again with the new grant on its next request, and removing the grant gives the code's map back.
 
 use serde_json::json;
-use toolgate::Registry;
 use toolgate::registry::Config;
 use toolgate::sqlite::SqliteStore;
+use toolgate::{Registry, RegistryBuilder};
 
 use crate::signed_in::{call, registry, said, shipped, signed_in_registry};
 
@@ -14,14 +14,20 @@ async fn operate(registry: &Registry, args: &[&str]) -> (i32, String) {
     toolgate::operator::run(registry, argv).await
 }
 
-#[tokio::test]
-async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at_once() {
-    let registry = registry()
+/// The tests' registry as `builder` makes it, with records, and its tools recorded.
+async fn recorded(builder: RegistryBuilder) -> Registry {
+    let registry = builder
         .records(SqliteStore::in_memory().unwrap())
         .load()
         .await
         .unwrap();
     registry.sync("deploy").await.unwrap();
+    registry
+}
+
+#[tokio::test]
+async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at_once() {
+    let registry = recorded(registry()).await;
     let Some((provider, url)) = signed_in_registry(registry.clone(), |v| v).await else {
         return;
     };
@@ -105,13 +111,7 @@ async fn an_operator_changes_what_a_scope_grants_and_signed_in_callers_follow_at
 #[tokio::test]
 async fn the_configuration_file_grants_by_role_and_the_records_go_over_it() {
     let config = Config::from_toml("[grants]\n\"role:clerk\" = [\"orders.manage\"]\n").unwrap();
-    let registry = registry()
-        .config(config)
-        .records(SqliteStore::in_memory().unwrap())
-        .load()
-        .await
-        .unwrap();
-    registry.sync("deploy").await.unwrap();
+    let registry = recorded(registry().config(config)).await;
     let Some((provider, url)) = signed_in_registry(registry.clone(), |v| v).await else {
         return;
     };

@@ -108,14 +108,23 @@ pub(crate) async fn call(
     tool: &str,
     arguments: Value,
 ) -> (u16, String, Value) {
+    let params = json!({ "name": tool, "arguments": arguments });
+    rpc(url, token, "tools/call", params).await
+}
+
+/// What a request of `method` with `params`, sent with `token`, answered: the status, the challenge,
+/// the body.
+pub(crate) async fn rpc(
+    url: &str,
+    token: &str,
+    method: &str,
+    params: Value,
+) -> (u16, String, Value) {
     let response = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("authorization", format!("Bearer {token}"))
-        .json(&json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": { "name": tool, "arguments": arguments },
-        }))
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }))
         .send()
         .await
         .unwrap();

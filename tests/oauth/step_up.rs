@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::signed_in::{call, said, shipped, signed_in_server};
+use crate::signed_in::{call, rpc, said, shipped, signed_in_server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn public_tools_work_before_sign_in_and_others_ask_for_it() {
@@ -101,17 +101,7 @@ async fn each_tool_publishes_how_its_caller_signs_in() {
         return;
     };
     let manager = provider.token(&url, "orders:read orders:write").await;
-    let listed: Value = reqwest::Client::new()
-        .post(&url)
-        .bearer_auth(&manager)
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, _, listed) = rpc(&url, &manager, "tools/list", json!({})).await;
     let schemes = |name: &str| {
         let tools = listed["result"]["tools"].as_array().unwrap();
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();

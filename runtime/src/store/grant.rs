@@ -178,14 +178,8 @@ impl GrantEdit {
     pub fn apply(&self, current: Option<&GrantRecord>) -> Result<Option<GrantRecord>, RecordError> {
         let seen = current.map_or(0, |r| r.version);
         if seen != self.version {
-            return Err(RecordError::new(
-                RecordErrorKind::Conflict,
-                format!(
-                    "what `{}` grants was changed by someone else since you read it (version {}, now \
-                     {seen}); read it again and redo your change",
-                    self.claim, self.version
-                ),
-            ));
+            let what = format!("what `{}` grants", self.claim);
+            return Err(RecordError::moved(what, self.version, seen));
         }
         match &self.change {
             GrantChange::Set(abilities) => {

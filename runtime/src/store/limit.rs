@@ -260,14 +260,8 @@ impl LimitEdit {
     pub fn apply(&self, current: Option<&LimitRecord>) -> Result<Option<LimitRecord>, RecordError> {
         let seen = current.map_or(0, |r| r.version);
         if seen != self.version {
-            return Err(RecordError::new(
-                RecordErrorKind::Conflict,
-                format!(
-                    "the rate limit of `{}` was changed by someone else since you read it (version {}, now \
-                     {seen}); read it again and redo your change",
-                    self.scope, self.version
-                ),
-            ));
+            let what = format!("the rate limit of `{}`", self.scope);
+            return Err(RecordError::moved(what, self.version, seen));
         }
         match &self.change {
             LimitChange::Set(rate) => Ok(Some(LimitRecord {

@@ -173,14 +173,10 @@ impl ProfileEdit {
                     RecordErrorKind::Conflict,
                     format!("a profile `{}` exists already", self.profile),
                 ),
-                (Some(_), _) => RecordError::new(
-                    RecordErrorKind::Conflict,
-                    format!(
-                        "profile `{}` was changed by someone else since you read it (version {}, now {found}); \
-                         read it again and redo your change",
-                        self.profile, self.version
-                    ),
-                ),
+                (Some(_), _) => {
+                    let what = format!("profile `{}`", self.profile);
+                    RecordError::moved(what, self.version, found)
+                }
             });
         }
         let mut next = match (&self.change, current) {

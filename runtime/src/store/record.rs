@@ -247,14 +247,8 @@ impl Edit {
     /// A [`RecordError`] of kind `Conflict` or `Invalid`; nothing is changed.
     pub fn apply(&self, record: &ToolRecord) -> Result<ToolRecord, RecordError> {
         if record.version != self.version {
-            return Err(RecordError::new(
-                RecordErrorKind::Conflict,
-                format!(
-                    "`{}` was changed by someone else since you read it (version {}, now {}); read it again \
-                     and redo your change",
-                    record.name, self.version, record.version
-                ),
-            ));
+            let what = format!("`{}`", record.name);
+            return Err(RecordError::moved(what, self.version, record.version));
         }
         let mut next = record.clone();
         match &self.change {
@@ -426,6 +420,17 @@ impl RecordError {
 
 impl RecordError {
     /// No record of `tool`.
+    /// A conflict: `what` was changed to version `now` since the operator read version `read`.
+    pub(crate) fn moved(what: impl std::fmt::Display, read: u64, now: u64) -> Self {
+        RecordError::new(
+            RecordErrorKind::Conflict,
+            format!(
+                "{what} was changed by someone else since you read it (version {read}, now {now}); \
+                 read it again and redo your change"
+            ),
+        )
+    }
+
     pub(crate) fn unknown_tool(tool: &str) -> Self {
         RecordError::new(
             RecordErrorKind::NotFound,

@@ -99,14 +99,8 @@ impl ServerEdit {
     ) -> Result<Option<ServerRecord>, RecordError> {
         let seen = current.map_or(0, |r| r.version);
         if seen != self.version {
-            return Err(RecordError::new(
-                RecordErrorKind::Conflict,
-                format!(
-                    "the server `{}` was changed by someone else since you read it (version {}, now {seen}); \
-                     read it again and redo your change",
-                    self.label, self.version
-                ),
-            ));
+            let what = format!("the server `{}`", self.label);
+            return Err(RecordError::moved(what, self.version, seen));
         }
         match &self.change {
             ServerChange::Put(entry) => Ok(Some(ServerRecord {

@@ -15,16 +15,7 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+from checks import check, finish, text_of
 
 
 # ANCHOR: checks
@@ -121,9 +112,7 @@ def main():
     else:
         target, as_manager, signed_in = StdioServerParameters(command=rest[0], args=rest[1:]), True, False
     asyncio.run(run(mode, target, as_manager, signed_in))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed or not results else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -12,16 +12,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+from checks import check, finish, text_of
 
 
 async def delegate(base, bearer, asked):
@@ -91,9 +82,7 @@ async def run(url):
 
 def main():
     asyncio.run(run(sys.argv[1]))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed or not results else 0)
+    finish()
 
 
 if __name__ == "__main__":

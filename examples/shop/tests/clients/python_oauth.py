@@ -27,17 +27,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from checks import check, finish, text_of
+
 REDIRECT = "http://127.0.0.1:9/callback"
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
 def scopes(asked):
@@ -158,9 +150,7 @@ def main():
         return
     url, login, wait_secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
     asyncio.run(run(url, login, wait_secs))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed or not results else 0)
+    finish()
 
 
 if __name__ == "__main__":

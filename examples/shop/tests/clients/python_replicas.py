@@ -16,22 +16,14 @@ from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-results = []
+from checks import check, finish, text_of
+
 CONFIRMATION = "io.toolgate/confirmation"
 APPROVE = {"approval": {"action": "accept", "content": {"approve": True}}}
 DECLINE = {"approval": {"action": "decline"}}
 ADMIN = {"Authorization": "Bearer admin-token"}
 # The hold of an approved run: the replicas' default_timeout_secs (deploy/replica.toml) and HOLD_MARGIN.
 HOLD_SECS = 5 + 5
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
 class Replicas:
@@ -234,9 +226,7 @@ def main():
         a_replica_killed_mid_write_loses_nothing,
     ]:
         asyncio.run(step(replicas))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed", flush=True)
-    sys.exit(1 if failed or not results else 0)
+    finish()
 
 
 if __name__ == "__main__":

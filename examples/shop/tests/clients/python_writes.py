@@ -16,17 +16,9 @@ from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-results = []
+from checks import check, finish, text_of
+
 CONFIRMATION = "io.toolgate/confirmation"
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"))
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
 def target(url):
@@ -104,9 +96,7 @@ def main():
     asyncio.run(approve_and_decline(mode, url_a, orders))
     if mode == "auto":
         asyncio.run(across_processes(url_a, url_b))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed or not results else 0)
+    finish()
 
 
 if __name__ == "__main__":
