@@ -96,7 +96,7 @@ pub trait Authenticator: Send + Sync + 'static {
     }
 
     /// Called when a server is built with this authenticator, with the registry it serves: one that
-    /// reads the operator's records there keeps it (a [`TokenVerifier`](super::TokenVerifier) reads
+    /// reads the operator's records there keeps it (a `TokenVerifier` reads
     /// what scopes and roles grant). Does nothing by default.
     fn serves(&self, _registry: &Registry) {}
 }

@@ -482,7 +482,7 @@ impl RegistryBuilder {
     }
 
     /// What the scopes and roles of signed-in callers' access tokens grant, in the code: a
-    /// [`TokenVerifier`](crate::http::TokenVerifier) serving this registry makes its callers with it.
+    /// `TokenVerifier` serving this registry makes its callers with it.
     /// The configuration file's `[grants]` and an operator's grants in the records (`toolgate grants`)
     /// each replace what it says of one scope or role. Without one, no scope grants anything.
     ///

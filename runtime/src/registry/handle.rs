@@ -366,7 +366,7 @@ impl Registry {
     }
 
     /// Writes an operator's change of what an access token's scope or role grants and serves it at
-    /// once: a [`TokenVerifier`](crate::http::TokenVerifier) serving this registry makes every caller
+    /// once: a `TokenVerifier` serving this registry makes every caller
     /// from the next request on with it, in every replica within its watch.
     ///
     /// # Errors
