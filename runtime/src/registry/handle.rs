@@ -383,6 +383,12 @@ impl Registry {
         Arc::clone(&self.core.catalog.snapshot().grants)
     }
 
+    /// The revision of [`grants`](Self::grants), read without holding them.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn grants_revision(&self) -> u64 {
+        self.core.catalog.snapshot().grants.revision
+    }
+
     /// Writes an operator's edit of one record and serves it at once.
     ///
     /// # Errors

@@ -393,7 +393,7 @@ impl Authenticator for TokenVerifier {
             return Box::pin(std::future::ready(anonymous));
         };
         let now = jsonwebtoken::get_current_timestamp();
-        let revision = self.registry.get().map(|r| r.grants().revision);
+        let revision = self.registry.get().map(Registry::grants_revision);
         if let Some(caller) = self.validated.get(token, now, revision) {
             return Box::pin(std::future::ready(Ok(caller)));
         }
