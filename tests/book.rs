@@ -264,7 +264,7 @@ const FLOORS: &[&[&str]] = &[
     &["schema"],
     &["output"],
     &["tool"],
-    &["confirm", "search"],
+    &["confirm", "search", "oauth"],
     &["policy"],
     &["store"],
     &["remote"],

@@ -53,6 +53,8 @@ mod error;
 pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "oauth")]
+mod oauth;
 #[cfg(feature = "operator")]
 pub mod operator;
 pub mod output;

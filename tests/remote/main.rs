@@ -736,6 +736,30 @@ fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
             .contains("a `max_concurrent` of 0: it would run no call")
     );
 
+    let oauth = "oauth = { client_id = \"gw\", client_secret_env = \"ORDERS_SECRET\", scopes = [\"orders:read\"] }";
+    let signed_in = Config::from_toml(&format!(
+        "[servers.orders]\nurl = \"http://127.0.0.1:9/mcp\"\n{oauth}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        signed_in.servers["orders"].to_string(),
+        "orders (http: http://127.0.0.1:9/mcp, signed in as OAuth client gw)"
+    );
+    assert!(
+        refused(&format!(
+            "[servers.orders]\nurl = \"http://a\"\nbearer_env = \"T\"\n{oauth}\n"
+        ))
+        .contains("both `bearer_env` and `oauth`")
+    );
+    assert!(
+        refused(&format!("[servers.orders]\ncommand = \"x\"\n{oauth}\n"))
+            .contains("only an HTTP server")
+    );
+    assert!(
+        refused("[servers.orders]\nurl = \"http://a\"\noauth = { client_id = \"gw\" }\n")
+            .contains("missing field `client_secret_env`")
+    );
+
     let twice = Registry::builder()
         .remote(RemoteServer::stdio("files", "a"))
         .remote(RemoteServer::stdio("files", "b"))

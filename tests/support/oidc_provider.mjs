@@ -7,7 +7,7 @@
 // authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
 // introspection endpoint that is down; access tokens that live a few seconds; and how often its key set
-// was fetched, a person signed in, or a token was refreshed.
+// was fetched, a person signed in, a token was refreshed, or a client asked for one of its own.
 //
 // A person signs in through the provider's own development login and consent pages (any login name,
 // any password), which a headless client fills in as a browser would.
@@ -38,7 +38,7 @@ const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 
 const state = {
   jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up', ttl: 600,
-  authorizations: 0, refreshes: 0,
+  authorizations: 0, refreshes: 0, clientCredentials: 0,
 };
 
 const server = http.createServer();
@@ -163,6 +163,7 @@ provider.use(async (ctx, nextMiddleware) => {
     ctx.body = {
       jwks_fetches: state.jwksFetches, introspections: state.introspections,
       authorizations: state.authorizations, refreshes: state.refreshes,
+      client_credentials: state.clientCredentials,
     };
     return;
   }
@@ -190,6 +191,7 @@ provider.on('authorization.success', () => {
 });
 provider.on('grant.success', (ctx) => {
   if (ctx.oidc.params.grant_type === 'refresh_token') state.refreshes += 1;
+  if (ctx.oidc.params.grant_type === 'client_credentials') state.clientCredentials += 1;
 });
 
 server.on('request', provider.callback());

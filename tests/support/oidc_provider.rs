@@ -98,7 +98,7 @@ impl Provider {
     }
 
     /// How often the provider was asked for `what`: `jwks_fetches`, `introspections`, `authorizations`
-    /// (a person signed in), `refreshes`.
+    /// (a person signed in), `refreshes`, `client_credentials` (tokens a client asked for itself).
     pub(crate) async fn count(&self, what: &str) -> u64 {
         let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
             .await

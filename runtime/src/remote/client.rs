@@ -75,6 +75,8 @@ pub(crate) struct Connection {
     /// Whether it speaks 2026-07-28, where `server/discover` replaces `ping`.
     pub(crate) discovers: bool,
     pub(crate) protocol: Option<String>,
+    /// When the token it was opened with is to be renewed, for a server the gateway signs in to.
+    pub(crate) renew_at: Option<std::time::Instant>,
     /// Reads the child's standard error into the log, and the 2026-07-28 listen stream.
     tasks: Vec<JoinHandle<()>>,
     /// A child process's handle: dropping it kills the process.
@@ -157,6 +159,7 @@ pub(crate) async fn connect(
             url,
             bearer_env,
             headers_env,
+            ..
         } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(token) = credential {
@@ -216,6 +219,7 @@ pub(crate) async fn connect(
         in_flight,
         discovers,
         protocol,
+        renew_at: None,
         tasks,
         _child: child,
     })

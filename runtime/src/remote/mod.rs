@@ -14,6 +14,8 @@ mod result;
 mod server;
 mod session;
 mod shallow;
+#[cfg(feature = "oauth")]
+mod sign_in;
 mod status;
 mod tools;
 

@@ -88,6 +88,9 @@ pub(crate) enum Transport {
         bearer_env: Option<String>,
         /// Headers, each with the environment variable that holds its value.
         headers_env: BTreeMap<String, String>,
+        /// How the gateway signs itself in at the server's authorization server, if it does.
+        #[cfg(feature = "oauth")]
+        sign_in: Option<super::sign_in::ClientCredentials>,
     },
 }
 
@@ -191,6 +194,8 @@ impl RemoteServer {
                 url: url.into(),
                 bearer_env: None,
                 headers_env: BTreeMap::new(),
+                #[cfg(feature = "oauth")]
+                sign_in: None,
             },
         )
     }
@@ -249,6 +254,43 @@ impl RemoteServer {
     pub fn bearer_env(mut self, name: impl Into<String>) -> Self {
         if let Transport::Http { bearer_env, .. } = &mut self.transport {
             *bearer_env = Some(name.into());
+        }
+        self
+    }
+
+    /// Signs the gateway in at the server's authorization server as the OAuth client `client_id`, by
+    /// the client credentials grant, asking for `scopes`: for a server that machines reach without a
+    /// person (MCP's client-credentials extension). The authorization server is the one the server's
+    /// protected resource metadata names (RFC 9728), and each token is asked for this server's URL
+    /// (`resource`); the secret is read from the environment variable `secret_env` when a token is
+    /// needed, never stored. A token is kept until a minute before it expires, and a new one asked for
+    /// then, or when the server refuses it. With the `oauth` feature.
+    ///
+    /// ```
+    /// use toolgate::remote::RemoteServer;
+    ///
+    /// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp")
+    ///     .client_credentials("tools-gateway", "ORDERS_CLIENT_SECRET", ["orders:read"]);
+    /// # let _ = orders;
+    /// ```
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn client_credentials<I, S>(
+        mut self,
+        client_id: impl Into<String>,
+        secret_env: impl Into<String>,
+        scopes: I,
+    ) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Http { sign_in, .. } = &mut self.transport {
+            *sign_in = Some(super::sign_in::ClientCredentials {
+                client_id: client_id.into(),
+                secret_env: secret_env.into(),
+                scopes: scopes.into_iter().map(Into::into).collect(),
+            });
         }
         self
     }
@@ -421,6 +463,12 @@ impl RemoteServer {
                 }
                 line
             }
+            #[cfg(feature = "oauth")]
+            Transport::Http {
+                url,
+                sign_in: Some(grant),
+                ..
+            } => format!("http: {url}, signed in as OAuth client {}", grant.client_id),
             Transport::Http { url, .. } => format!("http: {url}"),
         }
     }
@@ -493,6 +541,48 @@ struct ServerConfig {
     health_every_secs: Option<f64>,
     max_concurrent: Option<usize>,
     tools: BTreeMap<String, ToolConfig>,
+    oauth: Option<OAuthConfig>,
+}
+
+/// How the gateway signs in to a server, as `oauth = { ... }` of its entry: the client credentials
+/// grant, with the client's id, the variable that holds its secret, and the scopes asked for.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthConfig {
+    client_id: String,
+    client_secret_env: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+/// `server` signing in as its entry's `oauth` says, or why it cannot.
+fn signed_in(
+    server: RemoteServer,
+    label: &str,
+    oauth: OAuthConfig,
+) -> Result<RemoteServer, String> {
+    let Transport::Http { bearer_env, .. } = &server.transport else {
+        return Err(format!(
+            "the server `{label}` signs in with `oauth`, which only an HTTP server (`url`) does"
+        ));
+    };
+    if bearer_env.is_some() {
+        return Err(format!(
+            "the server `{label}` has both `bearer_env` and `oauth`: a token of its own or one it signs \
+             in for, not both"
+        ));
+    }
+    #[cfg(feature = "oauth")]
+    {
+        Ok(server.client_credentials(oauth.client_id, oauth.client_secret_env, oauth.scopes))
+    }
+    #[cfg(not(feature = "oauth"))]
+    {
+        let _ = oauth;
+        Err(format!(
+            "the server `{label}` signs in with `oauth`, which needs toolgate's `oauth` feature"
+        ))
+    }
 }
 
 /// One remote tool's entry in a [`ServerConfig`].
@@ -548,6 +638,9 @@ impl ServerConfig {
         {
             *bearer_env = self.bearer_env;
             *headers_env = self.headers_env;
+        }
+        if let Some(oauth) = self.oauth {
+            server = signed_in(server, label, oauth)?;
         }
         server.access = rights(self.public, self.ability);
         if self.enforced_downstream {

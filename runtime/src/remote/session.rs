@@ -67,6 +67,9 @@ pub(crate) struct Remote {
     signal: Arc<Changes>,
     /// Its calls running now, at most `max_concurrent`.
     calls: tokio::sync::Semaphore,
+    /// The gateway's sign-in to it, for a server it signs in to.
+    #[cfg(feature = "oauth")]
+    sign_in: Option<super::sign_in::ServiceSignIn>,
 }
 
 struct Condition {
@@ -114,7 +117,17 @@ fn unreachable(label: &str, error: &str) -> ToolError {
 
 impl Remote {
     pub(crate) fn new(server: RemoteServer, signal: Arc<Changes>) -> Self {
+        #[cfg(feature = "oauth")]
+        let sign_in = match &server.transport {
+            super::server::Transport::Http {
+                sign_in: Some(grant),
+                ..
+            } => Some(super::sign_in::ServiceSignIn::new(grant.clone())),
+            _ => None,
+        };
         Remote {
+            #[cfg(feature = "oauth")]
+            sign_in,
             calls: tokio::sync::Semaphore::new(server.max_concurrent),
             server,
             state: Mutex::new(Condition {
@@ -415,6 +428,7 @@ impl Remote {
         let mut slot = self.session.lock().await;
         if let Some(session) = &*slot
             && !session.service.is_closed()
+            && session.renew_at.is_none_or(|at| Instant::now() < at)
         {
             return Ok(Arc::clone(session));
         }
@@ -431,7 +445,7 @@ impl Remote {
                 ));
             }
         }
-        let opened = self.open(None).await;
+        let opened = self.open_as_gateway().await;
         let mut state = self.state.locked();
         match opened {
             Ok(session) => {
@@ -448,9 +462,34 @@ impl Remote {
                     .saturating_mul(1 << state.failures.min(8))
                     .min(MAX_BACKOFF);
                 state.retry_at = Some(Instant::now() + backoff);
+                // What an attempt refused while the backoff runs says.
+                state.last_error = Some(error.clone());
                 Err(error)
             }
         }
+    }
+
+    /// A new session as the gateway: signed in, for a server it signs in to.
+    async fn open_as_gateway(&self) -> Result<Connection, String> {
+        #[cfg(feature = "oauth")]
+        if let (Some(sign_in), super::server::Transport::Http { url, .. }) =
+            (&self.sign_in, &self.server.transport)
+        {
+            let token = sign_in.token(self.label(), url).await?;
+            let opened = self.open(Some(&token.value)).await;
+            return match opened {
+                Ok(mut session) => {
+                    session.renew_at = Some(token.renew_at);
+                    Ok(session)
+                }
+                Err(error) => {
+                    // Refused, perhaps: the next attempt asks for a new token.
+                    sign_in.forget().await;
+                    Err(error)
+                }
+            };
+        }
+        self.open(None).await
     }
 
     /// A new session, as a caller with `credential` when given, unless opening it takes longer than the

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use tokio::sync::Semaphore;
 
 use super::claims::Claims;
-use super::discovery::Discovery;
-use super::fetch::Client;
 use crate::http::Refusal;
+use crate::oauth::Client;
+use crate::oauth::Discovery;
 
 /// The most introspections in flight at once: each token this server has not seen costs the
 /// authorization server a request, so a flood of made-up tokens is refused here, not passed on.

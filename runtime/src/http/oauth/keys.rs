@@ -13,8 +13,8 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde::Deserialize;
 use tokio::sync::{Mutex, MutexGuard};
 
-use super::discovery::Discovery;
 use crate::http::Refusal;
+use crate::oauth::Discovery;
 
 /// How long a fetched key set is used before it is fetched again.
 const FRESH_FOR: Duration = Duration::from_secs(3600);
@@ -180,7 +180,9 @@ impl IssuerKeys {
     }
 
     async fn fetch(&self) -> Result<KeySet, String> {
-        let jwks_uri = &self.discovery.endpoints().await?.jwks_uri;
+        let endpoints = self.discovery.endpoints().await?;
+        let jwks_uri = (endpoints.jwks_uri.as_ref())
+            .ok_or("the issuer's metadata names no key set (`jwks_uri`)")?;
         let document = (self.discovery.fetcher())
             .json::<JwksDocument>(jwks_uri)
             .await?;

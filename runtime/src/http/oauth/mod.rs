@@ -2,8 +2,6 @@
 //! against the issuer's published keys or by asking the issuer, and the caller each makes.
 
 mod claims;
-mod discovery;
-mod fetch;
 mod introspect;
 mod keys;
 mod validated;
@@ -21,10 +19,9 @@ use super::auth::bearer;
 use super::{AuthFuture, Authenticator, ProtectedResource, Refusal};
 use crate::caller::Caller;
 use crate::catalog::Grants;
+use crate::oauth::{Client, Discovery, Fetcher};
 use crate::registry::Registry;
 use claims::Claims;
-use discovery::Discovery;
-use fetch::{Client, Fetcher};
 use introspect::Introspection;
 use keys::IssuerKeys;
 use validated::Validated;

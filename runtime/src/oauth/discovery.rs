@@ -1,4 +1,4 @@
-//! Where an authorization server's key set and introspection endpoint are: read once from its metadata,
+//! Where an authorization server's key set, introspection and token endpoints are: read once from its metadata,
 //! at RFC 8414's address, else at OpenID Connect's. Metadata that names another issuer is refused (a
 //! mix-up).
 
@@ -9,15 +9,18 @@ use super::fetch::{Fetcher, fetchable};
 
 /// What this server reads of an authorization server's metadata.
 #[derive(Deserialize)]
-pub(super) struct Endpoints {
+pub(crate) struct Endpoints {
     issuer: String,
-    pub(super) jwks_uri: String,
     #[serde(default)]
-    pub(super) introspection_endpoint: Option<String>,
+    pub(crate) jwks_uri: Option<String>,
+    #[serde(default)]
+    pub(crate) introspection_endpoint: Option<String>,
+    #[serde(default)]
+    pub(crate) token_endpoint: Option<String>,
 }
 
 /// One authorization server, and its endpoints once found.
-pub(super) struct Discovery {
+pub(crate) struct Discovery {
     issuer: String,
     /// Where its metadata may be: RFC 8414's address, then OpenID Connect's.
     metadata: [String; 2],
@@ -30,7 +33,7 @@ impl Discovery {
     ///
     /// # Errors
     /// When `issuer` is neither `https` nor on a loopback address.
-    pub(super) fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
+    pub(crate) fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
         let uri = fetchable(issuer)?;
         let origin = format!(
             "{}://{}",
@@ -50,16 +53,16 @@ impl Discovery {
         })
     }
 
-    pub(super) fn issuer(&self) -> &str {
+    pub(crate) fn issuer(&self) -> &str {
         &self.issuer
     }
 
-    pub(super) fn fetcher(&self) -> &Fetcher {
+    pub(crate) fn fetcher(&self) -> &Fetcher {
         &self.fetcher
     }
 
     /// Its endpoints, read from its metadata on the first call that succeeds.
-    pub(super) async fn endpoints(&self) -> Result<&Endpoints, String> {
+    pub(crate) async fn endpoints(&self) -> Result<&Endpoints, String> {
         self.endpoints.get_or_try_init(|| self.discover()).await
     }
 
@@ -72,9 +75,13 @@ impl Discovery {
                     crate::text::shown(&endpoints.issuer)
                 )),
                 Ok(endpoints) => {
-                    fetchable(&endpoints.jwks_uri)?;
-                    if let Some(introspection) = &endpoints.introspection_endpoint {
-                        fetchable(introspection)?;
+                    let named = [
+                        &endpoints.jwks_uri,
+                        &endpoints.introspection_endpoint,
+                        &endpoints.token_endpoint,
+                    ];
+                    for url in named.into_iter().flatten() {
+                        fetchable(url)?;
                     }
                     return Ok(endpoints);
                 }

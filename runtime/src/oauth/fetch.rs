@@ -13,10 +13,10 @@ const MAX_DOCUMENT: usize = 256 * 1024;
 
 /// A client for an authorization server's documents.
 #[derive(Debug, Clone)]
-pub(super) struct Fetcher(reqwest::Client);
+pub(crate) struct Fetcher(reqwest::Client);
 
 impl Fetcher {
-    pub(super) fn new() -> Result<Self, String> {
+    pub(crate) fn new() -> Result<Self, String> {
         reqwest::Client::builder()
             .timeout(TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
@@ -26,12 +26,12 @@ impl Fetcher {
     }
 
     /// The JSON document at `url`, read as a `T`.
-    pub(super) async fn json<T: DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+    pub(crate) async fn json<T: DeserializeOwned>(&self, url: &str) -> Result<T, String> {
         self.read(url, self.0.get(url)).await
     }
 
     /// What the introspection endpoint at `url` says of `token` (RFC 7662), asked as `client`.
-    pub(super) async fn introspect<T: DeserializeOwned>(
+    pub(crate) async fn introspect<T: DeserializeOwned>(
         &self,
         url: &str,
         client: &Client,
@@ -46,6 +46,23 @@ impl Fetcher {
     }
 
     /// The JSON answer to `request`, sent to `url`, read as a `T`.
+    /// What the token endpoint at `url` answers `client`'s request for a grant, the `form` its
+    /// parameters.
+    #[cfg(feature = "remote")]
+    pub(crate) async fn grant<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        client: &Client,
+        form: &[(&str, &str)],
+    ) -> Result<T, String> {
+        let request = self
+            .0
+            .post(url)
+            .basic_auth(&client.id, Some(&client.secret))
+            .form(form);
+        self.read(url, request).await
+    }
+
     async fn read<T: DeserializeOwned>(
         &self,
         url: &str,
@@ -78,9 +95,9 @@ impl Fetcher {
 /// This server as a client of the authorization server, for introspection: its id and secret, sent
 /// with HTTP Basic authentication (`client_secret_basic`).
 #[derive(Clone)]
-pub(super) struct Client {
-    pub(super) id: String,
-    pub(super) secret: String,
+pub(crate) struct Client {
+    pub(crate) id: String,
+    pub(crate) secret: String,
 }
 
 /// Why a request failed, without the address reqwest puts in its message (the caller names it once).
@@ -95,7 +112,7 @@ fn without_url(error: &reqwest::Error) -> &'static str {
 }
 
 /// `url`, when it may be fetched: `https`, or `http` to a loopback address (a test's or a sidecar's).
-pub(super) fn fetchable(url: &str) -> Result<http::Uri, String> {
+pub(crate) fn fetchable(url: &str) -> Result<http::Uri, String> {
     let Ok(uri) = url.parse::<http::Uri>() else {
         return Err(format!("`{}` is not a URL", crate::text::shown(url)));
     };

@@ -1,0 +1,173 @@
+//! The gateway signs itself in to a remote server that wants OAuth, as a machine (the client credentials
+//! grant): the shop in its signed-in mode, in process, behind panva's `oidc-provider`. The gateway finds
+//! the authorization server in the shop's metadata, asks it for a token for the shop, serves the shop's
+//! tools under its own policy, and asks for a new token before the one it holds expires. A wrong secret,
+//! or a server whose metadata names another address, leaves the server down with the reason, and runs
+//! nothing.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
+
+#[path = "../../../tests/support/oidc_provider.rs"]
+#[allow(dead_code)] // shared with the OAuth tests, which use all of it
+mod oidc_provider;
+#[path = "../../../tests/support/real_clients.rs"]
+#[allow(dead_code)] // shared with the shop's tests, which use all of it
+mod real_clients;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use example_shop::{Db, server, signed_in_http_server};
+use oidc_provider::Provider;
+use real_clients::{Served, report};
+use serde_json::{Value, json};
+use toolgate::registry::Config;
+use toolgate::store::Database;
+
+const GATEWAY: &str = env!("CARGO_BIN_EXE_example-gateway");
+
+/// The environment variable the test's gateway reads the shop's client secret from.
+const SECRET: &str = "ORDERS_CLIENT_SECRET";
+
+/// The shop, signing people in at `provider`, served in this process at a free port as `public` says
+/// its address is (its own, unless given); its address.
+fn shop(runtime: &tokio::runtime::Runtime, provider: &Provider, public: Option<&str>) -> String {
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let grants = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shop/deploy/signed-in.toml");
+        let store = Database::open(":memory:").await.unwrap();
+        let config = Config::load(grants).unwrap();
+        let registry = example_shop::registry(Db::open(":memory:").unwrap(), &store, config)
+            .await
+            .unwrap();
+        let served =
+            signed_in_http_server(server(registry), &provider.issuer, public.unwrap_or(&url))
+                .unwrap();
+        tokio::spawn(served.serve_listener(listener, std::future::pending()));
+        url
+    })
+}
+
+/// The gateway's configuration: the shop at `url` as the server `orders`, signed in to as the
+/// provider's `back-office` client.
+fn config(name: &str, url: &str) -> PathBuf {
+    // ANCHOR: client_credentials
+    let text = format!(
+        "[servers.orders]\nurl = {url:?}\nability = \"orders.view\"\ntrusted = true\n\
+         oauth = {{ client_id = \"back-office\", client_secret_env = \"{SECRET}\", scopes = [\"orders:read\"] }}\n"
+    );
+    // ANCHOR_END: client_credentials
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// `toolgate servers list` on the gateway of `config`, with `secret` as the client's.
+fn servers(config: &Path, secret: &str) -> String {
+    let output = Command::new(GATEWAY)
+        .arg("--config")
+        .arg(config)
+        .args(["toolgate", "servers", "list"])
+        .env(SECRET, secret)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        report("servers list", &output)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn the_gateway_signs_in_to_a_remote_server_as_a_client_and_renews_its_token() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = shop(&runtime, &provider, None);
+    let config = config("signed-in-gateway", &url);
+
+    let listed = servers(&config, "back-office-secret");
+    assert!(listed.starts_with("orders           online"), "{listed}");
+    assert!(
+        listed.contains("signed in as OAuth client back-office"),
+        "{listed}"
+    );
+
+    let wrong = servers(&config, "not-the-secret");
+    assert!(wrong.starts_with("orders           offline"), "{wrong}");
+    assert!(
+        wrong.contains("answered 401"),
+        "the token endpoint's refusal: {wrong}"
+    );
+
+    // Tokens that live four seconds: the gateway renews them while it serves.
+    runtime.block_on(provider.tokens(json!({"ttl": 4})));
+    let mut command = Command::new(GATEWAY);
+    command
+        .arg("--config")
+        .arg(&config)
+        .env(SECRET, "back-office-secret");
+    let gateway = Served::spawn(command);
+    let search = || {
+        runtime.block_on(async {
+            // A 2026-07-28 request, which needs no session; its answer as JSON or as one event.
+            let text = reqwest::Client::new()
+                .post(&gateway.url)
+                .bearer_auth("viewer-token")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "orders_search_orders")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "orders_search_orders", "arguments": {"query": "Lovelace"},
+                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                  "io.modelcontextprotocol/clientCapabilities": {}}}}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let json = text
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .next_back()
+                .unwrap_or(&text);
+            let answer: Value = serde_json::from_str(json.trim()).unwrap_or(Value::String(text));
+            answer
+        })
+    };
+    // The remote server is listed in the background; wait until its tools are served.
+    let mut first = search();
+    for _ in 0..60 {
+        if first["result"]["structuredContent"]["total"] == 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        first = search();
+    }
+    assert_eq!(first["result"]["structuredContent"]["total"], 5, "{first}");
+    let asked = runtime.block_on(provider.count("client_credentials"));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let again = search();
+    assert_eq!(again["result"]["structuredContent"]["total"], 5, "{again}");
+    assert!(
+        runtime.block_on(provider.count("client_credentials")) > asked,
+        "a new token before the old one expired"
+    );
+}
+
+#[test]
+fn a_server_whose_metadata_names_another_address_gets_no_token() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = shop(&runtime, &provider, Some("https://orders.example.com/mcp"));
+    let listed = servers(&config("elsewhere-gateway", &url), "back-office-secret");
+    assert!(listed.starts_with("orders           offline"), "{listed}");
+    assert!(listed.contains("metadata of another resource"), "{listed}");
+    assert_eq!(runtime.block_on(provider.count("client_credentials")), 0);
+}

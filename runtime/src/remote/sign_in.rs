@@ -1,0 +1,156 @@
+//! A remote server that signs its clients in with OAuth, reached as a machine: the gateway is a client
+//! of the server's authorization server and asks it for tokens by the client credentials grant (RFC 6749
+//! §4.4, and MCP's client-credentials extension). The server's protected resource metadata (RFC 9728)
+//! names the authorization server, whose metadata names its token endpoint; each token is asked for this
+//! server (`resource`, RFC 8707), and kept until shortly before it expires.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use tokio::sync::Mutex;
+
+use crate::oauth::{Client, Discovery, Fetcher, fetchable};
+
+/// How long a token is kept when its authorization server does not say.
+const UNSAID_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The most of a token's life given up, to renew it before it expires.
+const RENEW_MARGIN: Duration = Duration::from_secs(60);
+
+/// How the gateway signs in to one server: its client at the server's authorization server, the
+/// variable that holds the client's secret, and the scopes it asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ClientCredentials {
+    pub(crate) client_id: String,
+    pub(crate) secret_env: String,
+    pub(crate) scopes: Vec<String>,
+}
+
+/// A token, and when to ask for the next.
+#[derive(Clone)]
+pub(crate) struct Token {
+    pub(crate) value: String,
+    pub(crate) renew_at: Instant,
+}
+
+/// The gateway's sign-in to one server: its token, kept while it is good.
+pub(crate) struct ServiceSignIn {
+    grant: ClientCredentials,
+    token: Mutex<Option<Token>>,
+}
+
+/// What the gateway reads of a server's protected resource metadata.
+#[derive(Deserialize)]
+struct ResourceMetadata {
+    resource: String,
+    #[serde(default)]
+    authorization_servers: Vec<String>,
+}
+
+/// What the gateway reads of a token endpoint's answer.
+#[derive(Deserialize)]
+struct Granted {
+    access_token: String,
+    token_type: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+impl ServiceSignIn {
+    pub(crate) fn new(grant: ClientCredentials) -> Self {
+        ServiceSignIn {
+            grant,
+            token: Mutex::new(None),
+        }
+    }
+
+    /// A token for the server at `url`: the one kept, or a new one from its authorization server.
+    ///
+    /// # Errors
+    /// Why no token could be had, for the server's status: its metadata or its authorization server's
+    /// is out of reach or names another resource or issuer, the secret is not set, or the grant is
+    /// refused.
+    pub(crate) async fn token(&self, label: &str, url: &str) -> Result<Token, String> {
+        let mut kept = self.token.lock().await;
+        if let Some(token) = kept.as_ref().filter(|t| Instant::now() < t.renew_at) {
+            return Ok(token.clone());
+        }
+        let secret = std::env::var(&self.grant.secret_env).map_err(|_| {
+            format!(
+                "the server `{label}` signs in with the secret in `{}`, which is not set",
+                self.grant.secret_env
+            )
+        })?;
+        let fetcher = Fetcher::new()?;
+        let issuer = authorization_server(&fetcher, url).await?;
+        let discovery = Discovery::new(&issuer, fetcher.clone())?;
+        let endpoints = discovery.endpoints().await?;
+        let endpoint = (endpoints.token_endpoint.as_deref())
+            .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?;
+        let client = Client {
+            id: self.grant.client_id.clone(),
+            secret,
+        };
+        let scope = self.grant.scopes.join(" ");
+        let mut form = vec![("grant_type", "client_credentials"), ("resource", url)];
+        if !scope.is_empty() {
+            form.push(("scope", &scope));
+        }
+        let granted: Granted = fetcher.grant(endpoint, &client, &form).await?;
+        if !granted.token_type.eq_ignore_ascii_case("bearer") {
+            return Err(format!(
+                "the authorization server {issuer} gave a `{}` token, not a bearer token",
+                crate::text::shown(&granted.token_type)
+            ));
+        }
+        let lifetime = granted
+            .expires_in
+            .map_or(UNSAID_LIFETIME, Duration::from_secs);
+        let token = Token {
+            value: granted.access_token,
+            renew_at: Instant::now() + lifetime - RENEW_MARGIN.min(lifetime / 2),
+        };
+        *kept = Some(token.clone());
+        Ok(token)
+    }
+
+    /// Forgets the token kept, after the server refused it: the next connection asks for a new one.
+    pub(crate) async fn forget(&self) {
+        *self.token.lock().await = None;
+    }
+}
+
+/// The authorization server the server at `url` names in its protected resource metadata: at the
+/// well-known path followed by the endpoint's, then at the bare one. Metadata that names another
+/// resource is refused: its tokens would be for another server.
+async fn authorization_server(fetcher: &Fetcher, url: &str) -> Result<String, String> {
+    let uri = fetchable(url)?;
+    let origin = format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("https"),
+        uri.authority().map_or("", |authority| authority.as_str())
+    );
+    let path = uri.path().trim_end_matches('/');
+    let addresses = [
+        format!("{origin}/.well-known/oauth-protected-resource{path}"),
+        format!("{origin}/.well-known/oauth-protected-resource"),
+    ];
+    let mut problems = Vec::new();
+    for address in &addresses {
+        match fetcher.json::<ResourceMetadata>(address).await {
+            Ok(metadata) if metadata.resource != url => problems.push(format!(
+                "{address} is the metadata of another resource, `{}`",
+                crate::text::shown(&metadata.resource)
+            )),
+            Ok(metadata) => {
+                return metadata
+                    .authorization_servers
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| format!("{address} names no authorization server"));
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+    Err(problems.join("; "))
+}
