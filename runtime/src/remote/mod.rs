@@ -31,6 +31,8 @@ pub(crate) use rmcp::model::Tool as RemoteDefinition;
 pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
 pub(crate) use session::{Changes, Listed, Remote};
+#[cfg(feature = "oauth")]
+pub use sign_in::ClientSecret;
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 

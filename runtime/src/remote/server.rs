@@ -262,15 +262,19 @@ impl RemoteServer {
     /// the client credentials grant, asking for `scopes`: for a server that machines reach without a
     /// person (MCP's client-credentials extension). The authorization server is the one the server's
     /// protected resource metadata names (RFC 9728), and each token is asked for this server's URL
-    /// (`resource`); the secret is read from the environment variable `secret_env` when a token is
-    /// needed, never stored. A token is kept until a minute before it expires, and a new one asked for
-    /// then, or when the server refuses it. With the `oauth` feature.
+    /// (`resource`); the secret is read when a token is needed (from the environment, with
+    /// [`ClientSecret::env`](super::ClientSecret::env)), never written anywhere. A token is kept until a
+    /// minute before it expires, and a new one asked for then, or when the server refuses it. With the
+    /// `oauth` feature.
     ///
     /// ```
-    /// use toolgate::remote::RemoteServer;
+    /// use toolgate::remote::{ClientSecret, RemoteServer};
     ///
-    /// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp")
-    ///     .client_credentials("tools-gateway", "ORDERS_CLIENT_SECRET", ["orders:read"]);
+    /// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp").client_credentials(
+    ///     "tools-gateway",
+    ///     ClientSecret::env("ORDERS_CLIENT_SECRET"),
+    ///     ["orders:read"],
+    /// );
     /// # let _ = orders;
     /// ```
     #[cfg(feature = "oauth")]
@@ -278,7 +282,7 @@ impl RemoteServer {
     pub fn client_credentials<I, S>(
         mut self,
         client_id: impl Into<String>,
-        secret_env: impl Into<String>,
+        secret: super::ClientSecret,
         scopes: I,
     ) -> Self
     where
@@ -288,7 +292,7 @@ impl RemoteServer {
         if let Transport::Http { sign_in, .. } = &mut self.transport {
             *sign_in = Some(super::sign_in::ClientCredentials {
                 client_id: client_id.into(),
-                secret_env: secret_env.into(),
+                secret,
                 scopes: scopes.into_iter().map(Into::into).collect(),
             });
         }
@@ -574,7 +578,8 @@ fn signed_in(
     }
     #[cfg(feature = "oauth")]
     {
-        Ok(server.client_credentials(oauth.client_id, oauth.client_secret_env, oauth.scopes))
+        let secret = super::ClientSecret::env(oauth.client_secret_env);
+        Ok(server.client_credentials(oauth.client_id, secret, oauth.scopes))
     }
     #[cfg(not(feature = "oauth"))]
     {

@@ -18,12 +18,65 @@ const UNSAID_LIFETIME: Duration = Duration::from_secs(300);
 const RENEW_MARGIN: Duration = Duration::from_secs(60);
 
 /// How the gateway signs in to one server: its client at the server's authorization server, the
-/// variable that holds the client's secret, and the scopes it asks for.
+/// client's secret, and the scopes it asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClientCredentials {
     pub(crate) client_id: String,
-    pub(crate) secret_env: String,
+    pub(crate) secret: ClientSecret,
     pub(crate) scopes: Vec<String>,
+}
+
+/// Where the secret of the gateway's client at a server's authorization server is: in an environment
+/// variable, read each time a token is asked for (what the configuration file names), or given by the
+/// application (from its own vault). Never printed.
+///
+/// ```
+/// use toolgate::remote::ClientSecret;
+///
+/// let given = ClientSecret::value("s3cret");
+/// assert!(!format!("{given:?}").contains("s3cret"));
+/// assert_eq!(format!("{:?}", ClientSecret::env("ORDERS_SECRET")), "ClientSecret::Env(\"ORDERS_SECRET\")");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(Secret);
+
+#[derive(Clone, PartialEq, Eq)]
+enum Secret {
+    Env(String),
+    Value(String),
+}
+
+impl ClientSecret {
+    /// The secret in the environment variable `name`, read when a token is asked for.
+    pub fn env(name: impl Into<String>) -> Self {
+        ClientSecret(Secret::Env(name.into()))
+    }
+
+    /// The secret itself, as the application read it.
+    pub fn value(secret: impl Into<String>) -> Self {
+        ClientSecret(Secret::Value(secret.into()))
+    }
+
+    /// The secret now, for the server `label`.
+    fn read(&self, label: &str) -> Result<String, String> {
+        match &self.0 {
+            Secret::Value(secret) => Ok(secret.clone()),
+            Secret::Env(name) => std::env::var(name).map_err(|_| {
+                format!(
+                    "the server `{label}` signs in with the secret in `{name}`, which is not set"
+                )
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Secret::Env(name) => write!(f, "ClientSecret::Env({name:?})"),
+            Secret::Value(_) => f.write_str("ClientSecret::Value(..)"),
+        }
+    }
 }
 
 /// A token, and when to ask for the next.
@@ -75,12 +128,7 @@ impl ServiceSignIn {
         if let Some(token) = kept.as_ref().filter(|t| Instant::now() < t.renew_at) {
             return Ok(token.clone());
         }
-        let secret = std::env::var(&self.grant.secret_env).map_err(|_| {
-            format!(
-                "the server `{label}` signs in with the secret in `{}`, which is not set",
-                self.grant.secret_env
-            )
-        })?;
+        let secret = self.grant.secret.read(label)?;
         let fetcher = Fetcher::new()?;
         let issuer = authorization_server(&fetcher, url).await?;
         let discovery = Discovery::new(&issuer, fetcher.clone())?;
