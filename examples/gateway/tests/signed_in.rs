@@ -171,3 +171,35 @@ fn a_server_whose_metadata_names_another_address_gets_no_token() {
     assert!(listed.contains("metadata of another resource"), "{listed}");
     assert_eq!(runtime.block_on(provider.count("client_credentials")), 0);
 }
+
+/// A server whose metadata never ends: the gateway reads at most 256 KiB of it, and asks for no token.
+#[test]
+fn a_server_whose_metadata_is_huge_is_refused_unread() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0; 4096];
+                    let _ = stream.read(&mut request).await;
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                                content-length: 52428800\r\nconnection: close\r\n\r\n{\"resource\": \"";
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    let chunk = vec![b'x'; 64 * 1024];
+                    for _ in 0..800 {
+                        if stream.write_all(&chunk).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        url
+    });
+    let listed = servers(&config("huge-gateway", &url), "any");
+    assert!(listed.starts_with("orders           offline"), "{listed}");
+    assert!(listed.contains("sent more than 262144 bytes"), "{listed}");
+}

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 
-use super::fetch::{Fetcher, fetchable};
+use super::fetch::{Fetcher, fetchable, origin_and_path};
 
 /// What this server reads of an authorization server's metadata.
 #[derive(Deserialize)]
@@ -34,13 +34,7 @@ impl Discovery {
     /// # Errors
     /// When `issuer` is neither `https` nor on a loopback address.
     pub(crate) fn new(issuer: &str, fetcher: Fetcher) -> Result<Self, String> {
-        let uri = fetchable(issuer)?;
-        let origin = format!(
-            "{}://{}",
-            uri.scheme_str().unwrap_or("https"),
-            uri.authority().map_or("", |authority| authority.as_str())
-        );
-        let path = uri.path().trim_end_matches('/');
+        let (origin, path) = origin_and_path(issuer)?;
         let metadata = [
             format!("{origin}/.well-known/oauth-authorization-server{path}"),
             format!("{origin}{path}/.well-known/openid-configuration"),

@@ -130,3 +130,15 @@ pub(crate) fn fetchable(url: &str) -> Result<http::Uri, String> {
         )),
     }
 }
+
+/// The origin and the path (without a trailing `/`) of `url`, one [`fetchable`] checks: what the
+/// well-known addresses of its metadata are made from (RFC 8414 §3, RFC 9728 §3).
+pub(crate) fn origin_and_path(url: &str) -> Result<(String, String), String> {
+    let uri = fetchable(url)?;
+    let origin = format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("https"),
+        uri.authority().map_or("", |authority| authority.as_str())
+    );
+    Ok((origin, uri.path().trim_end_matches('/').to_owned()))
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
-use crate::oauth::{Client, Discovery, Fetcher, fetchable};
+use crate::oauth::{Client, Discovery, Fetcher, origin_and_path};
 
 /// How long a token is kept when its authorization server does not say.
 const UNSAID_LIFETIME: Duration = Duration::from_secs(300);
@@ -172,13 +172,7 @@ impl ServiceSignIn {
 /// well-known path followed by the endpoint's, then at the bare one. Metadata that names another
 /// resource is refused: its tokens would be for another server.
 async fn authorization_server(fetcher: &Fetcher, url: &str) -> Result<String, String> {
-    let uri = fetchable(url)?;
-    let origin = format!(
-        "{}://{}",
-        uri.scheme_str().unwrap_or("https"),
-        uri.authority().map_or("", |authority| authority.as_str())
-    );
-    let path = uri.path().trim_end_matches('/');
+    let (origin, path) = origin_and_path(url)?;
     let addresses = [
         format!("{origin}/.well-known/oauth-protected-resource{path}"),
         format!("{origin}/.well-known/oauth-protected-resource"),
