@@ -30,7 +30,7 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     registry.refresh_servers().await?;
     // ANCHOR_END: client
     let status = registry.servers().remove(0);
-    if status.health != Health::Online {
+    if status.health == Health::Offline {
         return Err(format!(
             "the server is {}: {}",
             status.health.as_str(),

@@ -10,6 +10,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
 };
+use rmcp::service::ClientInitializeError;
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -60,11 +61,14 @@ impl ClientHandler for Client {
         self.list_changed.notify_one();
     }
 
+    /// What an `initialize` handshake says: the newest version that has one (2026-07-28 negotiates
+    /// with `server/discover` instead).
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 }
 
@@ -93,20 +97,51 @@ impl Drop for Connection {
 
 /// Opens a session with `server`, negotiating 2026-07-28 where it speaks it and the `initialize`
 /// handshake otherwise, as a caller with `credential` when given (over HTTP). A changed tool list is
-/// told to `list_changed`, by either era's means.
+/// told to `list_changed`, by either era's means. A server that answers the 2026-07-28 probe with
+/// something other than what it asks for (an empty result, say) is met again with `initialize` alone.
 pub(crate) async fn connect(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
     credential: Option<&str>,
 ) -> Result<Connection, String> {
+    let probing = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    match attempt(server, Arc::clone(&list_changed), credential, probing).await {
+        Err(Attempt::Misunderstood(_)) => {
+            let legacy = ClientLifecycleMode::Initialize;
+            (attempt(server, list_changed, credential, legacy).await)
+                .map_err(|(Attempt::Failed(error) | Attempt::Misunderstood(error))| error)
+        }
+        opened => opened.map_err(|(Attempt::Failed(error) | Attempt::Misunderstood(error))| error),
+    }
+}
+
+/// Why an attempt to open a session failed: the server answered the handshake with something else
+/// than it asks for, or anything else; what went wrong either way.
+enum Attempt {
+    Misunderstood(String),
+    Failed(String),
+}
+
+impl From<String> for Attempt {
+    fn from(error: String) -> Self {
+        Attempt::Failed(error)
+    }
+}
+
+/// One attempt of [`connect`], with the handshake `lifecycle`.
+async fn attempt(
+    server: &RemoteServer,
+    list_changed: Arc<Notify>,
+    credential: Option<&str>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connection, Attempt> {
     let in_flight = ProgressRoutes::default();
     let client = Client {
         in_flight: Arc::clone(&in_flight),
         list_changed: Arc::clone(&list_changed),
-    };
-    let lifecycle = ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
     };
     let label = server.label.clone();
     let mut tasks = Vec::new();
@@ -136,7 +171,7 @@ pub(crate) async fn connect(
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             let (Some(stdin), Some(stdout)) = (spawned.stdin.take(), spawned.stdout.take()) else {
-                return Err(format!("cannot talk to `{command}`: no pipes"));
+                return Err(format!("cannot talk to `{command}`: no pipes").into());
             };
             let stderr = spawned.stderr.take();
             child = Some(spawned);
@@ -195,7 +230,16 @@ pub(crate) async fn connect(
                     said = format!("; it last said on its standard error: {line}");
                 }
             }
-            return Err(format!("the MCP handshake failed: {error}{said}"));
+            let misunderstood = matches!(
+                error,
+                ClientInitializeError::ExpectedInitResult(_)
+                    | ClientInitializeError::ExpectedInitResponse(_)
+            );
+            let error = format!("the MCP handshake failed: {error}{said}");
+            return Err(match misunderstood {
+                true => Attempt::Misunderstood(error),
+                false => Attempt::Failed(error),
+            });
         }
     };
     tasks.extend(stderr_task);
