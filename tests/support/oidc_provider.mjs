@@ -6,7 +6,7 @@
 // Beside the provider's own routes, the tests reach a few of their own under /test, for what no honest
 // authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
-// introspection endpoint that is down; access tokens that live a few seconds; and how often its key set
+// introspection endpoint or a token endpoint that is down; access tokens that live a few seconds; and how often its key set
 // was fetched, a person signed in, a token was refreshed, or a client asked for one of its own.
 //
 // A person signs in through the provider's own development login and consent pages (any login name,
@@ -38,7 +38,7 @@ const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 
 const state = {
   jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up', ttl: 600,
-  authorizations: 0, refreshes: 0, clientCredentials: 0,
+  authorizations: 0, refreshes: 0, clientCredentials: 0, tokenEndpoint: 'up',
 };
 
 const server = http.createServer();
@@ -141,6 +141,7 @@ provider.use(async (ctx, nextMiddleware) => {
     if (asked.format) state.format = asked.format;
     if (asked.introspection) state.introspection = asked.introspection;
     if (asked.ttl) state.ttl = asked.ttl;
+    if (asked.tokenEndpoint) state.tokenEndpoint = asked.tokenEndpoint;
     ctx.body = state;
     return;
   }
@@ -149,6 +150,11 @@ provider.use(async (ctx, nextMiddleware) => {
     // later (a step-up), as with most providers, so the registration keeps no scope to hold it to.
     const { scope: _, ...metadata } = await body(ctx);
     ctx.request.body = metadata;
+  }
+  if (ctx.path === '/token' && state.tokenEndpoint === 'down') {
+    ctx.status = 503;
+    ctx.body = 'down';
+    return;
   }
   if (ctx.path === '/token/introspection') state.introspections += 1;
   if (ctx.path === '/token/introspection' && state.introspection === 'down') {

@@ -110,7 +110,8 @@ impl Provider {
     }
 
     /// Sets how tokens are issued and checked: `{"format": "jwt" | "opaque"}`,
-    /// `{"introspection": "up" | "down" | "slow"}`, `{"ttl": SECONDS}` (how long access tokens live).
+    /// `{"introspection": "up" | "down" | "slow"}`, `{"ttl": SECONDS}` (how long access tokens live),
+    /// `{"tokenEndpoint": "up" | "down"}`.
     pub(crate) async fn tokens(&self, state: Value) {
         self.test_route("tokens", state).await;
     }

@@ -79,6 +79,36 @@ fn servers(config: &Path, secret: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// What the gateway at `url` answers a viewer's call of `tool`: a 2026-07-28 request, which needs no
+/// session, its answer as JSON or as one event.
+fn call(runtime: &tokio::runtime::Runtime, url: &str, tool: &str) -> Value {
+    runtime.block_on(async {
+        let text = reqwest::Client::new()
+            .post(url)
+            .bearer_auth("viewer-token")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": {"query": "Lovelace"},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}}}}))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let json = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .next_back()
+            .unwrap_or(&text);
+        serde_json::from_str(json.trim()).unwrap_or(Value::String(text))
+    })
+}
+
 #[test]
 fn the_gateway_signs_in_to_a_remote_server_as_a_client_and_renews_its_token() {
     let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
@@ -110,35 +140,7 @@ fn the_gateway_signs_in_to_a_remote_server_as_a_client_and_renews_its_token() {
         .arg(&config)
         .env(SECRET, "back-office-secret");
     let gateway = Served::spawn(command);
-    let search = || {
-        runtime.block_on(async {
-            // A 2026-07-28 request, which needs no session; its answer as JSON or as one event.
-            let text = reqwest::Client::new()
-                .post(&gateway.url)
-                .bearer_auth("viewer-token")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "orders_search_orders")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                    "params": {"name": "orders_search_orders", "arguments": {"query": "Lovelace"},
-                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                  "io.modelcontextprotocol/clientCapabilities": {}}}}))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            let json = text
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .next_back()
-                .unwrap_or(&text);
-            let answer: Value = serde_json::from_str(json.trim()).unwrap_or(Value::String(text));
-            answer
-        })
-    };
+    let search = || call(&runtime, &gateway.url, "orders_search_orders");
     // The remote server is listed in the background; wait until its tools are served.
     let mut first = search();
     for _ in 0..60 {
@@ -156,6 +158,34 @@ fn the_gateway_signs_in_to_a_remote_server_as_a_client_and_renews_its_token() {
     assert!(
         runtime.block_on(provider.count("client_credentials")) > asked,
         "a new token before the old one expired"
+    );
+}
+
+/// An authorization server whose token endpoint is down: the server it guards is offline with the
+/// reason, and the gateway's own tools answer as before.
+#[test]
+fn a_token_endpoint_that_is_down_takes_its_server_offline_and_nothing_else() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = shop(&runtime, &provider, None);
+    runtime.block_on(provider.tokens(json!({"tokenEndpoint": "down"})));
+    let config = config("down-gateway", &url);
+    let listed = servers(&config, "back-office-secret");
+    assert!(listed.starts_with("orders           offline"), "{listed}");
+    assert!(listed.contains("answered 503"), "{listed}");
+
+    let mut command = Command::new(GATEWAY);
+    command
+        .arg("--config")
+        .arg(&config)
+        .env(SECRET, "back-office-secret");
+    let gateway = Served::spawn(command);
+    let local = call(&runtime, &gateway.url, "search_orders");
+    assert_eq!(
+        local["result"]["structuredContent"]["total"], 5,
+        "the gateway's own tool: {local}"
     );
 }
 
