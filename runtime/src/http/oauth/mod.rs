@@ -54,9 +54,10 @@ const REFETCH_FLOOR: Duration = Duration::from_secs(30);
 
 /// Accepts the access tokens that the resource's authorization servers issue for it, JWTs (RFC 9068)
 /// and, with introspection, opaque ones, and makes each a [`Caller`]: `sub` its id (or `client_id`, for
-/// a client's own token), abilities from the token's scopes (and roles) through the [`ScopeMap`](crate::registry::ScopeMap) of
-/// the registry it serves, as the configuration file and the operator's records change it, the client
-/// (`azp`, `client_id`) and the actors of an `act` chain kept for the audit.
+/// a client's own token), abilities from the token's scopes (and roles) through the
+/// [`ScopeMap`](crate::registry::ScopeMap) of the registry it serves, as the configuration file and the
+/// operator's records change it, the client (`azp`, `client_id`) and the actors of an `act` chain kept
+/// for the audit.
 ///
 /// A token passes when its signature verifies with a key its issuer publishes (found through the
 /// issuer's metadata; RS, PS and ES algorithms and EdDSA, never `none` or an HMAC), its issuer is one of
