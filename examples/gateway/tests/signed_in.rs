@@ -79,6 +79,16 @@ fn servers(config: &Path, secret: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The gateway of `config`, serving, with the client's secret.
+fn serving(config: &Path) -> Served {
+    let mut command = Command::new(GATEWAY);
+    command
+        .arg("--config")
+        .arg(config)
+        .env(SECRET, "back-office-secret");
+    Served::spawn(command)
+}
+
 /// What the gateway at `url` answers a viewer's call of `tool`: a 2026-07-28 request, which needs no
 /// session, its answer as JSON or as one event.
 fn call(runtime: &tokio::runtime::Runtime, url: &str, tool: &str) -> Value {
@@ -134,12 +144,7 @@ fn the_gateway_signs_in_to_a_remote_server_as_a_client_and_renews_its_token() {
 
     // Tokens that live four seconds: the gateway renews them while it serves.
     runtime.block_on(provider.tokens(json!({"ttl": 4})));
-    let mut command = Command::new(GATEWAY);
-    command
-        .arg("--config")
-        .arg(&config)
-        .env(SECRET, "back-office-secret");
-    let gateway = Served::spawn(command);
+    let gateway = serving(&config);
     let search = || call(&runtime, &gateway.url, "orders_search_orders");
     // The remote server is listed in the background; wait until its tools are served.
     let mut first = search();
@@ -176,12 +181,7 @@ fn a_token_endpoint_that_is_down_takes_its_server_offline_and_nothing_else() {
     assert!(listed.starts_with("orders           offline"), "{listed}");
     assert!(listed.contains("answered 503"), "{listed}");
 
-    let mut command = Command::new(GATEWAY);
-    command
-        .arg("--config")
-        .arg(&config)
-        .env(SECRET, "back-office-secret");
-    let gateway = Served::spawn(command);
+    let gateway = serving(&config);
     let local = call(&runtime, &gateway.url, "search_orders");
     assert_eq!(
         local["result"]["structuredContent"]["total"], 5,
