@@ -11,7 +11,8 @@
 //! `deploy/replica.env`). `toolgate ...` runs an operator's command on the records instead of serving:
 //! `cargo run -p example-shop -- --db shop.db toolgate tools disable ship_order`. `--oauth-issuer URL` signs
 //! people in at an OAuth authorization server instead of the demo's static tokens (`--public-url` the
-//! MCP endpoint's address as clients reach it, behind a proxy).
+//! MCP endpoint's address as clients reach it, behind a proxy; `--config deploy/signed-in.toml` what
+//! their scopes grant).
 
 use example_shop::agent::{self, Scripted};
 use example_shop::{Db, http_server, manager, registry, server, signed_in_http_server, viewer};
