@@ -86,10 +86,18 @@ pub(crate) struct Token {
     pub(crate) renew_at: Instant,
 }
 
-/// The gateway's sign-in to one server: its token, kept while it is good.
+/// The gateway's sign-in to one server: its token, kept while it is good, and the authorization
+/// server that gave it, kept until the server refuses a token.
 pub(crate) struct ServiceSignIn {
     grant: ClientCredentials,
-    token: Mutex<Option<Token>>,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    token: Option<Token>,
+    /// The authorization server the server's metadata named, its endpoints read once.
+    issuer: Option<Discovery>,
 }
 
 /// What the gateway reads of a server's protected resource metadata.
@@ -113,7 +121,7 @@ impl ServiceSignIn {
     pub(crate) fn new(grant: ClientCredentials) -> Self {
         ServiceSignIn {
             grant,
-            token: Mutex::new(None),
+            kept: Mutex::default(),
         }
     }
 
@@ -124,14 +132,21 @@ impl ServiceSignIn {
     /// is out of reach or names another resource or issuer, the secret is not set, or the grant is
     /// refused.
     pub(crate) async fn token(&self, label: &str, url: &str) -> Result<Token, String> {
-        let mut kept = self.token.lock().await;
-        if let Some(token) = kept.as_ref().filter(|t| Instant::now() < t.renew_at) {
+        let mut kept = self.kept.lock().await;
+        if let Some(token) = kept.token.as_ref().filter(|t| Instant::now() < t.renew_at) {
             return Ok(token.clone());
         }
         let secret = self.grant.secret.read(label)?;
-        let fetcher = Fetcher::new()?;
-        let issuer = authorization_server(&fetcher, url).await?;
-        let discovery = Discovery::new(&issuer, fetcher.clone())?;
+        let discovery = match kept.issuer.take() {
+            Some(discovery) => discovery,
+            None => {
+                let fetcher = Fetcher::new()?;
+                let issuer = authorization_server(&fetcher, url).await?;
+                Discovery::new(&issuer, fetcher)?
+            }
+        };
+        let discovery = kept.issuer.insert(discovery);
+        let issuer = discovery.issuer();
         let endpoints = discovery.endpoints().await?;
         let endpoint = (endpoints.token_endpoint.as_deref())
             .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?;
@@ -144,7 +159,9 @@ impl ServiceSignIn {
         if !scope.is_empty() {
             form.push(("scope", &scope));
         }
-        let granted: Granted = fetcher.grant(endpoint, &client, &form).await?;
+        let granted: Granted = (discovery.fetcher())
+            .grant(endpoint, &client, &form)
+            .await?;
         if !granted.token_type.eq_ignore_ascii_case("bearer") {
             return Err(format!(
                 "the authorization server {issuer} gave a `{}` token, not a bearer token",
@@ -158,13 +175,14 @@ impl ServiceSignIn {
             value: granted.access_token,
             renew_at: Instant::now() + lifetime - RENEW_MARGIN.min(lifetime / 2),
         };
-        *kept = Some(token.clone());
+        kept.token = Some(token.clone());
         Ok(token)
     }
 
-    /// Forgets the token kept, after the server refused it: the next connection asks for a new one.
+    /// Forgets the token kept and where it came from, after the server refused it: the next
+    /// connection finds its authorization server again and asks for a new one.
     pub(crate) async fn forget(&self) {
-        *self.token.lock().await = None;
+        *self.kept.lock().await = Kept::default();
     }
 }
 
