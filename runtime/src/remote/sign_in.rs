@@ -17,6 +17,10 @@ const UNSAID_LIFETIME: Duration = Duration::from_secs(300);
 /// The most of a token's life given up, to renew it before it expires.
 const RENEW_MARGIN: Duration = Duration::from_secs(60);
 
+/// The longest a token is kept, whatever its authorization server says (an `expires_in` past it would
+/// keep a revoked grant's token, or overflow the clock).
+const LONGEST_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
 /// How the gateway signs in to one server: its client at the server's authorization server, the
 /// client's secret, and the scopes it asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,12 +172,9 @@ impl ServiceSignIn {
                 crate::text::shown(&granted.token_type)
             ));
         }
-        let lifetime = granted
-            .expires_in
-            .map_or(UNSAID_LIFETIME, Duration::from_secs);
         let token = Token {
             value: granted.access_token,
-            renew_at: Instant::now() + lifetime - RENEW_MARGIN.min(lifetime / 2),
+            renew_at: Instant::now() + kept_for(granted.expires_in),
         };
         kept.token = Some(token.clone());
         Ok(token)
@@ -184,6 +185,15 @@ impl ServiceSignIn {
     pub(crate) async fn forget(&self) {
         *self.kept.lock().await = Kept::default();
     }
+}
+
+/// How long a token said to expire in `expires_in` seconds is kept: until a minute (or half its life)
+/// before it expires, and a day at most.
+fn kept_for(expires_in: Option<u64>) -> Duration {
+    let lifetime = expires_in
+        .map_or(UNSAID_LIFETIME, Duration::from_secs)
+        .min(LONGEST_LIFETIME);
+    lifetime - RENEW_MARGIN.min(lifetime / 2)
 }
 
 /// The authorization server the server at `url` names in its protected resource metadata: at the
@@ -213,4 +223,26 @@ async fn authorization_server(fetcher: &Fetcher, url: &str) -> Result<String, St
         }
     }
     Err(problems.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_renewed_before_it_expires_and_kept_a_day_at_most() {
+        assert_eq!(kept_for(Some(3600)), Duration::from_secs(3540));
+        assert_eq!(
+            kept_for(Some(4)),
+            Duration::from_secs(2),
+            "half a short life"
+        );
+        assert_eq!(kept_for(None), Duration::from_secs(240));
+        assert_eq!(kept_for(Some(0)), Duration::ZERO);
+        assert_eq!(
+            kept_for(Some(u64::MAX)),
+            LONGEST_LIFETIME - RENEW_MARGIN,
+            "an authorization server's lie neither overflows the clock nor keeps a token for ever"
+        );
+    }
 }
