@@ -45,22 +45,35 @@ impl Fetcher {
         self.read(url, request).await
     }
 
-    /// The JSON answer to `request`, sent to `url`, read as a `T`.
-    /// What the token endpoint at `url` answers `client`'s request for a grant, the `form` its
-    /// parameters.
+    /// What the endpoint at `url` answers a JSON document posted to it (a client's registration,
+    /// RFC 7591), read as a `T`.
     #[cfg(feature = "remote")]
-    pub(crate) async fn grant<T: DeserializeOwned>(
+    pub(crate) async fn post_json<T: DeserializeOwned>(
         &self,
         url: &str,
-        client: &Client,
-        form: &[(&str, &str)],
+        document: &serde_json::Value,
     ) -> Result<T, String> {
-        let request = self
-            .0
-            .post(url)
-            .basic_auth(&client.id, Some(&client.secret))
-            .form(form);
-        self.read(url, request).await
+        self.read(url, self.0.post(url).json(document)).await
+    }
+
+    /// Where the authorization endpoint at `url` sends the person's browser: the `Location` of its
+    /// redirect, which is not followed.
+    #[cfg(feature = "remote")]
+    pub(crate) async fn redirect(&self, url: &str) -> Result<String, String> {
+        let shown = url.split('?').next().unwrap_or(url);
+        let response = self.0.get(url).send().await.map_err(|error| {
+            format!("{shown} is out of reach: {}", without_url(&error))
+        })?;
+        if !response.status().is_redirection() {
+            return Err(format!(
+                "{shown} answered {}, not a redirect back to the gateway",
+                response.status()
+            ));
+        }
+        (response.headers().get(http::header::LOCATION))
+            .and_then(|location| location.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("{shown} redirected to no readable location"))
     }
 
     async fn read<T: DeserializeOwned>(
@@ -68,7 +81,7 @@ impl Fetcher {
         url: &str,
         request: reqwest::RequestBuilder,
     ) -> Result<T, String> {
-        let mut response = request
+        let response = request
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
@@ -76,19 +89,67 @@ impl Fetcher {
         if !response.status().is_success() {
             return Err(format!("{url} answered {}", response.status()));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|error| format!("{url} broke off: {}", without_url(&error)))?
-        {
-            if body.len() + chunk.len() > MAX_DOCUMENT {
-                return Err(format!("{url} sent more than {MAX_DOCUMENT} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = bounded(url, response).await?;
         serde_json::from_slice(&body)
             .map_err(|error| format!("{url} sent no valid document: {error}"))
+    }
+}
+
+/// The body of `response` from `url`, refused past [`MAX_DOCUMENT`] bytes.
+async fn bounded(url: &str, mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| format!("{url} broke off: {}", without_url(&error)))?
+    {
+        if body.len() + chunk.len() > MAX_DOCUMENT {
+            return Err(format!("{url} sent more than {MAX_DOCUMENT} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Why a request `oauth2` made through a [`Fetcher`] failed.
+#[cfg(feature = "remote")]
+#[derive(Debug)]
+pub(crate) struct FetchError(String);
+
+#[cfg(feature = "remote")]
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(feature = "remote")]
+impl std::error::Error for FetchError {}
+
+/// The token requests `oauth2` makes go through the same bounds as every other fetch.
+#[cfg(feature = "remote")]
+impl<'c> oauth2::AsyncHttpClient<'c> for Fetcher {
+    type Error = FetchError;
+    type Future = std::pin::Pin<
+        Box<dyn Future<Output = Result<oauth2::HttpResponse, FetchError>> + Send + 'c>,
+    >;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let url = parts.uri.to_string();
+            let response = (self.0.request(parts.method, &url))
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(|error| FetchError(format!("{url} is out of reach: {}", without_url(&error))))?;
+            let (status, headers) = (response.status(), response.headers().clone());
+            let mut answer = http::Response::new(bounded(&url, response).await.map_err(FetchError)?);
+            *answer.status_mut() = status;
+            *answer.headers_mut() = headers;
+            Ok(answer)
+        })
     }
 }
 
@@ -124,8 +185,8 @@ pub(crate) fn fetchable(url: &str) -> Result<http::Uri, String> {
         Some("https") => Ok(uri),
         Some("http") if loopback => Ok(uri),
         _ => Err(format!(
-            "`{}` is neither `https` nor `http` on a loopback address; signing keys are only fetched \
-             over TLS",
+            "`{}` is neither `https` nor `http` on a loopback address; an authorization server is \
+             only asked over TLS",
             crate::text::shown(url)
         )),
     }

@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 use crate::param::Progress;
 use crate::sync::Locked;
 
+use super::flight::Failure;
 use super::server::{RemoteServer, Transport};
 use super::shallow::Shallow;
 
@@ -103,7 +104,7 @@ pub(crate) async fn connect(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
     credential: Option<&str>,
-) -> Result<Connection, String> {
+) -> Result<Connection, Failure> {
     let probing = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: None,
@@ -111,23 +112,31 @@ pub(crate) async fn connect(
     match attempt(server, Arc::clone(&list_changed), credential, probing).await {
         Err(Attempt::Misunderstood(_)) => {
             let legacy = ClientLifecycleMode::Initialize;
-            (attempt(server, list_changed, credential, legacy).await)
-                .map_err(|(Attempt::Failed(error) | Attempt::Misunderstood(error))| error)
+            (attempt(server, list_changed, credential, legacy).await).map_err(Attempt::failure)
         }
-        opened => opened.map_err(|(Attempt::Failed(error) | Attempt::Misunderstood(error))| error),
+        opened => opened.map_err(Attempt::failure),
     }
 }
 
 /// Why an attempt to open a session failed: the server answered the handshake with something else
-/// than it asks for, or anything else; what went wrong either way.
+/// than it asks for, or anything else.
 enum Attempt {
     Misunderstood(String),
-    Failed(String),
+    Failed(Failure),
+}
+
+impl Attempt {
+    fn failure(self) -> Failure {
+        match self {
+            Attempt::Misunderstood(error) => Failure::Unreachable(error),
+            Attempt::Failed(failure) => failure,
+        }
+    }
 }
 
 impl From<String> for Attempt {
     fn from(error: String) -> Self {
-        Attempt::Failed(error)
+        Attempt::Failed(Failure::Unreachable(error))
     }
 }
 
@@ -230,6 +239,9 @@ async fn attempt(
                     said = format!("; it last said on its standard error: {line}");
                 }
             }
+            if let Some(challenge) = error.auth_challenge() {
+                return Err(Attempt::Failed(Failure::Challenged(challenge.to_owned())));
+            }
             let misunderstood = matches!(
                 error,
                 ClientInitializeError::ExpectedInitResult(_)
@@ -238,7 +250,7 @@ async fn attempt(
             let error = format!("the MCP handshake failed: {error}{said}");
             return Err(match misunderstood {
                 true => Attempt::Misunderstood(error),
-                false => Attempt::Failed(error),
+                false => Attempt::Failed(Failure::Unreachable(error)),
             });
         }
     };

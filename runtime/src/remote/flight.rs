@@ -10,14 +10,32 @@ use crate::sync::Locked;
 
 use super::client::ProgressRoutes;
 
-/// Why a request to a server failed: it cannot be reached, or it answered with an error.
+/// Why a request to a server failed: it cannot be reached, it answered with an error, or it refused
+/// the credential sent with a `WWW-Authenticate` challenge (kept whole: it says how to sign in).
 pub(super) enum Failure {
     Unreachable(String),
     Refused(String),
+    Challenged(String),
+}
+
+impl Failure {
+    /// What went wrong, for the server's status.
+    pub(super) fn said(self) -> String {
+        match self {
+            Failure::Unreachable(error) | Failure::Refused(error) => error,
+            Failure::Challenged(challenge) => format!(
+                "it refused the credential sent: {}",
+                crate::text::capped(&crate::text::shown(&challenge))
+            ),
+        }
+    }
 }
 
 impl From<ServiceError> for Failure {
     fn from(error: ServiceError) -> Self {
+        if let Some(challenge) = error.auth_challenge() {
+            return Failure::Challenged(challenge.to_owned());
+        }
         match error {
             ServiceError::McpError(error) => Failure::Refused(error.message.to_string()),
             ServiceError::UnexpectedResponse => {

@@ -32,7 +32,7 @@ pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
 pub(crate) use session::{Changes, Listed, Remote};
 #[cfg(feature = "oauth")]
-pub use sign_in::ClientSecret;
+pub use sign_in::{ClientSecret, SignIn};
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 

@@ -90,7 +90,7 @@ pub(crate) enum Transport {
         headers_env: BTreeMap<String, String>,
         /// How the gateway signs itself in at the server's authorization server, if it does.
         #[cfg(feature = "oauth")]
-        sign_in: Option<super::sign_in::ClientCredentials>,
+        sign_in: Option<super::SignIn>,
     },
 }
 
@@ -258,43 +258,23 @@ impl RemoteServer {
         self
     }
 
-    /// Signs the gateway in at the server's authorization server as the OAuth client `client_id`, by
-    /// the client credentials grant, asking for `scopes`: for a server that machines reach without a
-    /// person (MCP's client-credentials extension). The authorization server is the one the server's
-    /// protected resource metadata names (RFC 9728), and each token is asked for this server's URL
-    /// (`resource`); the secret is read when a token is needed (from the environment, with
-    /// [`ClientSecret::env`](super::ClientSecret::env)), never written anywhere. A token is kept until a
-    /// minute before it expires, and a new one asked for then, or when the server refuses it. With the
-    /// `oauth` feature.
+    /// Signs the gateway in to the server as `sign_in` says, at the authorization server the server
+    /// names: the tokens it gets are sent as its bearer token, renewed before they expire and asked
+    /// for again when the server refuses one. Only an HTTP server signs in; for a stdio one this does
+    /// nothing.
     ///
     /// ```
-    /// use toolgate::remote::{ClientSecret, RemoteServer};
+    /// use toolgate::remote::{ClientSecret, RemoteServer, SignIn};
     ///
-    /// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp").client_credentials(
-    ///     "tools-gateway",
-    ///     ClientSecret::env("ORDERS_CLIENT_SECRET"),
-    ///     ["orders:read"],
-    /// );
+    /// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp")
+    ///     .sign_in(SignIn::client_credentials("tools-gateway", ClientSecret::env("ORDERS_CLIENT_SECRET")));
     /// # let _ = orders;
     /// ```
     #[cfg(feature = "oauth")]
     #[must_use]
-    pub fn client_credentials<I, S>(
-        mut self,
-        client_id: impl Into<String>,
-        secret: super::ClientSecret,
-        scopes: I,
-    ) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        if let Transport::Http { sign_in, .. } = &mut self.transport {
-            *sign_in = Some(super::sign_in::ClientCredentials {
-                client_id: client_id.into(),
-                secret,
-                scopes: scopes.into_iter().map(Into::into).collect(),
-            });
+    pub fn sign_in(mut self, sign_in: super::SignIn) -> Self {
+        if let Transport::Http { sign_in: slot, .. } = &mut self.transport {
+            *slot = Some(sign_in);
         }
         self
     }
@@ -470,9 +450,9 @@ impl RemoteServer {
             #[cfg(feature = "oauth")]
             Transport::Http {
                 url,
-                sign_in: Some(grant),
+                sign_in: Some(sign_in),
                 ..
-            } => format!("http: {url}, signed in as OAuth client {}", grant.client_id),
+            } => format!("http: {url}, {}", sign_in.described()),
             Transport::Http { url, .. } => format!("http: {url}"),
         }
     }
@@ -579,7 +559,8 @@ fn signed_in(
     #[cfg(feature = "oauth")]
     {
         let secret = super::ClientSecret::env(oauth.client_secret_env);
-        Ok(server.client_credentials(oauth.client_id, secret, oauth.scopes))
+        let sign_in = super::SignIn::client_credentials(oauth.client_id, secret).scopes(oauth.scopes);
+        Ok(server.sign_in(sign_in))
     }
     #[cfg(not(feature = "oauth"))]
     {

@@ -86,6 +86,8 @@ struct Condition {
     last_seen_ms: Option<u64>,
     failures: u32,
     retry_at: Option<Instant>,
+    /// The attempt that started the backoff was refused (a sign-in that failed), not unanswered.
+    refused: bool,
 }
 
 /// What the registry serves of a server now.
@@ -100,6 +102,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// How many callers' sessions a server that checks each caller's rights keeps open at most.
 const MAX_CALLER_SESSIONS: usize = 256;
+
+/// How many times one request signs in again when the server refuses the gateway's token: a server
+/// that refuses every token ends in an error, not a loop.
+#[cfg(feature = "oauth")]
+const MAX_CHALLENGES: usize = 2;
 
 /// The shortest time between two listings of one server that said its tools changed: a storm of
 /// `list_changed` is one listing a second.
@@ -141,6 +148,7 @@ impl Remote {
                 last_seen_ms: None,
                 failures: 0,
                 retry_at: None,
+                refused: false,
             }),
             session: tokio::sync::Mutex::new(None),
             per_caller: tokio::sync::Mutex::default(),
@@ -203,10 +211,10 @@ impl Remote {
     /// comes back empty keeps the last good one and marks the server degraded (offline when it cannot
     /// be reached).
     pub(crate) async fn list(&self) {
-        let listed = match self.session().await {
-            Ok(session) => self.on_time(list_all(&session, self.label())).await,
-            Err(error) => Err(Failure::Unreachable(error)),
-        };
+        let listed = (self.with_session(|session| async move {
+            self.on_time(list_all(&session, self.label())).await
+        }))
+        .await;
         match listed {
             Ok((tools, _)) if tools.is_empty() => {
                 self.degraded("it listed no tools; the last good list is kept".to_owned());
@@ -231,12 +239,13 @@ impl Remote {
                     self.signal.bump();
                 }
             }
-            Err(Failure::Refused(error)) => {
+            Err(Failure::Unreachable(error)) => self.offline(error).await,
+            Err(refused) => {
                 self.degraded(format!(
-                    "its tool listing failed ({error}); the last good list is kept"
+                    "its tool listing failed ({}); the last good list is kept",
+                    refused.said()
                 ));
             }
-            Err(Failure::Unreachable(error)) => self.offline(error).await,
         }
     }
 
@@ -244,26 +253,24 @@ impl Remote {
     /// answer too. A server that answers while it is not online has its tools listed again.
     async fn check(&self) {
         let was = self.state.locked().health;
-        let answered = match self.session().await {
-            Ok(session) => {
-                let request = if session.discovers {
-                    ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams {}))
-                } else {
-                    ClientRequest::PingRequest(PingRequest::default())
-                };
-                let peer = session.service.peer();
-                self.on_time(async {
-                    peer.send_request(request).await.map_err(Failure::from)?;
-                    Ok(())
-                })
-                .await
-            }
-            Err(error) => Err(Failure::Unreachable(error)),
-        };
+        let answered = (self.with_session(|session| async move {
+            let request = if session.discovers {
+                ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams {}))
+            } else {
+                ClientRequest::PingRequest(PingRequest::default())
+            };
+            let peer = session.service.peer();
+            self.on_time(async {
+                peer.send_request(request).await.map_err(Failure::from)?;
+                Ok(())
+            })
+            .await
+        }))
+        .await;
         match answered {
             Err(Failure::Unreachable(error)) => self.offline(error).await,
-            Ok(()) | Err(Failure::Refused(_)) if was != Health::Online => self.list().await,
-            Ok(()) | Err(Failure::Refused(_)) => {
+            Ok(()) | Err(_) if was != Health::Online => self.list().await,
+            Ok(()) | Err(_) => {
                 self.state.locked().last_seen_ms = Some(crate::store::unix_ms());
             }
         }
@@ -289,13 +296,31 @@ impl Remote {
                 ),
             ));
         };
-        let session = if self.server.access.is_enforced_downstream() {
-            self.caller_session(&parts.caller).await?
+        let called = if self.server.access.is_enforced_downstream() {
+            let session = self.caller_session(&parts.caller).await?;
+            self.call_on(&session, name, &arguments, &parts).await
         } else {
-            self.session()
-                .await
-                .map_err(|error| unreachable(label, &error))?
+            let (arguments, parts) = (&arguments, &parts);
+            (self.with_session(|session| async move {
+                self.call_on(&session, name, arguments, parts).await
+            }))
+            .await
         };
+        match called {
+            Ok(answer) => answer,
+            Err(failure) => Err(self.failed_call(failure).await),
+        }
+    }
+
+    /// Calls its tool `name` on `session`: the answer, or why the request failed.
+    async fn call_on(
+        &self,
+        session: &Connection,
+        name: &str,
+        arguments: &Value,
+        parts: &CallParts<'static>,
+    ) -> Result<Result<ToolResult, ToolError>, Failure> {
+        let label = self.label();
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments.as_object().cloned();
         let answers = parts.answers.as_deref();
@@ -314,10 +339,7 @@ impl Remote {
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await;
-        let handle = match handle {
-            Ok(handle) => handle,
-            Err(error) => return Err(self.failed_call(Failure::from(error)).await),
-        };
+        let handle = handle.map_err(Failure::from)?;
         let mut in_flight = InFlightCall::new(
             &session.in_flight,
             handle.progress_token.clone(),
@@ -328,22 +350,21 @@ impl Remote {
         let response = match &parts.cancellation {
             Some(token) => tokio::select! {
                 response = handle.await_response() => response,
-                () = token.cancelled() => return Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled.")),
+                () = token.cancelled() => return Ok(Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled."))),
             },
             None => handle.await_response().await,
         };
         in_flight.answered = true;
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => {
-                sound_media(label, name, &result)?;
-                Ok(tool_result(result))
+        Ok(match response.map_err(Failure::from)? {
+            ServerResult::CallToolResult(result) => {
+                sound_media(label, name, &result).map(|()| tool_result(result))
             }
-            Ok(ServerResult::InputRequiredResult(asked)) => {
+            ServerResult::InputRequiredResult(asked) => {
                 let requests = serde_json::to_value(asked.input_requests.unwrap_or_default());
                 let Ok(Value::Object(mut requests)) = requests else {
-                    return Err(ToolError::new(format!(
+                    return Ok(Err(ToolError::new(format!(
                         "The remote tool `{name}` of `{label}` asked for input it did not say."
-                    )));
+                    ))));
                 };
                 labelled(label, &mut requests);
                 let keys: Vec<&String> = requests.keys().collect();
@@ -351,16 +372,15 @@ impl Remote {
                 let support = answers.map_or(ClientSupport::ALL, |a| a.support);
                 Err(relay(requests, support, carry))
             }
-            Ok(ServerResult::CreateTaskResult(_)) => Err(ToolError::new(format!(
+            ServerResult::CreateTaskResult(_) => Err(ToolError::new(format!(
                 "The remote tool `{name}` of `{label}` answered with a task, which toolgate does not \
                  follow yet."
             ))),
-            Ok(_) => Err(ToolError::new(format!(
+            _ => Err(ToolError::new(format!(
                 "The remote server `{label}` answered the call with something that is no tool result; it \
                  may or may not have run."
             ))),
-            Err(error) => Err(self.failed_call(Failure::from(error)).await),
-        }
+        })
     }
 
     /// The error of a call that failed on the way: a server that went away is marked offline.
@@ -377,9 +397,9 @@ impl Remote {
                     ),
                 )
             }
-            Failure::Refused(error) => ToolError::new(format!(
+            refused => ToolError::new(format!(
                 "The remote server `{label}` refused the call: {}",
-                capped(&shown(&error))
+                capped(&shown(&refused.said()))
             )),
         }
     }
@@ -413,7 +433,7 @@ impl Remote {
         let opened = self
             .open(Some(&credential))
             .await
-            .map_err(|error| unreachable(label, &error))?;
+            .map_err(|failure| unreachable(label, &failure.said()))?;
         if sessions.len() >= MAX_CALLER_SESSIONS {
             sessions.clear();
         }
@@ -422,9 +442,48 @@ impl Remote {
         Ok(session)
     }
 
-    /// The session, opened if there is none or the last one closed; refused while the backoff after a
-    /// failed attempt runs.
-    async fn session(&self) -> Result<Arc<Connection>, String> {
+    /// Runs `work` on the session; when the server challenges the gateway's credential and the gateway
+    /// signs in to it, signs in again as the challenge asks and runs `work` once more on a new session,
+    /// at most [`MAX_CHALLENGES`] times. A request the server refused at its door did not run.
+    async fn with_session<T, F: Future<Output = Result<T, Failure>>>(
+        &self,
+        work: impl Fn(Arc<Connection>) -> F,
+    ) -> Result<T, Failure> {
+        #[cfg(feature = "oauth")]
+        let mut challenges = 0;
+        loop {
+            match work(self.session().await?).await {
+                #[cfg(feature = "oauth")]
+                Err(Failure::Challenged(challenge)) if challenges < MAX_CHALLENGES => {
+                    challenges += 1;
+                    self.sign_in_again(&challenge).await?;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// Signs in again as `challenge` asks, and drops the session that carried the refused token: the
+    /// next one carries the new token.
+    #[cfg(feature = "oauth")]
+    async fn sign_in_again(&self, challenge: &str) -> Result<(), Failure> {
+        let (Some(sign_in), super::server::Transport::Http { url, .. }) =
+            (&self.sign_in, &self.server.transport)
+        else {
+            return Err(Failure::Challenged(challenge.to_owned()));
+        };
+        let mut slot = self.session.lock().await;
+        sign_in
+            .token(self.label(), url, Some(challenge))
+            .await
+            .map_err(Failure::Refused)?;
+        *slot = None;
+        Ok(())
+    }
+
+    /// The session, opened if there is none, the last one closed or its token is due; refused while
+    /// the backoff after a failed attempt runs.
+    async fn session(&self) -> Result<Arc<Connection>, Failure> {
         let mut slot = self.session.lock().await;
         if let Some(session) = &*slot
             && !session.service.is_closed()
@@ -439,10 +498,11 @@ impl Remote {
                 && Instant::now() < at
             {
                 let error = state.last_error.clone().unwrap_or_default();
-                return Err(format!(
-                    "{error}; the next attempt is in {:.1?}",
-                    at - Instant::now()
-                ));
+                let error = format!("{error}; the next attempt is in {:.1?}", at - Instant::now());
+                return Err(match state.refused {
+                    true => Failure::Refused(error),
+                    false => Failure::Unreachable(error),
+                });
             }
         }
         let opened = self.open_as_gateway().await;
@@ -456,49 +516,60 @@ impl Remote {
                 *slot = Some(Arc::clone(&session));
                 Ok(session)
             }
-            Err(error) => {
+            Err(failure) => {
                 state.failures = state.failures.saturating_add(1);
                 let backoff = Duration::from_millis(250)
                     .saturating_mul(1 << state.failures.min(8))
                     .min(MAX_BACKOFF);
                 state.retry_at = Some(Instant::now() + backoff);
+                state.refused = !matches!(failure, Failure::Unreachable(_));
+                let failure = match failure {
+                    Failure::Challenged(challenge) => Failure::Refused(Failure::Challenged(challenge).said()),
+                    failure => failure,
+                };
                 // What an attempt refused while the backoff runs says.
-                state.last_error = Some(error.clone());
-                Err(error)
+                if let Failure::Unreachable(error) | Failure::Refused(error) = &failure {
+                    state.last_error = Some(error.clone());
+                }
+                Err(failure)
             }
         }
     }
 
-    /// A new session as the gateway: signed in, for a server it signs in to.
-    async fn open_as_gateway(&self) -> Result<Connection, String> {
+    /// A new session as the gateway: for a server it signs in to, with the token kept, or none before
+    /// the server first asks for one; signed in again as the server's challenge asks, at most
+    /// [`MAX_CHALLENGES`] times.
+    async fn open_as_gateway(&self) -> Result<Connection, Failure> {
         #[cfg(feature = "oauth")]
         if let (Some(sign_in), super::server::Transport::Http { url, .. }) =
             (&self.sign_in, &self.server.transport)
         {
-            let token = sign_in.token(self.label(), url).await?;
-            let opened = self.open(Some(&token.value)).await;
-            return match opened {
-                Ok(mut session) => {
-                    session.renew_at = Some(token.renew_at);
-                    Ok(session)
+            let mut challenge = None;
+            for _ in 0..=MAX_CHALLENGES {
+                let token = (sign_in.token(self.label(), url, challenge.as_deref()).await)
+                    .map_err(Failure::Refused)?;
+                match self.open(token.as_ref().map(|token| token.value.as_str())).await {
+                    Ok(mut session) => {
+                        session.renew_at = token.map(|token| token.renew_at);
+                        return Ok(session);
+                    }
+                    Err(Failure::Challenged(again)) => challenge = Some(again),
+                    Err(failure) => return Err(failure),
                 }
-                Err(error) => {
-                    // Refused, perhaps: the next attempt asks for a new token.
-                    sign_in.forget().await;
-                    Err(error)
-                }
-            };
+            }
+            return Err(Failure::Refused(format!(
+                "it refused every token the gateway signed in for ({} attempts)",
+                MAX_CHALLENGES + 1
+            )));
         }
         self.open(None).await
     }
 
     /// A new session, as a caller with `credential` when given, unless opening it takes longer than the
     /// server's timeout.
-    async fn open(&self, credential: Option<&str>) -> Result<Connection, String> {
+    async fn open(&self, credential: Option<&str>) -> Result<Connection, Failure> {
         let opening = connect(&self.server, Arc::clone(&self.list_changed), credential);
-        self.on_time(async { opening.await.map_err(Failure::Unreachable) })
-            .await
-            .map_err(|(Failure::Unreachable(error) | Failure::Refused(error))| error)
+        self.on_time(opening).await
     }
 
     /// `work`, unless it takes longer than the server's timeout: then the server does not answer.

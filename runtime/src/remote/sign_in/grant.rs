@@ -1,0 +1,296 @@
+//! Tokens from an authorization server's token endpoint, asked through `oauth2` for one resource
+//! (RFC 8707): by the client credentials grant, by a refresh token, or by an authorization code the
+//! gateway asked for with PKCE, its redirect checked for the state sent and the issuer's `iss`
+//! (RFC 9207) before the code is spent.
+
+use std::time::{Duration, Instant};
+
+use oauth2::basic::{BasicClient, BasicTokenResponse, BasicTokenType};
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, CsrfToken, EndpointNotSet, EndpointSet,
+    PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse,
+    TokenUrl,
+};
+
+use super::registration::{Method, Registered};
+use crate::oauth::Discovery;
+
+/// How long a token is kept when its authorization server does not say.
+const UNSAID_LIFETIME: Duration = Duration::from_secs(300);
+
+/// The most of a token's life given up, to renew it before it expires.
+const RENEW_MARGIN: Duration = Duration::from_secs(60);
+
+/// The longest a token is kept, whatever its authorization server says (an `expires_in` past it would
+/// keep a revoked grant's token, or overflow the clock).
+const LONGEST_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// A token, and when to ask for the next.
+#[derive(Clone)]
+pub(crate) struct Token {
+    pub(crate) value: String,
+    pub(crate) renew_at: Instant,
+}
+
+/// What a token endpoint gave.
+pub(crate) struct Granted {
+    pub(crate) token: Token,
+    pub(crate) refresh: Option<String>,
+}
+
+/// Why no token came: the authorization server said no (a grant revoked, a client unknown), or it
+/// could not be asked.
+pub(crate) enum Failure {
+    Refused(String),
+    Unreachable(String),
+}
+
+impl From<Failure> for String {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Refused(why) | Failure::Unreachable(why) => why,
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(why: String) -> Self {
+        Failure::Unreachable(why)
+    }
+}
+
+type Client = BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+
+/// One token request's parts: who asks, where, and for what.
+pub(crate) struct Request<'a> {
+    pub(crate) issuer: &'a Discovery,
+    pub(crate) client: &'a Registered,
+    pub(crate) resource: &'a str,
+    pub(crate) scopes: &'a [String],
+}
+
+impl Request<'_> {
+    async fn client(&self) -> Result<Client, Failure> {
+        let endpoints = self.issuer.endpoints().await?;
+        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
+            format!(
+                "the authorization server {} names no token endpoint",
+                self.issuer.issuer()
+            )
+        })?;
+        let endpoint = TokenUrl::new(endpoint.to_owned())
+            .map_err(|error| format!("its token endpoint is no URL: {error}"))?;
+        let mut client = BasicClient::new(ClientId::new(self.client.id.clone()))
+            .set_token_uri(endpoint)
+            .set_auth_type(match self.client.method {
+                Method::Basic => AuthType::BasicAuth,
+                Method::Post | Method::None => AuthType::RequestBody,
+            });
+        if let Some(secret) = &self.client.secret {
+            client = client.set_client_secret(oauth2::ClientSecret::new(secret.clone()));
+        }
+        Ok(client)
+    }
+
+    fn scopes(&self) -> impl Iterator<Item = Scope> + use<'_> {
+        self.scopes.iter().cloned().map(Scope::new)
+    }
+
+    /// A token by the client credentials grant (RFC 6749 §4.4).
+    pub(crate) async fn client_credentials(&self) -> Result<Granted, Failure> {
+        let client = self.client().await?;
+        let answer = (client.exchange_client_credentials())
+            .add_scopes(self.scopes())
+            .add_extra_param("resource", self.resource)
+            .request_async(self.issuer.fetcher())
+            .await;
+        self.granted(answer)
+    }
+
+    /// A token for the grant `refresh`.
+    pub(crate) async fn refresh(&self, refresh: &str) -> Result<Granted, Failure> {
+        let client = self.client().await?;
+        let refresh = RefreshToken::new(refresh.to_owned());
+        let answer = (client.exchange_refresh_token(&refresh))
+            .add_extra_param("resource", self.resource)
+            .request_async(self.issuer.fetcher())
+            .await;
+        let mut granted = self.granted(answer)?;
+        // A server that does not rotate refresh tokens keeps the one it gave.
+        granted.refresh.get_or_insert_with(|| refresh.into_secret());
+        Ok(granted)
+    }
+
+    /// A token by the authorization code grant with PKCE, from an authorization server that approves
+    /// without a person: the gateway asks at its authorization endpoint, reads the code from its
+    /// redirect to `redirect_uri`, and spends it.
+    pub(crate) async fn unattended(&self, redirect_uri: &str) -> Result<Granted, Failure> {
+        let endpoints = self.issuer.endpoints().await?;
+        let authorize = endpoints.authorization_endpoint.as_deref().ok_or_else(|| {
+            format!(
+                "the authorization server {} names no authorization endpoint",
+                self.issuer.issuer()
+            )
+        })?;
+        if crate::oauth::fetchable(redirect_uri).is_err() {
+            return Err(Failure::Refused(format!(
+                "the redirect `{}` is neither `https` nor `http` on a loopback address: a code sent there \
+                 could be read on the way",
+                crate::text::shown(redirect_uri)
+            )));
+        }
+        let redirect = RedirectUrl::new(redirect_uri.to_owned())
+            .map_err(|error| format!("the redirect `{redirect_uri}` is no URL: {error}"))?;
+        let client = (self.client().await?)
+            .set_redirect_uri(redirect)
+            .set_auth_uri(
+                AuthUrl::new(authorize.to_owned())
+                    .map_err(|error| format!("its authorization endpoint is no URL: {error}"))?,
+            );
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (url, state) = (client.authorize_url(CsrfToken::new_random))
+            .add_scopes(self.scopes())
+            .set_pkce_challenge(challenge)
+            .add_extra_param("resource", self.resource)
+            .url();
+        let location = self.issuer.fetcher().redirect(url.as_str()).await?;
+        let code = code_from(
+            &location,
+            redirect_uri,
+            state.secret(),
+            &endpoints.issuer,
+            endpoints.authorization_response_iss_parameter_supported,
+        )
+        .map_err(Failure::Refused)?;
+        let answer = (client.exchange_code(AuthorizationCode::new(code)))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", self.resource)
+            .request_async(self.issuer.fetcher())
+            .await;
+        self.granted(answer)
+    }
+
+    fn granted<E: std::error::Error>(
+        &self,
+        answer: Result<BasicTokenResponse, RequestTokenError<E, oauth2::basic::BasicErrorResponse>>,
+    ) -> Result<Granted, Failure> {
+        let issuer = self.issuer.issuer();
+        let answer = answer.map_err(|error| match error {
+            RequestTokenError::ServerResponse(refusal) => Failure::Refused(format!(
+                "the authorization server {issuer} refused: {}{}",
+                refusal.error(),
+                refusal
+                    .error_description()
+                    .map(|why| format!(" ({})", crate::text::capped(&crate::text::shown(why))))
+                    .unwrap_or_default()
+            )),
+            RequestTokenError::Request(error) => Failure::Unreachable(error.to_string()),
+            RequestTokenError::Parse(..) | RequestTokenError::Other(_) => Failure::Refused(format!(
+                "the authorization server {issuer} answered with no token"
+            )),
+        })?;
+        if *answer.token_type() != BasicTokenType::Bearer {
+            return Err(Failure::Refused(format!(
+                "the authorization server {issuer} gave a `{}` token, not a bearer token",
+                crate::text::shown(answer.token_type().as_ref())
+            )));
+        }
+        Ok(Granted {
+            token: Token {
+                value: answer.access_token().secret().clone(),
+                renew_at: Instant::now()
+                    + kept_for(answer.expires_in().map(|lifetime| lifetime.as_secs())),
+            },
+            refresh: answer.refresh_token().map(|refresh| refresh.secret().clone()),
+        })
+    }
+}
+
+/// The code in the authorization server's redirect to `location`, when it came back to
+/// `redirect_uri` with the `state` sent and the issuer's `iss`: required when the issuer says it
+/// sends it, compared as a plain string whenever it is there (RFC 9207 §2.4).
+fn code_from(
+    location: &str,
+    redirect_uri: &str,
+    state: &str,
+    issuer: &str,
+    iss_required: bool,
+) -> Result<String, String> {
+    let location = oauth2::url::Url::parse(location)
+        .map_err(|_| "the authorization server redirected to no URL".to_owned())?;
+    let expected = oauth2::url::Url::parse(redirect_uri).map_err(|error| error.to_string())?;
+    if location.origin() != expected.origin() || location.path() != expected.path() {
+        return Err("the authorization server redirected somewhere other than the gateway".into());
+    }
+    let parameter = |name: &str| {
+        location
+            .query_pairs()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.into_owned())
+    };
+    if let Some(error) = parameter("error") {
+        let why = parameter("error_description").unwrap_or_default();
+        return Err(format!(
+            "the authorization server refused the sign-in: {} {}",
+            crate::text::shown(&error),
+            crate::text::capped(&crate::text::shown(&why))
+        ));
+    }
+    if parameter("state").as_deref() != Some(state) {
+        return Err("the authorization server's answer carries another state; it was not for this sign-in".into());
+    }
+    match parameter("iss") {
+        Some(iss) if iss != issuer => Err(format!(
+            "the authorization response names the issuer `{}`, not {issuer} (a mix-up); its code is not spent",
+            crate::text::shown(&iss)
+        )),
+        None if iss_required => Err(format!(
+            "{issuer} says it names itself in its authorization responses, and this one does not; its \
+             code is not spent"
+        )),
+        _ => parameter("code").ok_or_else(|| "the authorization server's answer has no code".into()),
+    }
+}
+
+/// How long a token said to expire in `expires_in` seconds is kept: until a minute (or half its life)
+/// before it expires, and a day at most.
+fn kept_for(expires_in: Option<u64>) -> Duration {
+    let lifetime = expires_in
+        .map_or(UNSAID_LIFETIME, Duration::from_secs)
+        .min(LONGEST_LIFETIME);
+    lifetime - RENEW_MARGIN.min(lifetime / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_renewed_before_it_expires_and_kept_a_day_at_most() {
+        assert_eq!(kept_for(Some(3600)), Duration::from_secs(3540));
+        assert_eq!(kept_for(Some(4)), Duration::from_secs(2), "half a short life");
+        assert_eq!(kept_for(None), Duration::from_secs(240));
+        assert_eq!(kept_for(Some(0)), Duration::ZERO);
+        assert_eq!(
+            kept_for(Some(u64::MAX)),
+            LONGEST_LIFETIME - RENEW_MARGIN,
+            "an authorization server's lie neither overflows the clock nor keeps a token for ever"
+        );
+    }
+
+    #[test]
+    fn an_authorization_response_is_spent_only_with_its_state_and_issuer() {
+        let back = "http://localhost:3000/callback";
+        let issuer = "https://as.example";
+        let at = |query: &str| format!("{back}?{query}");
+        let code = |query: &str, required| code_from(&at(query), back, "s1", issuer, required);
+        assert_eq!(code("code=c&state=s1", false).unwrap(), "c");
+        assert_eq!(code("code=c&state=s1&iss=https%3A%2F%2Fas.example", true).unwrap(), "c");
+        assert!(code("code=c&state=s2", false).unwrap_err().contains("another state"));
+        assert!(code("code=c&state=s1", true).unwrap_err().contains("does not"));
+        assert!(code("code=c&state=s1&iss=https%3A%2F%2Fevil.example", false).unwrap_err().contains("mix-up"));
+        assert!(code("code=c&state=s1&iss=https%3A%2F%2Fas.example%2F", true).unwrap_err().contains("mix-up"), "no normalization");
+        assert!(code("error=access_denied&state=s1", false).unwrap_err().contains("access_denied"));
+        assert!(code_from("https://evil.example/callback?code=c&state=s1", back, "s1", issuer, false).is_err());
+    }
+}

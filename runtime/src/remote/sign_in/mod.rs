@@ -1,0 +1,423 @@
+//! A remote server that signs its clients in with OAuth: the gateway finds where from the server's
+//! challenge and metadata, becomes a client of its authorization server, and asks for tokens for it
+//! (`resource`, RFC 8707) by the grant the operator chose: as a machine (client credentials, RFC 6749
+//! §4.4 and MCP's client-credentials extension), or by an authorization code with PKCE. Tokens are kept
+//! until shortly before they expire, renewed by their refresh token when there is one, and asked for
+//! again, for wider scopes when the operator allows it, when the server refuses them.
+
+mod challenge;
+mod grant;
+mod registration;
+mod resource;
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use tokio::sync::Mutex;
+
+use crate::oauth::{Discovery, Fetcher};
+use challenge::Challenge;
+pub(crate) use grant::Token;
+use grant::{Failure, Granted, Request};
+use registration::{Method, Registered};
+
+/// The most scopes the gateway asks one server's authorization server for, however many its
+/// challenges name.
+const MAX_SCOPES: usize = 32;
+
+/// How the gateway signs in to a remote server that asks for OAuth, given to
+/// [`RemoteServer::sign_in`](super::RemoteServer::sign_in).
+///
+/// ```
+/// use toolgate::remote::{ClientSecret, RemoteServer, SignIn};
+///
+/// // As a machine, with a client the operator registered:
+/// let orders = RemoteServer::http("orders", "https://orders.example.com/mcp")
+///     .sign_in(SignIn::client_credentials("tools-gateway", ClientSecret::env("ORDERS_SECRET")).scopes(["orders:read"]));
+/// // By an authorization code, at a server that approves this client without asking a person:
+/// let wiki = RemoteServer::http("wiki", "https://wiki.example.com/mcp")
+///     .sign_in(SignIn::unattended("https://gateway.example.com/oauth/callback").step_up());
+/// # let _ = (orders, wiki);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignIn {
+    grant: Grant,
+    client: Option<(String, Option<ClientSecret>)>,
+    metadata_document: Option<String>,
+    scopes: Vec<String>,
+    step_up: bool,
+}
+
+/// How the gateway gets its tokens.
+#[derive(Debug, Clone, PartialEq)]
+enum Grant {
+    ClientCredentials,
+    /// An authorization code the authorization server hands over without a person, coming back to
+    /// this redirect URI.
+    Unattended { redirect_uri: String },
+}
+
+impl SignIn {
+    /// As a machine: the client credentials grant, with the client `client_id` an operator registered
+    /// at the server's authorization server and its secret.
+    pub fn client_credentials(client_id: impl Into<String>, secret: ClientSecret) -> Self {
+        SignIn {
+            grant: Grant::ClientCredentials,
+            client: Some((client_id.into(), Some(secret))),
+            metadata_document: None,
+            scopes: Vec::new(),
+            step_up: false,
+        }
+    }
+
+    /// By the authorization code grant with PKCE, at an authorization server that approves the gateway
+    /// without asking a person (an identity provider that trusts this client, or the conformance
+    /// suite's): the gateway asks at its authorization endpoint and reads the code from its redirect to
+    /// `redirect_uri`. The gateway registers itself there unless given a [`client`](Self::client).
+    pub fn unattended(redirect_uri: impl Into<String>) -> Self {
+        SignIn {
+            grant: Grant::Unattended {
+                redirect_uri: redirect_uri.into(),
+            },
+            client: None,
+            metadata_document: None,
+            scopes: Vec::new(),
+            step_up: false,
+        }
+    }
+
+    /// Signs in as the client `client_id` an operator registered, with its secret if it has one.
+    #[must_use]
+    pub fn client(mut self, client_id: impl Into<String>, secret: Option<ClientSecret>) -> Self {
+        self.client = Some((client_id.into(), secret));
+        self
+    }
+
+    /// Names the gateway by the client ID metadata document at `url` where the authorization server
+    /// takes those (MCP 2025-11-25), rather than registering.
+    #[must_use]
+    pub fn metadata_document(mut self, url: impl Into<String>) -> Self {
+        self.metadata_document = Some(url.into());
+        self
+    }
+
+    /// Asks for `scopes`; without them, for what the server's challenge names, else for every scope
+    /// its metadata lists.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// When the server refuses a call for want of a scope (`403 insufficient_scope`), signs in again
+    /// asking for it too. Without this, such a call fails with an error that names the scope.
+    #[must_use]
+    pub fn step_up(mut self) -> Self {
+        self.step_up = true;
+        self
+    }
+
+    /// How the operator reads it: the grant and the client.
+    pub(crate) fn described(&self) -> String {
+        let client = self.client.as_ref().map(|(id, _)| id.as_str());
+        match (&self.grant, client) {
+            (Grant::ClientCredentials, client) => {
+                format!("signed in as OAuth client {}", client.unwrap_or_default())
+            }
+            (Grant::Unattended { .. }, Some(client)) => {
+                format!("signed in by authorization code as OAuth client {client}")
+            }
+            (Grant::Unattended { .. }, None) => "signed in by authorization code".to_owned(),
+        }
+    }
+}
+
+/// Where the secret of the gateway's client at a server's authorization server is: in an environment
+/// variable, read each time a token is asked for (what the configuration file names), or given by the
+/// application (from its own vault). Never printed.
+///
+/// ```
+/// use toolgate::remote::ClientSecret;
+///
+/// let given = ClientSecret::value("s3cret");
+/// assert!(!format!("{given:?}").contains("s3cret"));
+/// assert_eq!(format!("{:?}", ClientSecret::env("ORDERS_SECRET")), "ClientSecret::Env(\"ORDERS_SECRET\")");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(Secret);
+
+#[derive(Clone, PartialEq, Eq)]
+enum Secret {
+    Env(String),
+    Value(String),
+}
+
+impl ClientSecret {
+    /// The secret in the environment variable `name`, read when a token is asked for.
+    pub fn env(name: impl Into<String>) -> Self {
+        ClientSecret(Secret::Env(name.into()))
+    }
+
+    /// The secret itself, as the application read it.
+    pub fn value(secret: impl Into<String>) -> Self {
+        ClientSecret(Secret::Value(secret.into()))
+    }
+
+    /// The secret now, for the server `label`.
+    fn read(&self, label: &str) -> Result<String, String> {
+        match &self.0 {
+            Secret::Value(secret) => Ok(secret.clone()),
+            Secret::Env(name) => std::env::var(name).map_err(|_| {
+                format!(
+                    "the server `{label}` signs in with the secret in `{name}`, which is not set"
+                )
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Secret::Env(name) => write!(f, "ClientSecret::Env({name:?})"),
+            Secret::Value(_) => f.write_str("ClientSecret::Value(..)"),
+        }
+    }
+}
+
+/// The gateway's sign-in to one server: its token, kept while it is good, and the authorization
+/// server that gave it with the gateway's client there, kept until the server names another.
+pub(crate) struct ServiceSignIn {
+    config: SignIn,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    token: Option<Token>,
+    issuer: Option<Issuer>,
+    /// The scopes asked for so far: a step-up asks for them and more.
+    asked: BTreeSet<String>,
+}
+
+/// The server's authorization server, as the gateway knows it.
+struct Issuer {
+    discovery: Discovery,
+    resource: String,
+    scopes_supported: Vec<String>,
+    client: Option<Registered>,
+    refresh: Option<String>,
+}
+
+impl ServiceSignIn {
+    pub(crate) fn new(config: SignIn) -> Self {
+        ServiceSignIn {
+            config,
+            kept: Mutex::default(),
+        }
+    }
+
+    /// The token to send the server `label` at `url`: the one kept while it is good, a new one when
+    /// it is due or the server refused it with `challenge`, or none before the server first asks (its
+    /// challenge says where to sign in, and for what).
+    ///
+    /// # Errors
+    /// Why no token could be had, for the server's status and the call's error: metadata out of reach
+    /// or naming another resource or issuer, a secret not set, a grant refused, a scope the gateway may
+    /// not ask for.
+    pub(crate) async fn token(
+        &self,
+        label: &str,
+        url: &str,
+        challenge: Option<&str>,
+    ) -> Result<Option<Token>, String> {
+        let mut kept = self.kept.lock().await;
+        let challenge = challenge.map(Challenge::parse);
+        match &challenge {
+            None => {
+                if let Some(token) = kept.token.as_ref().filter(|t| Instant::now() < t.renew_at) {
+                    return Ok(Some(token.clone()));
+                }
+                if kept.issuer.is_none() {
+                    return Ok(None);
+                }
+            }
+            Some(challenge) if challenge.insufficient_scope && kept.token.is_some() => {
+                self.step_up(label, &mut kept, &challenge.scope)?;
+            }
+            Some(challenge) => {
+                if kept.asked.is_empty() {
+                    kept.asked.extend(challenge.scope.iter().take(MAX_SCOPES).cloned());
+                }
+            }
+        }
+        kept.token = None;
+        if let Some(challenge) = &challenge {
+            // Where to sign in is found again: the server may have moved to another authorization server.
+            self.find_issuer(&mut kept, url, challenge).await?;
+        }
+        let token = self.granted(label, &mut kept).await?;
+        Ok(Some(kept.token.insert(token).clone()))
+    }
+
+    /// Asks for `scopes` too, when the operator allows it and they are new: a server that refuses the
+    /// scopes it was given is not asked again.
+    fn step_up(&self, label: &str, kept: &mut Kept, scopes: &[String]) -> Result<(), String> {
+        let wanted: Vec<&String> = scopes.iter().filter(|s| !kept.asked.contains(*s)).collect();
+        let named = || scopes.join(" ");
+        if wanted.is_empty() {
+            return Err(format!(
+                "the server `{label}` still refuses the gateway with the scopes it asked for ({}); \
+                 it is not asked again",
+                named()
+            ));
+        }
+        if !self.config.step_up {
+            return Err(format!(
+                "the server `{label}` asks for the scopes `{}`, beyond what the gateway signs in for; \
+                 an operator can allow it to ask for them (step-up)",
+                named()
+            ));
+        }
+        if kept.asked.len() + wanted.len() > MAX_SCOPES {
+            return Err(format!("the server `{label}` asks for more than {MAX_SCOPES} scopes"));
+        }
+        kept.asked.extend(wanted.into_iter().cloned());
+        // A refresh would only renew the scopes already granted.
+        if let Some(issuer) = &mut kept.issuer {
+            issuer.refresh = None;
+        }
+        Ok(())
+    }
+
+    /// Finds the server's authorization server from its metadata; a new one forgets the client and the
+    /// grant the gateway had at the last (they are not shown to another).
+    async fn find_issuer(&self, kept: &mut Kept, url: &str, challenge: &Challenge) -> Result<(), String> {
+        let fetcher = match &kept.issuer {
+            Some(issuer) => issuer.discovery.fetcher().clone(),
+            None => Fetcher::new()?,
+        };
+        let found = resource::protected(&fetcher, url, challenge.resource_metadata.as_deref()).await?;
+        if let Some(issuer) = kept.issuer.as_mut().filter(|i| i.discovery.issuer() == found.issuer) {
+            issuer.resource = found.resource;
+            issuer.scopes_supported = found.scopes_supported;
+            return Ok(());
+        }
+        let discovery = match found.legacy {
+            true => Discovery::legacy(&found.issuer, fetcher),
+            false => Discovery::new(&found.issuer, fetcher)?,
+        };
+        kept.issuer = Some(Issuer {
+            discovery,
+            resource: found.resource,
+            scopes_supported: found.scopes_supported,
+            client: None,
+            refresh: None,
+        });
+        Ok(())
+    }
+
+    /// A new token: by the refresh token kept, else by the grant the operator chose.
+    async fn granted(&self, label: &str, kept: &mut Kept) -> Result<Token, String> {
+        let scopes = self.scopes(kept).await;
+        let Some(issuer) = kept.issuer.as_mut() else {
+            return Err(format!("the server `{label}` has not said where to sign in"));
+        };
+        let client = match issuer.client.clone() {
+            Some(client) => client,
+            None => {
+                let client = self.client(label, &issuer.discovery).await?;
+                issuer.client.insert(client).clone()
+            }
+        };
+        let request = Request {
+            issuer: &issuer.discovery,
+            client: &client,
+            resource: &issuer.resource,
+            scopes: &scopes,
+        };
+        if let Some(refresh) = issuer.refresh.take() {
+            match request.refresh(&refresh).await {
+                Ok(granted) => return Ok(keep(issuer, granted)),
+                Err(Failure::Unreachable(why)) => {
+                    issuer.refresh = Some(refresh);
+                    return Err(why);
+                }
+                Err(Failure::Refused(why)) => {
+                    tracing::warn!(target: "toolgate::remote", server = label, why, "a refresh was refused");
+                }
+            }
+        }
+        let granted = match &self.config.grant {
+            Grant::ClientCredentials => request.client_credentials().await,
+            Grant::Unattended { redirect_uri } => request.unattended(redirect_uri).await,
+        };
+        match granted {
+            Ok(granted) => Ok(keep(issuer, granted)),
+            Err(failure) => {
+                if matches!(failure, Failure::Refused(_)) && self.config.client.is_none() {
+                    // A registration the server no longer knows is made again next time.
+                    issuer.client = None;
+                }
+                Err(failure.into())
+            }
+        }
+    }
+
+    /// The gateway's client at `issuer`: the operator's, else its metadata document, else one it
+    /// registers now.
+    async fn client(&self, label: &str, issuer: &Discovery) -> Result<Registered, String> {
+        let (id, secret) = match (&self.config.client, &self.config.grant) {
+            (Some(client), _) => client,
+            (None, Grant::Unattended { redirect_uri }) => {
+                let document = self.config.metadata_document.as_deref();
+                return registration::register(issuer, label, document, redirect_uri).await;
+            }
+            (None, Grant::ClientCredentials) => {
+                return Err(format!("the server `{label}` signs in as a client no one named"));
+            }
+        };
+        let secret = secret.as_ref().map(|secret| secret.read(label)).transpose()?;
+        let supported = (issuer.endpoints().await)
+            .ok()
+            .and_then(|endpoints| endpoints.token_endpoint_auth_methods_supported.clone());
+        Ok(Registered {
+            id: id.clone(),
+            method: Method::chosen(supported.as_deref(), secret.is_some()),
+            secret,
+        })
+    }
+
+    /// The scopes to ask for: the operator's and those the server's challenges named, else every scope
+    /// its metadata lists; and `offline_access` for an authorization code, where the authorization
+    /// server lists it, so that a refresh token comes with it.
+    async fn scopes(&self, kept: &mut Kept) -> Vec<String> {
+        kept.asked.extend(self.config.scopes.iter().take(MAX_SCOPES).cloned());
+        let Some(issuer) = &kept.issuer else {
+            return Vec::new();
+        };
+        let mut scopes: BTreeSet<String> = match kept.asked.is_empty() {
+            true => issuer.scopes_supported.iter().take(MAX_SCOPES).cloned().collect(),
+            false => kept.asked.clone(),
+        };
+        let offline = matches!(self.config.grant, Grant::Unattended { .. })
+            && (issuer.discovery.endpoints().await)
+                .is_ok_and(|endpoints| endpoints.scopes_supported.iter().any(|s| s == "offline_access"));
+        if offline {
+            scopes.insert("offline_access".to_owned());
+        }
+        scopes.into_iter().collect()
+    }
+}
+
+/// Keeps the refresh token `granted` came with, and gives its token.
+fn keep(issuer: &mut Issuer, granted: Granted) -> Token {
+    if granted.refresh.is_some() {
+        issuer.refresh = granted.refresh;
+    }
+    granted.token
+}
