@@ -22,13 +22,17 @@ pub(crate) struct Endpoints {
     pub(crate) authorization_endpoint: Option<String>,
     #[serde(default)]
     pub(crate) registration_endpoint: Option<String>,
+    #[cfg(feature = "remote")]
     #[serde(default)]
     pub(crate) scopes_supported: Vec<String>,
+    #[cfg(feature = "remote")]
     #[serde(default)]
     pub(crate) token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    #[cfg(feature = "remote")]
     #[serde(default)]
     pub(crate) client_id_metadata_document_supported: bool,
     /// It puts `iss` in its authorization responses (RFC 9207): then one without is refused.
+    #[cfg(feature = "remote")]
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: bool,
 }

@@ -45,6 +45,24 @@ impl Fetcher {
         self.read(url, request).await
     }
 
+    /// The JSON document at `url`, read as a `T`, or none when the server says there is none for this
+    /// client there (a `4xx`).
+    #[cfg(feature = "remote")]
+    pub(crate) async fn json_if_there<T: DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<Option<T>, String> {
+        let response = (self.0.get(url))
+            .header(http::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|error| format!("{url} is out of reach: {}", without_url(&error)))?;
+        if response.status().is_client_error() {
+            return Ok(None);
+        }
+        self.document(url, response).await.map(Some)
+    }
+
     /// What the endpoint at `url` answers a JSON document posted to it (a client's registration,
     /// RFC 7591), read as a `T`.
     #[cfg(feature = "remote")]
@@ -86,6 +104,15 @@ impl Fetcher {
             .send()
             .await
             .map_err(|error| format!("{url} is out of reach: {}", without_url(&error)))?;
+        self.document(url, response).await
+    }
+
+    /// The document `response` from `url` carries, read as a `T`.
+    async fn document<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        response: reqwest::Response,
+    ) -> Result<T, String> {
         if !response.status().is_success() {
             return Err(format!("{url} answered {}", response.status()));
         }
@@ -145,6 +172,10 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Fetcher {
                 .await
                 .map_err(|error| FetchError(format!("{url} is out of reach: {}", without_url(&error))))?;
             let (status, headers) = (response.status(), response.headers().clone());
+            if status.is_server_error() {
+                // Down, not a refusal: what the token endpoint gave (a refresh token) is kept.
+                return Err(FetchError(format!("{url} answered {status}")));
+            }
             let mut answer = http::Response::new(bounded(&url, response).await.map_err(FetchError)?);
             *answer.status_mut() = status;
             *answer.headers_mut() = headers;

@@ -12,6 +12,7 @@ use super::client::ProgressRoutes;
 
 /// Why a request to a server failed: it cannot be reached, it answered with an error, or it refused
 /// the credential sent with a `WWW-Authenticate` challenge (kept whole: it says how to sign in).
+#[derive(Clone)]
 pub(super) enum Failure {
     Unreachable(String),
     Refused(String),

@@ -86,8 +86,8 @@ struct Condition {
     last_seen_ms: Option<u64>,
     failures: u32,
     retry_at: Option<Instant>,
-    /// The attempt that started the backoff was refused (a sign-in that failed), not unanswered.
-    refused: bool,
+    /// Why the attempt that started the backoff failed.
+    backoff_failure: Option<Failure>,
 }
 
 /// What the registry serves of a server now.
@@ -148,7 +148,7 @@ impl Remote {
                 last_seen_ms: None,
                 failures: 0,
                 retry_at: None,
-                refused: false,
+                backoff_failure: None,
             }),
             session: tokio::sync::Mutex::new(None),
             per_caller: tokio::sync::Mutex::default(),
@@ -445,6 +445,7 @@ impl Remote {
     /// Runs `work` on the session; when the server challenges the gateway's credential and the gateway
     /// signs in to it, signs in again as the challenge asks and runs `work` once more on a new session,
     /// at most [`MAX_CHALLENGES`] times. A request the server refused at its door did not run.
+    #[cfg_attr(not(feature = "oauth"), expect(clippy::never_loop))]
     async fn with_session<T, F: Future<Output = Result<T, Failure>>>(
         &self,
         work: impl Fn(Arc<Connection>) -> F,
@@ -494,14 +495,13 @@ impl Remote {
         *slot = None;
         {
             let state = self.state.locked();
-            if let Some(at) = state.retry_at
+            if let (Some(at), Some(failure)) = (state.retry_at, &state.backoff_failure)
                 && Instant::now() < at
             {
-                let error = state.last_error.clone().unwrap_or_default();
-                let error = format!("{error}; the next attempt is in {:.1?}", at - Instant::now());
-                return Err(match state.refused {
-                    true => Failure::Refused(error),
-                    false => Failure::Unreachable(error),
+                let next = format!("; the next attempt is in {:.1?}", at - Instant::now());
+                return Err(match failure.clone() {
+                    Failure::Unreachable(error) => Failure::Unreachable(error + &next),
+                    refused => Failure::Refused(refused.said() + &next),
                 });
             }
         }
@@ -522,15 +522,8 @@ impl Remote {
                     .saturating_mul(1 << state.failures.min(8))
                     .min(MAX_BACKOFF);
                 state.retry_at = Some(Instant::now() + backoff);
-                state.refused = !matches!(failure, Failure::Unreachable(_));
-                let failure = match failure {
-                    Failure::Challenged(challenge) => Failure::Refused(Failure::Challenged(challenge).said()),
-                    failure => failure,
-                };
                 // What an attempt refused while the backoff runs says.
-                if let Failure::Unreachable(error) | Failure::Refused(error) = &failure {
-                    state.last_error = Some(error.clone());
-                }
+                state.backoff_failure = Some(failure.clone());
                 Err(failure)
             }
         }

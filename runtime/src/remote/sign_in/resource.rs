@@ -1,7 +1,7 @@
 //! Which authorization server signs clients in to a server, and for which resource: its protected
-//! resource metadata (RFC 9728), at the address its challenge names, else at the well-known address
-//! followed by the endpoint's path, else at the bare one. A server of MCP's 2025-03-26 revision, which
-//! publishes none, is its own authorization server.
+//! resource metadata (RFC 9728), at the address its challenge names on its own origin, else at the
+//! well-known address followed by the endpoint's path, else at the bare one. A server of MCP's
+//! 2025-03-26 revision, which has none there, is its own authorization server.
 
 use serde::Deserialize;
 
@@ -38,6 +38,10 @@ pub(crate) async fn protected(
     named: Option<&str>,
 ) -> Result<Protected, String> {
     let (origin, path) = origin_and_path(url)?;
+    // An address elsewhere is not fetched: a server does not send the gateway to fetch another's.
+    let named = named.filter(|named| {
+        origin_and_path(named).is_ok_and(|(named, _)| named.eq_ignore_ascii_case(&origin))
+    });
     let addresses = match named {
         Some(named) => vec![named.to_owned()],
         None => vec![
@@ -47,13 +51,13 @@ pub(crate) async fn protected(
     };
     let mut problems = Vec::new();
     for address in &addresses {
-        origin_and_path(address)?;
-        let metadata = match fetcher.json::<Metadata>(address).await {
-            Ok(metadata) => metadata,
-            Err(problem) => {
-                problems.push(problem);
+        let metadata = match fetcher.json_if_there::<Metadata>(address).await {
+            Ok(Some(metadata)) => metadata,
+            Ok(None) => {
+                problems.push(format!("{address} has no metadata"));
                 continue;
             }
+            Err(problem) => return Err(problem),
         };
         if !covers(&metadata.resource, url) {
             return Err(format!(
