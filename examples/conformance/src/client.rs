@@ -26,14 +26,22 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default();
-    let (id, secret) = (context["client_id"].as_str(), context["client_secret"].as_str());
-    // ANCHOR: client
-    let sign_in = match id {
-        Some(id) if scenario.starts_with("auth/client-credentials") => {
-            SignIn::client_credentials(id, ClientSecret::value(secret.unwrap_or_default()))
+    let id = context["client_id"].as_str();
+    let secret = match (context["client_secret"].as_str(), context["private_key_pem"].as_str()) {
+        (Some(secret), _) => Some(ClientSecret::value(secret)),
+        (None, Some(key)) => {
+            let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
+            Some(ClientSecret::value(key).private_key(algorithm))
         }
-        Some(id) => SignIn::unattended(REDIRECT_URI).client(id, secret.map(ClientSecret::value)),
-        None => SignIn::unattended(REDIRECT_URI).metadata_document(CLIENT_METADATA),
+        (None, None) => None,
+    };
+    // ANCHOR: client
+    let sign_in = match (id, secret) {
+        (Some(id), Some(secret)) if scenario.starts_with("auth/client-credentials") => {
+            SignIn::client_credentials(id, secret)
+        }
+        (Some(id), secret) => SignIn::unattended(REDIRECT_URI).client(id, secret),
+        (None, _) => SignIn::unattended(REDIRECT_URI).metadata_document(CLIENT_METADATA),
     };
     let server = RemoteServer::http("conformance", url)
         .public()
@@ -51,20 +59,57 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let (name, arguments) = match registry.get("conformance_add_numbers") {
-        Some(_) => ("conformance_add_numbers".to_owned(), json!({"a": 5, "b": 3})),
-        None => {
-            let listed = registry.list(&Caller::anonymous());
-            match listed.iter().find(|tool| tool.name().starts_with("conformance_")) {
-                Some(tool) if scenario.starts_with("auth/") => (tool.name().to_owned(), json!({})),
-                _ => return Ok(()),
-            }
+    let mut failures = Vec::new();
+    for (name, arguments) in asked(&scenario, &context, &registry) {
+        let result = (registry.call(&Caller::anonymous(), &name, arguments).await).into_result();
+        match result.is_error {
+            true => failures.push(result.text_for_model()),
+            false => println!("{}", result.text_for_model()),
         }
-    };
-    let result = (registry.call(&Caller::anonymous(), &name, arguments).await).into_result();
-    if result.is_error {
-        return Err(result.text_for_model().into());
     }
-    println!("{}", result.text_for_model());
-    Ok(())
+    match failures.is_empty() {
+        true => Ok(()),
+        false => Err(failures.join("\n").into()),
+    }
+}
+
+/// The calls the scenario asks for, by the names the registry serves them under: those its context
+/// lists, the echo of a tool's schema as the client received it, the suite's `add_numbers`, or an
+/// authorization scenario's first tool.
+fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, Value)> {
+    let served = |name: &str| format!("conformance_{name}");
+    if let Some(calls) = context["toolCalls"].as_array() {
+        return calls
+            .iter()
+            .filter_map(|call| Some((served(call["name"].as_str()?), call["arguments"].clone())))
+            .collect();
+    }
+    if let Some(tool) = registry.get(&served("json_schema_2020_12_tool")) {
+        return vec![(served("json_schema_echo"), json!({"schema": tool.input_schema()}))];
+    }
+    if let Some(tool) = registry.get(&served("valid_tool")) {
+        return vec![(served("valid_tool"), filled(tool.input_schema()))];
+    }
+    if registry.get(&served("add_numbers")).is_some() {
+        return vec![(served("add_numbers"), json!({"a": 5, "b": 3}))];
+    }
+    let listed = registry.list(&Caller::anonymous());
+    match listed.iter().find(|tool| tool.name().starts_with("conformance_")) {
+        Some(tool) if scenario.starts_with("auth/") => vec![(tool.name().to_owned(), json!({}))],
+        _ => Vec::new(),
+    }
+}
+
+/// Arguments for a tool of `schema`: each required string, number or flag given a value.
+fn filled(schema: &Value) -> Value {
+    let required = schema["required"].as_array().into_iter().flatten();
+    let arguments = required.filter_map(Value::as_str).map(|name| {
+        let value = match schema["properties"][name]["type"].as_str() {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            _ => json!("value"),
+        };
+        (name.to_owned(), value)
+    });
+    Value::Object(arguments.collect())
 }

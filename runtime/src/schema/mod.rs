@@ -220,14 +220,29 @@ pub(crate) fn validate(
         let message = format!("the input schema of `{tool}` does not compile: {reason}");
         ToolError::with_kind(ErrorKind::Internal, message)
     })?;
-    let object = Value::Object(arguments);
+    let mut object = Value::Object(arguments);
     if !validator.is_valid(&object) {
-        return Err(invalid_arguments(validator, tool, &object));
+        object = without_nulls(validator, object)
+            .map_err(|object| invalid_arguments(validator, tool, &object))?;
     }
     let Value::Object(arguments) = object else {
         unreachable!("wrapped as an object at the top")
     };
     Ok(arguments)
+}
+
+/// Arguments that do not match, without those given as `null`, when that makes them match: a model's
+/// `null` for an optional argument means it leaves the argument out. Otherwise they are handed back.
+#[cold]
+fn without_nulls(validator: &Validator, object: Value) -> Result<Value, Value> {
+    let mut left = object.clone();
+    if let Value::Object(arguments) = &mut left {
+        arguments.retain(|_, value| !value.is_null());
+    }
+    match left != object && validator.is_valid(&left) {
+        true => Ok(left),
+        false => Err(object),
+    }
 }
 
 /// The error for arguments that do not match: one message naming each wrong field, and the list as

@@ -84,12 +84,45 @@ impl Request<'_> {
             .set_token_uri(endpoint)
             .set_auth_type(match self.client.method {
                 Method::Basic => AuthType::BasicAuth,
-                Method::Post | Method::None => AuthType::RequestBody,
+                Method::Post | Method::None | Method::PrivateKeyJwt(_) => AuthType::RequestBody,
             });
-        if let Some(secret) = &self.client.secret {
+        if let (Some(secret), Method::Basic | Method::Post) = (&self.client.secret, self.client.method) {
             client = client.set_client_secret(oauth2::ClientSecret::new(secret.clone()));
         }
         Ok(client)
+    }
+
+    /// What each token request carries beside its grant: the resource, and the client's signed
+    /// assertion when it proves itself with one.
+    fn extra(&self) -> Result<Vec<(&'static str, String)>, Failure> {
+        let mut extra = vec![("resource", self.resource.to_owned())];
+        let Method::PrivateKeyJwt(algorithm) = self.client.method else {
+            return Ok(extra);
+        };
+        let pem = self.client.secret.as_deref().unwrap_or_default().as_bytes();
+        let key = match algorithm.family() {
+            jsonwebtoken::AlgorithmFamily::Ec => jsonwebtoken::EncodingKey::from_ec_pem(pem),
+            jsonwebtoken::AlgorithmFamily::Rsa => jsonwebtoken::EncodingKey::from_rsa_pem(pem),
+            jsonwebtoken::AlgorithmFamily::Ed => jsonwebtoken::EncodingKey::from_ed_pem(pem),
+            jsonwebtoken::AlgorithmFamily::Hmac => {
+                return Err(Failure::Refused(format!("{algorithm:?} is no private key's algorithm")));
+            }
+        }
+        .map_err(|_| Failure::Refused(format!("the client's key is no {algorithm:?} private key in PEM")))?;
+        let now = crate::store::unix_ms() / 1000;
+        let claims = serde_json::json!({
+            "iss": self.client.id,
+            "sub": self.client.id,
+            "aud": self.issuer.issuer(),
+            "iat": now,
+            "exp": now + 60,
+            "jti": crate::random::random_id(),
+        });
+        let assertion = jsonwebtoken::encode(&jsonwebtoken::Header::new(algorithm), &claims, &key)
+            .map_err(|error| Failure::Refused(format!("the client's assertion cannot be signed: {error}")))?;
+        extra.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned()));
+        extra.push(("client_assertion", assertion));
+        Ok(extra)
     }
 
     fn scopes(&self) -> impl Iterator<Item = Scope> + use<'_> {
@@ -99,23 +132,22 @@ impl Request<'_> {
     /// A token by the client credentials grant (RFC 6749 §4.4).
     pub(crate) async fn client_credentials(&self) -> Result<Granted, Failure> {
         let client = self.client().await?;
-        let answer = (client.exchange_client_credentials())
-            .add_scopes(self.scopes())
-            .add_extra_param("resource", self.resource)
-            .request_async(self.issuer.fetcher())
-            .await;
-        self.granted(answer)
+        let mut request = client.exchange_client_credentials().add_scopes(self.scopes());
+        for (name, value) in self.extra()? {
+            request = request.add_extra_param(name, value);
+        }
+        self.granted(request.request_async(self.issuer.fetcher()).await)
     }
 
     /// A token for the grant `refresh`.
     pub(crate) async fn refresh(&self, refresh: &str) -> Result<Granted, Failure> {
         let client = self.client().await?;
         let refresh = RefreshToken::new(refresh.to_owned());
-        let answer = (client.exchange_refresh_token(&refresh))
-            .add_extra_param("resource", self.resource)
-            .request_async(self.issuer.fetcher())
-            .await;
-        let mut granted = self.granted(answer)?;
+        let mut request = client.exchange_refresh_token(&refresh);
+        for (name, value) in self.extra()? {
+            request = request.add_extra_param(name, value);
+        }
+        let mut granted = self.granted(request.request_async(self.issuer.fetcher()).await)?;
         // A server that does not rotate refresh tokens keeps the one it gave.
         granted.refresh.get_or_insert_with(|| refresh.into_secret());
         Ok(granted)
@@ -162,12 +194,11 @@ impl Request<'_> {
             endpoints.authorization_response_iss_parameter_supported,
         )
         .map_err(Failure::Refused)?;
-        let answer = (client.exchange_code(AuthorizationCode::new(code)))
-            .set_pkce_verifier(verifier)
-            .add_extra_param("resource", self.resource)
-            .request_async(self.issuer.fetcher())
-            .await;
-        self.granted(answer)
+        let mut request = (client.exchange_code(AuthorizationCode::new(code))).set_pkce_verifier(verifier);
+        for (name, value) in self.extra()? {
+            request = request.add_extra_param(name, value);
+        }
+        self.granted(request.request_async(self.issuer.fetcher()).await)
     }
 
     fn granted<E: std::error::Error>(

@@ -138,7 +138,8 @@ impl SignIn {
 
 /// Where the secret of the gateway's client at a server's authorization server is: in an environment
 /// variable, read each time a token is asked for (what the configuration file names), or given by the
-/// application (from its own vault). Never printed.
+/// application (from its own vault). Never printed. A shared secret is sent to the token endpoint; a
+/// [`private_key`](Self::private_key) only signs an assertion, and never leaves the gateway.
 ///
 /// ```
 /// use toolgate::remote::ClientSecret;
@@ -146,9 +147,15 @@ impl SignIn {
 /// let given = ClientSecret::value("s3cret");
 /// assert!(!format!("{given:?}").contains("s3cret"));
 /// assert_eq!(format!("{:?}", ClientSecret::env("ORDERS_SECRET")), "ClientSecret::Env(\"ORDERS_SECRET\")");
+/// let key = ClientSecret::env("ORDERS_KEY_PEM").private_key("ES256");
+/// assert_eq!(format!("{key:?}"), "ClientSecret::Env(\"ORDERS_KEY_PEM\").private_key(\"ES256\")");
 /// ```
 #[derive(Clone, PartialEq, Eq)]
-pub struct ClientSecret(Secret);
+pub struct ClientSecret {
+    source: Secret,
+    /// The algorithm of a private key that signs assertions, for a secret that is one.
+    signs: Option<String>,
+}
 
 #[derive(Clone, PartialEq, Eq)]
 enum Secret {
@@ -159,17 +166,32 @@ enum Secret {
 impl ClientSecret {
     /// The secret in the environment variable `name`, read when a token is asked for.
     pub fn env(name: impl Into<String>) -> Self {
-        ClientSecret(Secret::Env(name.into()))
+        ClientSecret {
+            source: Secret::Env(name.into()),
+            signs: None,
+        }
     }
 
     /// The secret itself, as the application read it.
     pub fn value(secret: impl Into<String>) -> Self {
-        ClientSecret(Secret::Value(secret.into()))
+        ClientSecret {
+            source: Secret::Value(secret.into()),
+            signs: None,
+        }
+    }
+
+    /// The secret is a private key in PEM (PKCS#8) that signs, with `algorithm` (`ES256`, `RS256`,
+    /// `EdDSA`…), the assertion the gateway proves itself with at the token endpoint
+    /// (`private_key_jwt`, RFC 7523 §2.2), rather than a secret the two share.
+    #[must_use]
+    pub fn private_key(mut self, algorithm: impl Into<String>) -> Self {
+        self.signs = Some(algorithm.into());
+        self
     }
 
     /// The secret now, for the server `label`.
     fn read(&self, label: &str) -> Result<String, String> {
-        match &self.0 {
+        match &self.source {
             Secret::Value(secret) => Ok(secret.clone()),
             Secret::Env(name) => std::env::var(name).map_err(|_| {
                 format!(
@@ -182,9 +204,13 @@ impl ClientSecret {
 
 impl std::fmt::Debug for ClientSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
-            Secret::Env(name) => write!(f, "ClientSecret::Env({name:?})"),
-            Secret::Value(_) => f.write_str("ClientSecret::Value(..)"),
+        match &self.source {
+            Secret::Env(name) => write!(f, "ClientSecret::Env({name:?})")?,
+            Secret::Value(_) => f.write_str("ClientSecret::Value(..)")?,
+        }
+        match &self.signs {
+            Some(algorithm) => write!(f, ".private_key({algorithm:?})"),
+            None => Ok(()),
         }
     }
 }
@@ -381,13 +407,22 @@ impl ServiceSignIn {
                 return Err(format!("the server `{label}` signs in as a client no one named"));
             }
         };
+        let signs = secret.as_ref().and_then(|secret| secret.signs.as_deref());
         let secret = secret.as_ref().map(|secret| secret.read(label)).transpose()?;
-        let supported = (issuer.endpoints().await)
-            .ok()
-            .and_then(|endpoints| endpoints.token_endpoint_auth_methods_supported.clone());
+        let method = match signs {
+            Some(algorithm) => Method::PrivateKeyJwt(algorithm.parse().map_err(|_| {
+                format!("the server `{label}` signs in with a key for `{algorithm}`, which is no signing algorithm")
+            })?),
+            None => {
+                let supported = (issuer.endpoints().await)
+                    .ok()
+                    .and_then(|endpoints| endpoints.token_endpoint_auth_methods_supported.clone());
+                Method::chosen(supported.as_deref(), secret.is_some())
+            }
+        };
         Ok(Registered {
             id: id.clone(),
-            method: Method::chosen(supported.as_deref(), secret.is_some()),
+            method,
             secret,
         })
     }

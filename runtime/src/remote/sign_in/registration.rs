@@ -20,6 +20,8 @@ pub(crate) enum Method {
     Post,
     /// A public client: its id alone (`none`), PKCE binding the code to it.
     None,
+    /// An assertion its private key signs with this algorithm (`private_key_jwt`, RFC 7523).
+    PrivateKeyJwt(jsonwebtoken::Algorithm),
 }
 
 impl Method {
@@ -28,6 +30,7 @@ impl Method {
             Method::Basic => "client_secret_basic",
             Method::Post => "client_secret_post",
             Method::None => "none",
+            Method::PrivateKeyJwt(_) => "private_key_jwt",
         }
     }
 
