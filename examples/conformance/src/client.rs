@@ -40,6 +40,19 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
         (Some(id), Some(secret)) if scenario.starts_with("auth/client-credentials") => {
             SignIn::client_credentials(id, secret)
         }
+        (Some(id), Some(secret)) if context["idp_id_token"].is_string() => {
+            let id_token = context["idp_id_token"].as_str().unwrap_or_default();
+            SignIn::enterprise(
+                context["idp_token_endpoint"].as_str().unwrap_or_default(),
+                context["idp_client_id"].as_str().unwrap_or_default(),
+                ClientSecret::value(id_token),
+            )
+            .client(id, Some(secret))
+        }
+        (Some(id), None) if context["valid_jwt"].is_string() => {
+            let workload = context["valid_jwt"].as_str().unwrap_or_default();
+            SignIn::jwt_bearer(id, ClientSecret::value(workload))
+        }
         (Some(id), secret) => SignIn::unattended(REDIRECT_URI).client(id, secret),
         (None, _) => SignIn::unattended(REDIRECT_URI).metadata_document(CLIENT_METADATA),
     };

@@ -144,6 +144,13 @@ async fn bounded(url: &str, mut response: reqwest::Response) -> Result<Vec<u8>, 
 pub(crate) struct FetchError(String);
 
 #[cfg(feature = "remote")]
+impl FetchError {
+    pub(crate) fn new(why: String) -> Self {
+        FetchError(why)
+    }
+}
+
+#[cfg(feature = "remote")]
 impl std::fmt::Display for FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

@@ -7,5 +7,5 @@ mod fetch;
 
 pub(crate) use discovery::Discovery;
 #[cfg(feature = "remote")]
-pub(crate) use fetch::{fetchable, origin_and_path};
+pub(crate) use fetch::{FetchError, fetchable, origin_and_path};
 pub(crate) use fetch::{Client, Fetcher};

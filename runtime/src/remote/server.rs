@@ -90,7 +90,7 @@ pub(crate) enum Transport {
         headers_env: BTreeMap<String, String>,
         /// How the gateway signs itself in at the server's authorization server, if it does.
         #[cfg(feature = "oauth")]
-        sign_in: Option<super::SignIn>,
+        sign_in: Option<Box<super::SignIn>>,
     },
 }
 
@@ -274,7 +274,7 @@ impl RemoteServer {
     #[must_use]
     pub fn sign_in(mut self, sign_in: super::SignIn) -> Self {
         if let Transport::Http { sign_in: slot, .. } = &mut self.transport {
-            *slot = Some(sign_in);
+            *slot = Some(Box::new(sign_in));
         }
         self
     }

@@ -129,7 +129,7 @@ impl Remote {
             super::server::Transport::Http {
                 sign_in: Some(grant),
                 ..
-            } => Some(super::sign_in::ServiceSignIn::new(grant.clone())),
+            } => Some(super::sign_in::ServiceSignIn::new((**grant).clone())),
             _ => None,
         };
         Remote {

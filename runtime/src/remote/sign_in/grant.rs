@@ -139,6 +139,72 @@ impl Request<'_> {
         self.granted(request.request_async(self.issuer.fetcher()).await)
     }
 
+    /// A token for the JWT `assertion` a workload was given, or an identity provider issued for this
+    /// server's authorization server (RFC 7523 §2.1).
+    pub(crate) async fn jwt_bearer(&self, assertion: &str) -> Result<Granted, Failure> {
+        let endpoints = self.issuer.endpoints().await?;
+        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
+            format!("the authorization server {} names no token endpoint", self.issuer.issuer())
+        })?;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            ("assertion", assertion.to_owned()),
+        ];
+        if !self.scopes.is_empty() {
+            form.push(("scope", self.scopes.join(" ")));
+        }
+        form.extend(self.extra()?);
+        let answer = match post(self.issuer.fetcher(), endpoint, self.client, form).await {
+            Err(error) => Err(RequestTokenError::Request(error)),
+            Ok(response) if response.status().is_success() => serde_json::from_slice(response.body())
+                .map_err(|_| RequestTokenError::Other("no token".to_owned())),
+            Ok(response) => Err(serde_json::from_slice(response.body()).map_or_else(
+                |_| RequestTokenError::Other("no token".to_owned()),
+                RequestTokenError::ServerResponse,
+            )),
+        };
+        self.granted(answer)
+    }
+
+    /// An identity assertion grant for this server's authorization server (an ID-JAG), exchanged for
+    /// the person's `id_token` at their identity provider's token endpoint `idp` as its client
+    /// `idp_client` (RFC 8693; MCP's enterprise-managed authorization).
+    pub(crate) async fn identity_assertion(
+        &self,
+        idp: &str,
+        idp_client: &Registered,
+        id_token: &str,
+    ) -> Result<String, Failure> {
+        const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+        crate::oauth::fetchable(idp)?;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_owned()),
+            ("requested_token_type", ID_JAG.to_owned()),
+            ("subject_token", id_token.to_owned()),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_owned()),
+            ("audience", self.issuer.issuer().to_owned()),
+            ("resource", self.resource.to_owned()),
+        ];
+        if !self.scopes.is_empty() {
+            form.push(("scope", self.scopes.join(" ")));
+        }
+        let response = (post(self.issuer.fetcher(), idp, idp_client, form).await)
+            .map_err(|error| Failure::Unreachable(error.to_string()))?;
+        let answer: serde_json::Value = serde_json::from_slice(response.body()).unwrap_or_default();
+        if !response.status().is_success() {
+            return Err(Failure::Refused(format!(
+                "the identity provider {idp} refused the exchange: {}",
+                crate::text::shown(answer["error"].as_str().unwrap_or("no reason given"))
+            )));
+        }
+        match (answer["access_token"].as_str(), answer["issued_token_type"].as_str()) {
+            (Some(grant), Some(ID_JAG)) => Ok(grant.to_owned()),
+            _ => Err(Failure::Refused(format!(
+                "the identity provider {idp} answered the exchange with no identity assertion grant"
+            ))),
+        }
+    }
+
     /// A token for the grant `refresh`.
     pub(crate) async fn refresh(&self, refresh: &str) -> Result<Granted, Failure> {
         let client = self.client().await?;
@@ -235,6 +301,36 @@ impl Request<'_> {
             refresh: answer.refresh_token().map(|refresh| refresh.secret().clone()),
         })
     }
+}
+
+/// What the token endpoint at `endpoint` answers the grant `form`, sent as `client` proves itself.
+async fn post(
+    fetcher: &crate::oauth::Fetcher,
+    endpoint: &str,
+    client: &Registered,
+    mut form: Vec<(&str, String)>,
+) -> Result<oauth2::HttpResponse, crate::oauth::FetchError> {
+    let mut request = http::Request::post(endpoint)
+        .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(http::header::ACCEPT, "application/json");
+    let secret = client.secret.clone().unwrap_or_default();
+    match client.method {
+        Method::Basic => {
+            use base64::Engine as _;
+            let encode = |text: &str| oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+            let pair = format!("{}:{}", encode(&client.id), encode(&secret));
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            request = request.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
+        }
+        Method::Post => form.extend([("client_id", client.id.clone()), ("client_secret", secret)]),
+        Method::None | Method::PrivateKeyJwt(_) => form.push(("client_id", client.id.clone())),
+    }
+    let body = oauth2::url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
+    let request = (request.body(body.into_bytes()))
+        .map_err(|error| crate::oauth::FetchError::new(error.to_string()))?;
+    oauth2::AsyncHttpClient::call(fetcher, request).await
 }
 
 /// The code in the authorization server's redirect to `location`, when it came back to

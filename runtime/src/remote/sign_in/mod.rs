@@ -52,6 +52,15 @@ pub struct SignIn {
 #[derive(Debug, Clone, PartialEq)]
 enum Grant {
     ClientCredentials,
+    /// A JWT the platform gives the workload, exchanged for a token (RFC 7523 §2.1).
+    JwtBearer(ClientSecret),
+    /// A person's ID token from their identity provider, exchanged there for an identity assertion
+    /// grant, which is exchanged here for a token.
+    Enterprise {
+        idp_token_endpoint: String,
+        idp_client_id: String,
+        id_token: ClientSecret,
+    },
     /// An authorization code the authorization server hands over without a person, coming back to
     /// this redirect URI.
     Unattended { redirect_uri: String },
@@ -64,6 +73,43 @@ impl SignIn {
         SignIn {
             grant: Grant::ClientCredentials,
             client: Some((client_id.into(), Some(secret))),
+            metadata_document: None,
+            scopes: Vec::new(),
+            step_up: false,
+        }
+    }
+
+    /// As a workload: the JWT its platform gives it (a Kubernetes service account's projected token, a
+    /// cloud's workload identity), read from `assertion` each time a token is asked for and exchanged
+    /// for one by the JWT bearer grant (RFC 7523 §2.1, MCP's workload identity extension), as the
+    /// public client `client_id`.
+    pub fn jwt_bearer(client_id: impl Into<String>, assertion: ClientSecret) -> Self {
+        SignIn {
+            grant: Grant::JwtBearer(assertion),
+            client: Some((client_id.into(), None)),
+            metadata_document: None,
+            scopes: Vec::new(),
+            step_up: false,
+        }
+    }
+
+    /// Managed by the enterprise's identity provider: the person's ID token there (read from
+    /// `id_token` each time) is exchanged at its token endpoint `idp_token_endpoint`, as its client
+    /// `idp_client_id`, for an identity assertion grant for the server's authorization server (RFC
+    /// 8693), which gives the token for it (RFC 7523) to the gateway's [`client`](Self::client) there
+    /// (MCP's enterprise-managed authorization).
+    pub fn enterprise(
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: ClientSecret,
+    ) -> Self {
+        SignIn {
+            grant: Grant::Enterprise {
+                idp_token_endpoint: idp_token_endpoint.into(),
+                idp_client_id: idp_client_id.into(),
+                id_token,
+            },
+            client: None,
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
@@ -128,6 +174,12 @@ impl SignIn {
             (Grant::ClientCredentials, client) => {
                 format!("signed in as OAuth client {}", client.unwrap_or_default())
             }
+            (Grant::JwtBearer(_), client) => {
+                format!("signed in as workload {}", client.unwrap_or_default())
+            }
+            (Grant::Enterprise { idp_token_endpoint, .. }, _) => {
+                format!("signed in through the identity provider at {idp_token_endpoint}")
+            }
             (Grant::Unattended { .. }, Some(client)) => {
                 format!("signed in by authorization code as OAuth client {client}")
             }
@@ -160,6 +212,7 @@ pub struct ClientSecret {
 #[derive(Clone, PartialEq, Eq)]
 enum Secret {
     Env(String),
+    File(std::path::PathBuf),
     Value(String),
 }
 
@@ -168,6 +221,15 @@ impl ClientSecret {
     pub fn env(name: impl Into<String>) -> Self {
         ClientSecret {
             source: Secret::Env(name.into()),
+            signs: None,
+        }
+    }
+
+    /// The secret in the file at `path`, read when a token is asked for (a token the platform rotates
+    /// there, a mounted secret); surrounding whitespace is not part of it.
+    pub fn file(path: impl Into<std::path::PathBuf>) -> Self {
+        ClientSecret {
+            source: Secret::File(path.into()),
             signs: None,
         }
     }
@@ -193,6 +255,14 @@ impl ClientSecret {
     fn read(&self, label: &str) -> Result<String, String> {
         match &self.source {
             Secret::Value(secret) => Ok(secret.clone()),
+            Secret::File(path) => std::fs::read_to_string(path)
+                .map(|text| text.trim().to_owned())
+                .map_err(|error| {
+                    format!(
+                        "the server `{label}` signs in with the secret in {}, which cannot be read: {error}",
+                        path.display()
+                    )
+                }),
             Secret::Env(name) => std::env::var(name).map_err(|_| {
                 format!(
                     "the server `{label}` signs in with the secret in `{name}`, which is not set"
@@ -206,6 +276,7 @@ impl std::fmt::Debug for ClientSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.source {
             Secret::Env(name) => write!(f, "ClientSecret::Env({name:?})")?,
+            Secret::File(path) => write!(f, "ClientSecret::File({path:?})")?,
             Secret::Value(_) => f.write_str("ClientSecret::Value(..)")?,
         }
         match &self.signs {
@@ -380,6 +451,31 @@ impl ServiceSignIn {
         }
         let granted = match &self.config.grant {
             Grant::ClientCredentials => request.client_credentials().await,
+            Grant::JwtBearer(assertion) => match assertion.read(label) {
+                Ok(assertion) => request.jwt_bearer(&assertion).await,
+                Err(why) => Err(Failure::Refused(why)),
+            },
+            Grant::Enterprise {
+                idp_token_endpoint,
+                idp_client_id,
+                id_token,
+            } => {
+                let idp_client = Registered {
+                    id: idp_client_id.clone(),
+                    secret: None,
+                    method: Method::None,
+                };
+                match id_token.read(label) {
+                    Ok(id_token) => {
+                        let exchanged = request.identity_assertion(idp_token_endpoint, &idp_client, &id_token);
+                        match exchanged.await {
+                            Ok(grant) => request.jwt_bearer(&grant).await,
+                            Err(failure) => Err(failure),
+                        }
+                    }
+                    Err(why) => Err(Failure::Refused(why)),
+                }
+            }
             Grant::Unattended { redirect_uri } => request.unattended(redirect_uri).await,
         };
         match granted {
@@ -403,7 +499,7 @@ impl ServiceSignIn {
                 let document = self.config.metadata_document.as_deref();
                 return registration::register(issuer, label, document, redirect_uri).await;
             }
-            (None, Grant::ClientCredentials) => {
+            (None, Grant::ClientCredentials | Grant::JwtBearer(_) | Grant::Enterprise { .. }) => {
                 return Err(format!("the server `{label}` signs in as a client no one named"));
             }
         };
