@@ -18,4 +18,9 @@ fn main() {
     if on("OPERATOR") {
         println!("cargo::rustc-cfg=edits");
     }
+    // The gateway signs in to remote servers with OAuth.
+    println!("cargo::rustc-check-cfg=cfg(signs_in)");
+    if on("REMOTE") && on("OAUTH") {
+        println!("cargo::rustc-cfg=signs_in");
+    }
 }

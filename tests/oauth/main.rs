@@ -8,6 +8,7 @@ mod grants;
 mod introspection;
 mod jwt;
 #[path = "../support/oidc_provider.rs"]
+#[allow(dead_code)] // shared with the gateway's tests, which sign a person in through it
 mod oidc_provider;
 #[path = "../support/real_clients.rs"]
 #[allow(dead_code, unreachable_pub)]

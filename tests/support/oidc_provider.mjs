@@ -6,8 +6,9 @@
 // Beside the provider's own routes, the tests reach a few of their own under /test, for what no honest
 // authorization server does: tokens signed by keys it does not publish, or not signed at all; a key
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
-// introspection endpoint or a token endpoint that is down; access tokens that live a few seconds; and how often its key set
-// was fetched, a person signed in, a token was refreshed, or a client asked for one of its own.
+// introspection endpoint or a token endpoint that is down; access tokens that live a few seconds; how often its key set
+// was fetched, a person signed in, a token was refreshed, or a client asked for one of its own; the refresh tokens it
+// issued, and their revocation.
 //
 // A person signs in through the provider's own development login and consent pages (any login name,
 // any password), which a headless client fills in as a browser would.
@@ -39,6 +40,8 @@ const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 const state = {
   jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up', ttl: 600,
   authorizations: 0, refreshes: 0, clientCredentials: 0, tokenEndpoint: 'up',
+  // Every refresh token issued, so that a test can find one where it must not be, or revoke them all.
+  refreshTokens: [],
 };
 
 const server = http.createServer();
@@ -145,6 +148,14 @@ provider.use(async (ctx, nextMiddleware) => {
     ctx.body = state;
     return;
   }
+  if (ctx.path === '/test/revoke-refreshes' && ctx.method === 'POST') {
+    for (const value of state.refreshTokens) {
+      const token = await provider.RefreshToken.find(value);
+      if (token) await token.destroy();
+    }
+    ctx.body = { revoked: state.refreshTokens.length };
+    return;
+  }
   if (ctx.path === '/reg' && ctx.method === 'POST') {
     // A client registers with the scope it was first asked for; it may ask for any of the resource's
     // later (a step-up), as with most providers, so the registration keeps no scope to hold it to.
@@ -169,7 +180,7 @@ provider.use(async (ctx, nextMiddleware) => {
     ctx.body = {
       jwks_fetches: state.jwksFetches, introspections: state.introspections,
       authorizations: state.authorizations, refreshes: state.refreshes,
-      client_credentials: state.clientCredentials,
+      client_credentials: state.clientCredentials, refresh_tokens: state.refreshTokens,
     };
     return;
   }
@@ -198,6 +209,10 @@ provider.on('authorization.success', () => {
 provider.on('grant.success', (ctx) => {
   if (ctx.oidc.params.grant_type === 'refresh_token') state.refreshes += 1;
   if (ctx.oidc.params.grant_type === 'client_credentials') state.clientCredentials += 1;
+});
+
+provider.on('refresh_token.saved', (token) => {
+  state.refreshTokens.push(token.jti);
 });
 
 server.on('request', provider.callback());

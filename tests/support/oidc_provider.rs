@@ -128,6 +128,83 @@ impl Provider {
         assert!(response.status().is_success(), "{}", response.status());
     }
 
+    /// Every refresh token the provider issued.
+    pub(crate) async fn refresh_tokens(&self) -> Vec<String> {
+        let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let issued = stats["refresh_tokens"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        issued
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Revokes every refresh token the provider issued, as an administrator revoking a grant.
+    pub(crate) async fn revoke_refreshes(&self) {
+        self.test_route("revoke-refreshes", json!({})).await;
+    }
+
+    /// Signs `login` in at the provider's authorization address `url`, as a browser would: through its
+    /// login and consent pages, keeping its cookies, until it is sent back to `redirect_uri`; where it
+    /// is sent.
+    pub(crate) async fn sign_in(&self, url: &str, login: &str, redirect_uri: &str) -> String {
+        let browser = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let mut cookies: std::collections::BTreeMap<String, String> = Default::default();
+        let mut next = (url.to_owned(), None::<Vec<(String, String)>>);
+        for _ in 0..12 {
+            let (at, form) = next;
+            let jar: Vec<String> = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let request = match &form {
+                Some(fields) => browser.post(&at).form(fields),
+                None => browser.get(&at),
+            };
+            let response = request
+                .header("cookie", jar.join("; "))
+                .send()
+                .await
+                .unwrap();
+            for set in response.headers().get_all("set-cookie") {
+                let pair = set.to_str().unwrap().split(';').next().unwrap();
+                if let Some((name, value)) = pair.split_once('=') {
+                    cookies.insert(name.trim().to_owned(), value.to_owned());
+                }
+            }
+            let base = reqwest::Url::parse(&at).unwrap();
+            if let Some(location) = response.headers().get("location") {
+                let location = base.join(location.to_str().unwrap()).unwrap().to_string();
+                if location.starts_with(redirect_uri) {
+                    return location;
+                }
+                next = (location, None);
+                continue;
+            }
+            let page = response.text().await.unwrap();
+            let find = |pattern: &str| {
+                let start = page.find(pattern)? + pattern.len();
+                Some(page[start..].split('"').next()?.replace("&amp;", "&"))
+            };
+            let action = find("action=\"").unwrap_or_else(|| panic!("no form at {at}: {page}"));
+            let prompt = find("name=\"prompt\" value=\"").unwrap_or_default();
+            let mut fields = vec![("prompt".to_owned(), prompt.clone())];
+            if prompt == "login" {
+                fields.push(("login".to_owned(), login.to_owned()));
+                fields.push(("password".to_owned(), "any".to_owned()));
+            }
+            next = (base.join(&action).unwrap().to_string(), Some(fields));
+        }
+        panic!("the sign-in went round in circles");
+    }
+
     async fn test_route(&self, route: &str, body: Value) -> Value {
         reqwest::Client::new()
             .post(format!("{}/test/{route}", self.issuer))

@@ -27,7 +27,10 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default();
     let id = context["client_id"].as_str();
-    let secret = match (context["client_secret"].as_str(), context["private_key_pem"].as_str()) {
+    let secret = match (
+        context["client_secret"].as_str(),
+        context["private_key_pem"].as_str(),
+    ) {
         (Some(secret), _) => Some(ClientSecret::value(secret)),
         (None, Some(key)) => {
             let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
@@ -98,7 +101,10 @@ fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, V
             .collect();
     }
     if let Some(tool) = registry.get(&served("json_schema_2020_12_tool")) {
-        return vec![(served("json_schema_echo"), json!({"schema": tool.input_schema()}))];
+        return vec![(
+            served("json_schema_echo"),
+            json!({"schema": tool.input_schema()}),
+        )];
     }
     if let Some(tool) = registry.get(&served("valid_tool")) {
         return vec![(served("valid_tool"), filled(tool.input_schema()))];
@@ -107,7 +113,10 @@ fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, V
         return vec![(served("add_numbers"), json!({"a": 5, "b": 3}))];
     }
     let listed = registry.list(&Caller::anonymous());
-    match listed.iter().find(|tool| tool.name().starts_with("conformance_")) {
+    match listed
+        .iter()
+        .find(|tool| tool.name().starts_with("conformance_"))
+    {
         Some(tool) if scenario.starts_with("auth/") => vec![(tool.name().to_owned(), json!({}))],
         _ => Vec::new(),
     }

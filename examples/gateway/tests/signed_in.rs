@@ -240,3 +240,131 @@ fn a_server_whose_metadata_is_huge_is_refused_unread() {
     assert!(listed.starts_with("orders           degraded"), "{listed}");
     assert!(listed.contains("sent more than 262144 bytes"), "{listed}");
 }
+
+/// Whether `haystack` holds `needle` anywhere.
+fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
+}
+
+/// An operator signs the gateway in to the shop once, in a browser, by the authorization code grant:
+/// the server is added and signed in to from the command line while the gateway serves, the refresh
+/// token is kept encrypted in the gateway's database (a copy of the file does not carry it), a
+/// restarted gateway stays signed in, and a grant the provider revokes leaves the server unavailable
+/// with what to do.
+#[test]
+fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let shop = shop(&runtime, &provider, None);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let store = dir.join("operator-sign-in.db");
+    for file in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{file}", store.display()));
+    }
+    let config = dir.join("operator-sign-in.toml");
+    std::fs::write(&config, "# The operator adds the servers.\n").unwrap();
+    let gateway = || {
+        let mut command = Command::new(GATEWAY);
+        command
+            .arg("--config")
+            .arg(&config)
+            .arg("--store")
+            .arg(&store);
+        command
+    };
+    let toolgate = |args: &[&str]| {
+        let output = gateway().arg("toolgate").args(args).output().unwrap();
+        assert!(output.status.success(), "{}", report("toolgate", &output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut served = Served::spawn(gateway());
+    let callback = served.url.replace("/mcp", "/oauth/callback");
+    // ANCHOR: operator
+    let entry = json!({
+        "url": shop, "ability": "orders.view", "trusted": true,
+        "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
+    });
+    toolgate(&["servers", "add", "orders", &entry.to_string()]);
+    // ANCHOR_END: operator
+    let before = toolgate(&["servers", "list"]);
+    assert!(
+        before.contains("no operator has signed the gateway in to `orders` yet"),
+        "{before}"
+    );
+
+    let begun = toolgate(&["servers", "sign-in", "orders"]);
+    let url = begun
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no address: {begun}"));
+    let back = runtime.block_on(provider.sign_in(url, "rita", &callback));
+    let answer = |at: &str| {
+        runtime.block_on(async {
+            let response = reqwest::get(at).await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        })
+    };
+    let (status, text) = answer(&back);
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.starts_with("The gateway is signed in to `orders`"),
+        "{text}"
+    );
+    let (again, text) = answer(&back);
+    assert_eq!(again, 400, "a sign-in is finished once: {text}");
+
+    let served_total = |url: &str| {
+        let mut found = call(&runtime, url, "orders_search_orders");
+        for _ in 0..80 {
+            if found["result"]["structuredContent"]["total"] == 5 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            found = call(&runtime, url, "orders_search_orders");
+        }
+        found
+    };
+    let first = served_total(&served.url);
+    assert_eq!(first["result"]["structuredContent"]["total"], 5, "{first}");
+
+    let issued = runtime.block_on(provider.refresh_tokens());
+    assert!(
+        !issued.is_empty(),
+        "the provider gave the gateway a refresh token"
+    );
+    let mut file = Vec::new();
+    for part in ["", "-wal"] {
+        file.extend(std::fs::read(format!("{}{part}", store.display())).unwrap_or_default());
+    }
+    assert!(holds(&file, "tge1."), "the sign-in is kept, encrypted");
+    for token in &issued {
+        assert!(
+            !holds(&file, token),
+            "a copy of the database carries no refresh token"
+        );
+    }
+
+    // A restarted gateway reads its sign-in from the database; its tokens now live four seconds.
+    runtime.block_on(provider.tokens(json!({"ttl": 4})));
+    served.kill();
+    let refreshed = runtime.block_on(provider.count("refreshes"));
+    let served = Served::spawn(gateway());
+    let after = served_total(&served.url);
+    assert_eq!(after["result"]["structuredContent"]["total"], 5, "{after}");
+    assert!(
+        runtime.block_on(provider.count("refreshes")) > refreshed,
+        "renewed, not signed in again"
+    );
+
+    // The provider revokes the grant: when the token is due, the server cannot be used, and says why.
+    runtime.block_on(provider.revoke_refreshes());
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let revoked = call(&runtime, &served.url, "orders_search_orders");
+    let text = revoked.to_string();
+    assert_eq!(revoked["result"]["isError"], true, "{text}");
+    assert!(text.contains("sign the gateway in again"), "{text}");
+}

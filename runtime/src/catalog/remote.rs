@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::remote::{
-    Health, Listed, Offer, Remote, RemoteServer, Remotes, SEPARATOR, offers, server_from_entry,
+    Health, Listed, Offer, Remote, RemoteServer, Remotes, SEPARATOR, Vault, offers,
+    server_from_entry,
 };
 use crate::store::{Records, ToolRecord};
 use crate::sync::Locked;
@@ -15,7 +16,10 @@ use super::error::BuildError;
 use super::registered::{RegisteredTool, defined};
 
 /// The servers, once each is checked and no two share a label.
-pub(crate) fn checked(servers: Vec<RemoteServer>) -> Result<Remotes, BuildError> {
+pub(crate) fn checked(
+    servers: Vec<RemoteServer>,
+    vault: Option<Vault>,
+) -> Result<Remotes, BuildError> {
     let mut labels = std::collections::HashSet::new();
     for server in &servers {
         let label = server.label().to_owned();
@@ -29,7 +33,7 @@ pub(crate) fn checked(servers: Vec<RemoteServer>) -> Result<Remotes, BuildError>
             return Err(BuildError::InvalidServer { label, reason });
         }
     }
-    Ok(Remotes::new(servers))
+    Ok(Remotes::new(servers, vault))
 }
 
 /// Serves the servers the records add beside the declared ones. A record this toolgate cannot read is

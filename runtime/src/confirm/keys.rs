@@ -215,6 +215,31 @@ impl KeyRing {
     }
 }
 
+#[cfg(signs_in)]
+impl KeyRing {
+    /// The current key's id, and the encryption key derived from it.
+    pub(super) fn sealing_key(&self) -> (&str, [u8; 32]) {
+        let key = self.sealing();
+        (&key.id, derive(&key.secret))
+    }
+
+    /// The encryption key derived from the key `id` of this ring.
+    pub(super) fn derived(&self, id: &str) -> Option<[u8; 32]> {
+        let key = self.keys.iter().find(|key| key.id == id)?;
+        Some(derive(&key.secret))
+    }
+}
+
+/// An encryption key from a ring's key: HMAC-SHA256 of a purpose of its own (a key-derivation step,
+/// as HKDF's expand is), so that no key does two jobs.
+#[cfg(signs_in)]
+fn derive(secret: &[u8]) -> [u8; 32] {
+    mac(secret, super::cipher::PURPOSE)
+        .finalize()
+        .into_bytes()
+        .into()
+}
+
 fn mac(secret: &[u8], body: &[u8]) -> Hmac<Sha256> {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
         .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));

@@ -6,6 +6,8 @@
 //! carrying the answers given so far. The [`ConfirmationStore`] makes each confirmation act once.
 
 mod canonical;
+#[cfg(signs_in)]
+mod cipher;
 mod keys;
 mod store;
 
@@ -91,7 +93,7 @@ pub(crate) type SkipPolicy = Box<dyn Fn(&Caller, &Tool) -> bool + Send + Sync>;
 /// The confirmation machinery of one registry.
 pub(crate) struct Confirmations {
     /// Swapped for the records' ring when an operator rotates the keys (`from_records`).
-    pub(crate) keys: arc_swap::ArcSwap<KeyRing>,
+    pub(crate) keys: std::sync::Arc<arc_swap::ArcSwap<KeyRing>>,
     /// Whether the keys come from the records' store rather than the builder.
     pub(crate) from_records: bool,
     pub(crate) store: Box<dyn ConfirmationStore>,

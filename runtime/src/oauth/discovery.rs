@@ -103,10 +103,12 @@ impl Discovery {
         let mut problems = Vec::new();
         for address in &self.metadata {
             match self.fetcher.json::<Endpoints>(address).await {
-                Ok(endpoints) if endpoints.issuer != self.issuer && !self.legacy => problems.push(format!(
-                    "{address} names another issuer, `{}`",
-                    crate::text::shown(&endpoints.issuer)
-                )),
+                Ok(endpoints) if endpoints.issuer != self.issuer && !self.legacy => {
+                    problems.push(format!(
+                        "{address} names another issuer, `{}`",
+                        crate::text::shown(&endpoints.issuer)
+                    ))
+                }
                 Ok(endpoints) => {
                     let named = [
                         &endpoints.jwks_uri,

@@ -79,9 +79,12 @@ impl Fetcher {
     #[cfg(feature = "remote")]
     pub(crate) async fn redirect(&self, url: &str) -> Result<String, String> {
         let shown = url.split('?').next().unwrap_or(url);
-        let response = self.0.get(url).send().await.map_err(|error| {
-            format!("{shown} is out of reach: {}", without_url(&error))
-        })?;
+        let response = self
+            .0
+            .get(url)
+            .send()
+            .await
+            .map_err(|error| format!("{shown} is out of reach: {}", without_url(&error)))?;
         if !response.status().is_redirection() {
             return Err(format!(
                 "{shown} answered {}, not a redirect back to the gateway",
@@ -177,13 +180,16 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Fetcher {
                 .body(body)
                 .send()
                 .await
-                .map_err(|error| FetchError(format!("{url} is out of reach: {}", without_url(&error))))?;
+                .map_err(|error| {
+                    FetchError(format!("{url} is out of reach: {}", without_url(&error)))
+                })?;
             let (status, headers) = (response.status(), response.headers().clone());
             if status.is_server_error() {
                 // Down, not a refusal: what the token endpoint gave (a refresh token) is kept.
                 return Err(FetchError(format!("{url} answered {status}")));
             }
-            let mut answer = http::Response::new(bounded(&url, response).await.map_err(FetchError)?);
+            let mut answer =
+                http::Response::new(bounded(&url, response).await.map_err(FetchError)?);
             *answer.status_mut() = status;
             *answer.headers_mut() = headers;
             Ok(answer)

@@ -6,6 +6,6 @@ mod discovery;
 mod fetch;
 
 pub(crate) use discovery::Discovery;
+pub(crate) use fetch::{Client, Fetcher};
 #[cfg(feature = "remote")]
 pub(crate) use fetch::{FetchError, fetchable, origin_and_path};
-pub(crate) use fetch::{Client, Fetcher};

@@ -146,6 +146,10 @@ enum Servers {
     },
     /// Remove a server an operator added: its tools are served no more.
     Remove { label: String },
+    /// Sign the gateway in to a server that an operator authorizes (`oauth = { redirect_uri = ... }`):
+    /// prints the address to open in a browser; the gateway serving the redirect finishes it.
+    #[cfg(feature = "oauth")]
+    SignIn { label: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -434,6 +438,17 @@ async fn servers(
             (label, ServerChange::Put(entry))
         }
         Servers::Remove { label } => (label, ServerChange::Remove),
+        #[cfg(feature = "oauth")]
+        Servers::SignIn { label } => {
+            let url = registry.begin_sign_in(&label).await?;
+            if json {
+                return Ok(json_line(&json!({ "server": label, "url": url })));
+            }
+            return Ok(format!(
+                "Open this address in a browser within ten minutes, and sign in to `{}`:\n{url}\n",
+                cell(&label)
+            ));
+        }
     };
     let revision = operator.edit_server(&label, Seen::Now, change).await?;
     Ok(format!("`{}`: revision {revision}.\n", cell(&label)))

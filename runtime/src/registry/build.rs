@@ -114,8 +114,18 @@ impl RegistryBuilder {
                 })?;
         }
         let keys_from_records = self.keys.is_none() && self.records.is_some();
+        let keys = Arc::new(ArcSwap::from_pointee(
+            self.keys.unwrap_or_else(KeyRing::random),
+        ));
+        #[cfg(signs_in)]
+        let vault = (self.sign_ins).map(|store| crate::remote::Vault {
+            store,
+            keys: Arc::clone(&keys),
+        });
+        #[cfg(all(feature = "remote", not(signs_in)))]
+        let vault = None;
         #[cfg(feature = "remote")]
-        let remotes = crate::catalog::remote::checked(self.remotes)?;
+        let remotes = crate::catalog::remote::checked(self.remotes, vault)?;
         #[cfg(feature = "remote")]
         let live = self.records.is_some() || !remotes.is_empty();
         #[cfg(not(feature = "remote"))]
@@ -167,7 +177,7 @@ impl RegistryBuilder {
             explain_denials: self.explain_denials,
             confirmations: Confirmations {
                 from_records: keys_from_records,
-                keys: ArcSwap::from_pointee(self.keys.unwrap_or_else(KeyRing::random)),
+                keys,
                 store: self.store.unwrap_or_else(|| Box::new(MemoryStore::new())),
                 ttl: self.confirmation_ttl,
                 skip: self.skip_confirmation,

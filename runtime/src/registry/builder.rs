@@ -71,6 +71,9 @@ use super::config::Config;
 /// ```
 pub struct RegistryBuilder {
     pub(super) dynamic: Vec<DynamicTool>,
+    /// Where the gateway's sign-ins to remote servers are kept: the records database's.
+    #[cfg(signs_in)]
+    pub(super) sign_ins: Option<Arc<dyn crate::store::SignInStore>>,
     pub(super) compiled: Option<HashSet<String>>,
     pub(super) first: Vec<String>,
     pub(super) state: StateMap,
@@ -152,6 +155,8 @@ impl Default for RegistryBuilder {
             default_timeout: None,
             confirmation_ttl: Duration::from_secs(600),
             keys: None,
+            #[cfg(signs_in)]
+            sign_ins: None,
             store: None,
             records: None,
             ceilings: None,
@@ -462,7 +467,11 @@ impl RegistryBuilder {
     /// seal too.
     #[cfg(database)]
     #[must_use]
-    pub fn database(self, database: &crate::store::Database) -> Self {
+    pub fn database(mut self, database: &crate::store::Database) -> Self {
+        #[cfg(signs_in)]
+        {
+            self.sign_ins = Some(Arc::new(database.clone()));
+        }
         self.audit(database.audit())
             .confirmation_store(database.clone())
             .ceiling_store(database.clone())

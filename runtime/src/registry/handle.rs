@@ -456,6 +456,31 @@ impl Registry {
         remote::edit_server(&self.core, edit).await
     }
 
+    /// Begins an operator's sign-in to the remote server `label`, one that signs in by
+    /// [`SignIn::authorization_code`](crate::remote::SignIn::authorization_code): the address where
+    /// the operator signs in. Their browser comes back to the gateway's `/oauth/callback`, which
+    /// finishes it with [`finish_sign_in`](Self::finish_sign_in); it waits ten minutes.
+    ///
+    /// # Errors
+    /// An unknown server, one that does not sign in that way, or an authorization server that cannot
+    /// be found or registered at.
+    #[cfg(signs_in)]
+    pub async fn begin_sign_in(&self, label: &str) -> Result<String, RecordError> {
+        remote::begin_sign_in(&self.core, label).await
+    }
+
+    /// Finishes the operator's sign-in the authorization response `query` (its URL's query) answers:
+    /// the code is spent, the refresh token kept encrypted in the records, and the server reached with
+    /// it. Gives the server's label.
+    ///
+    /// # Errors
+    /// A response that answers no sign-in begun (or one finished, or too old), names another issuer,
+    /// or carries an error; a code the authorization server refuses.
+    #[cfg(signs_in)]
+    pub async fn finish_sign_in(&self, query: &str) -> Result<String, RecordError> {
+        remote::finish_sign_in(&self.core, query).await
+    }
+
     // ---- for the transports and the operator's commands ----
 
     /// The tools as they are now; a call holds its snapshot until it finishes.

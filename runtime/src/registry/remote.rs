@@ -30,3 +30,61 @@ pub(super) async fn edit_server(core: &Core, edit: &ServerEdit) -> Result<u64, R
     let revision = core.catalog.store()?.write(Write::Server(edit)).await?;
     records::served(core, revision).await
 }
+
+/// The longest `state` an authorization response is read with.
+#[cfg(signs_in)]
+const MAX_STATE: usize = 512;
+
+/// Begins an operator's sign-in to the server `label`: where the operator goes to sign in.
+#[cfg(signs_in)]
+pub(super) async fn begin_sign_in(core: &Core, label: &str) -> Result<String, RecordError> {
+    let remote = remote(core, label)?;
+    (remote.begin_sign_in().await).map_err(|why| RecordError::new(RecordErrorKind::Invalid, why))
+}
+
+/// Finishes the operator's sign-in the authorization response `query` answers: the label of its server.
+#[cfg(signs_in)]
+pub(super) async fn finish_sign_in(core: &Core, query: &str) -> Result<String, RecordError> {
+    let invalid = |why: String| RecordError::new(RecordErrorKind::Invalid, why);
+    let state = oauth2::url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "state")
+        .map(|(_, state)| state.into_owned())
+        .filter(|state| !state.is_empty() && state.len() <= MAX_STATE)
+        .ok_or_else(|| invalid("the authorization response carries no state".into()))?;
+    let live = core
+        .catalog
+        .live()
+        .ok_or_else(|| invalid("this registry serves no remote servers".into()))?;
+    let vault = (live.remotes.vault()).ok_or_else(|| {
+        invalid("this registry keeps no sign-ins: it has no records database".into())
+    })?;
+    let (label, begun) = vault.finish(&state).await.map_err(invalid)?;
+    let remote = match remote(core, &label) {
+        Ok(remote) => remote,
+        // Added by an operator a moment ago, on another replica or from the command line.
+        Err(_) => {
+            records::refresh(core).await?;
+            remote(core, &label)?
+        }
+    };
+    remote.finish_sign_in(begun, query).await.map_err(invalid)?;
+    Ok(label)
+}
+
+/// The remote server `label`, as served now.
+#[cfg(signs_in)]
+fn remote(core: &Core, label: &str) -> Result<std::sync::Arc<crate::remote::Remote>, RecordError> {
+    let not_found = || {
+        RecordError::new(
+            RecordErrorKind::NotFound,
+            format!("there is no remote server `{label}`"),
+        )
+    };
+    let live = core.catalog.live().ok_or_else(not_found)?;
+    let servers = live.remotes.servers();
+    servers
+        .iter()
+        .find(|remote| remote.label() == label)
+        .cloned()
+        .ok_or_else(not_found)
+}

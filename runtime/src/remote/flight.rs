@@ -10,13 +10,16 @@ use crate::sync::Locked;
 
 use super::client::ProgressRoutes;
 
-/// Why a request to a server failed: it cannot be reached, it answered with an error, or it refused
-/// the credential sent with a `WWW-Authenticate` challenge (kept whole: it says how to sign in).
+/// Why a request to a server failed: it cannot be reached, it answered with an error, it refused the
+/// credential sent with a `WWW-Authenticate` challenge (kept whole: it says how to sign in), or the
+/// gateway could not sign in to it.
 #[derive(Clone)]
 pub(super) enum Failure {
     Unreachable(String),
     Refused(String),
     Challenged(String),
+    #[cfg(feature = "oauth")]
+    SignIn(String),
 }
 
 impl Failure {
@@ -24,6 +27,8 @@ impl Failure {
     pub(super) fn said(self) -> String {
         match self {
             Failure::Unreachable(error) | Failure::Refused(error) => error,
+            #[cfg(feature = "oauth")]
+            Failure::SignIn(error) => error,
             Failure::Challenged(challenge) => format!(
                 "it refused the credential sent: {}",
                 crate::text::capped(&crate::text::shown(&challenge))

@@ -32,7 +32,14 @@ pub use server::{RemoteServer, RemoteTool};
 pub(crate) use server::{deserialize_servers, server_from_entry};
 pub(crate) use session::{Changes, Listed, Remote};
 #[cfg(feature = "oauth")]
+pub(crate) use sign_in::{Begun, Vault};
+#[cfg(feature = "oauth")]
 pub use sign_in::{ClientSecret, SignIn};
+
+/// Where a registry keeps its sign-ins to remote servers; nothing without the `oauth` feature.
+#[cfg(not(feature = "oauth"))]
+#[derive(Clone)]
+pub(crate) enum Vault {}
 pub use status::{Health, ServerStatus};
 pub(crate) use tools::{Offer, offers};
 
@@ -45,21 +52,36 @@ pub(crate) struct Remotes {
     pub(crate) signal: Arc<Changes>,
     /// Whether the registry is watched, so that a server added later is kept current too.
     watching: AtomicBool,
+    /// Where the servers' sign-ins are kept, for a registry with a records database.
+    vault: Option<Vault>,
 }
 
 impl Remotes {
-    pub(crate) fn new(declared: Vec<RemoteServer>) -> Self {
+    pub(crate) fn new(declared: Vec<RemoteServer>, vault: Option<Vault>) -> Self {
         let signal = Arc::new(Changes::default());
         let servers = declared
             .iter()
-            .map(|server| Arc::new(Remote::new(server.clone(), Arc::clone(&signal))))
+            .map(|server| {
+                Arc::new(Remote::new(
+                    server.clone(),
+                    Arc::clone(&signal),
+                    vault.as_ref(),
+                ))
+            })
             .collect();
         Remotes {
             declared,
             servers: Mutex::new(servers),
             signal,
             watching: AtomicBool::new(false),
+            vault,
         }
+    }
+
+    /// Where the servers' sign-ins are kept.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn vault(&self) -> Option<&Vault> {
+        self.vault.as_ref()
     }
 
     /// The servers as served now.
@@ -104,7 +126,11 @@ impl Remotes {
                 let kept = servers.iter().find(|r| r.server == server);
                 kept.map_or_else(
                     || {
-                        let remote = Arc::new(Remote::new(server, Arc::clone(&self.signal)));
+                        let remote = Arc::new(Remote::new(
+                            server,
+                            Arc::clone(&self.signal),
+                            self.vault.as_ref(),
+                        ));
                         if self.watching.load(Ordering::Acquire) {
                             remote.start();
                         }

@@ -528,15 +528,21 @@ struct ServerConfig {
     oauth: Option<OAuthConfig>,
 }
 
-/// How the gateway signs in to a server, as `oauth = { ... }` of its entry: the client credentials
-/// grant, with the client's id, the variable that holds its secret, and the scopes asked for.
+/// How the gateway signs in to a server, as `oauth = { ... }` of its entry: by an operator's
+/// authorization coming back to `redirect_uri`, or by the client credentials grant with the client's
+/// id and the variable that holds its secret; with the scopes asked for.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OAuthConfig {
-    client_id: String,
-    client_secret_env: String,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret_env: Option<String>,
     #[serde(default)]
     scopes: Vec<String>,
+    /// The gateway's `/oauth/callback`, for an operator's sign-in by authorization code.
+    #[serde(default)]
+    redirect_uri: Option<String>,
 }
 
 /// `server` signing in as its entry's `oauth` says, or why it cannot.
@@ -558,9 +564,24 @@ fn signed_in(
     }
     #[cfg(feature = "oauth")]
     {
-        let secret = super::ClientSecret::env(oauth.client_secret_env);
-        let sign_in = super::SignIn::client_credentials(oauth.client_id, secret).scopes(oauth.scopes);
-        Ok(server.sign_in(sign_in))
+        let secret = oauth.client_secret_env.map(super::ClientSecret::env);
+        let sign_in = match (oauth.redirect_uri, oauth.client_id, secret) {
+            (Some(redirect_uri), id, secret) => {
+                let sign_in = super::SignIn::authorization_code(redirect_uri);
+                match id {
+                    Some(id) => sign_in.client(id, secret),
+                    None => sign_in,
+                }
+            }
+            (None, Some(id), Some(secret)) => super::SignIn::client_credentials(id, secret),
+            (None, _, _) => {
+                return Err(format!(
+                    "the server `{label}` signs in with `oauth`: give `redirect_uri` (an operator signs \
+                     the gateway in), or `client_id` and `client_secret_env` (the gateway signs in as a machine)"
+                ));
+            }
+        };
+        Ok(server.sign_in(sign_in.scopes(oauth.scopes)))
     }
     #[cfg(not(feature = "oauth"))]
     {

@@ -21,6 +21,7 @@ use crate::param::{CallParts, ClientSupport, RELAYED, relay};
 use crate::sync::Locked;
 use crate::text::{capped, shown};
 
+use super::Vault;
 use super::client::{Connection, connect};
 use super::flight::{Failure, InFlightCall};
 use super::listing::list_all;
@@ -123,15 +124,20 @@ fn unreachable(label: &str, error: &str) -> ToolError {
 }
 
 impl Remote {
-    pub(crate) fn new(server: RemoteServer, signal: Arc<Changes>) -> Self {
+    pub(crate) fn new(server: RemoteServer, signal: Arc<Changes>, vault: Option<&Vault>) -> Self {
         #[cfg(feature = "oauth")]
         let sign_in = match &server.transport {
             super::server::Transport::Http {
                 sign_in: Some(grant),
                 ..
-            } => Some(super::sign_in::ServiceSignIn::new((**grant).clone())),
+            } => Some(super::sign_in::ServiceSignIn::new(
+                (**grant).clone(),
+                vault.cloned(),
+            )),
             _ => None,
         };
+        #[cfg(not(feature = "oauth"))]
+        let _ = vault;
         Remote {
             #[cfg(feature = "oauth")]
             sign_in,
@@ -180,6 +186,45 @@ impl Remote {
             health: state.health,
             listed: state.listed,
         }
+    }
+
+    /// Begins an operator's sign-in to it: where the operator goes to sign in.
+    #[cfg(feature = "oauth")]
+    pub(crate) async fn begin_sign_in(&self) -> Result<String, String> {
+        let (Some(sign_in), super::server::Transport::Http { url, .. }) =
+            (&self.sign_in, &self.server.transport)
+        else {
+            return Err(format!(
+                "the server `{}` does not sign in with OAuth",
+                self.label()
+            ));
+        };
+        sign_in.begin(self.label(), url).await
+    }
+
+    /// Finishes the operator's sign-in `begun` with the authorization response `query`, and reaches
+    /// the server with it at once.
+    #[cfg(feature = "oauth")]
+    pub(crate) async fn finish_sign_in(
+        &self,
+        begun: super::Begun,
+        query: &str,
+    ) -> Result<(), String> {
+        let Some(sign_in) = &self.sign_in else {
+            return Err(format!(
+                "the server `{}` does not sign in with OAuth",
+                self.label()
+            ));
+        };
+        sign_in.finish(self.label(), begun, query).await?;
+        *self.session.lock().await = None;
+        {
+            let mut state = self.state.locked();
+            state.retry_at = None;
+            state.failures = 0;
+        }
+        self.list().await;
+        Ok(())
     }
 
     /// Records the tools of it that are not served, and why, for the operator.
@@ -397,6 +442,14 @@ impl Remote {
                     ),
                 )
             }
+            #[cfg(feature = "oauth")]
+            Failure::SignIn(error) => ToolError::with_kind(
+                ErrorKind::Unavailable,
+                format!(
+                    "The remote server `{label}` cannot be used now: {}",
+                    capped(&shown(&error))
+                ),
+            ),
             refused => ToolError::new(format!(
                 "The remote server `{label}` refused the call: {}",
                 capped(&shown(&refused.said()))
@@ -477,7 +530,7 @@ impl Remote {
         sign_in
             .token(self.label(), url, Some(challenge))
             .await
-            .map_err(Failure::Refused)?;
+            .map_err(Failure::SignIn)?;
         *slot = None;
         Ok(())
     }
@@ -501,6 +554,8 @@ impl Remote {
                 let next = format!("; the next attempt is in {:.1?}", at - Instant::now());
                 return Err(match failure.clone() {
                     Failure::Unreachable(error) => Failure::Unreachable(error + &next),
+                    #[cfg(feature = "oauth")]
+                    Failure::SignIn(error) => Failure::SignIn(error + &next),
                     refused => Failure::Refused(refused.said() + &next),
                 });
             }
@@ -540,8 +595,11 @@ impl Remote {
             let mut challenge = None;
             for _ in 0..=MAX_CHALLENGES {
                 let token = (sign_in.token(self.label(), url, challenge.as_deref()).await)
-                    .map_err(Failure::Refused)?;
-                match self.open(token.as_ref().map(|token| token.value.as_str())).await {
+                    .map_err(Failure::SignIn)?;
+                match self
+                    .open(token.as_ref().map(|token| token.value.as_str()))
+                    .await
+                {
                     Ok(mut session) => {
                         session.renew_at = token.map(|token| token.renew_at);
                         return Ok(session);

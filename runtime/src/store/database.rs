@@ -238,3 +238,32 @@ impl RecordStore for Database {
         each!(self, store => store.changed(every))
     }
 }
+
+#[cfg(signs_in)]
+impl super::SignInStore for Database {
+    fn sign_in<'a>(&'a self, server: &'a str) -> RecordFuture<'a, Option<String>> {
+        each!(self, store => store.sign_in(server))
+    }
+
+    fn keep_sign_in<'a>(
+        &'a self,
+        server: &'a str,
+        sealed: Option<&'a str>,
+    ) -> RecordFuture<'a, ()> {
+        each!(self, store => store.keep_sign_in(server, sealed))
+    }
+
+    fn begin_sign_in<'a>(
+        &'a self,
+        state: &'a str,
+        server: &'a str,
+        sealed: &'a str,
+        expires_ms: u64,
+    ) -> RecordFuture<'a, ()> {
+        each!(self, store => store.begin_sign_in(state, server, sealed, expires_ms))
+    }
+
+    fn finish_sign_in<'a>(&'a self, state: &'a str) -> RecordFuture<'a, Option<(String, String)>> {
+        each!(self, store => store.finish_sign_in(state))
+    }
+}

@@ -25,6 +25,8 @@ mod profile;
 mod record;
 mod records;
 mod server;
+#[cfg(signs_in)]
+mod sign_ins;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod sync;
@@ -55,6 +57,8 @@ pub use records::Records;
 #[cfg(database)]
 pub(crate) use records::Table;
 pub use server::{ServerChange, ServerEdit, ServerRecord};
+#[cfg(signs_in)]
+pub(crate) use sign_ins::SignInStore;
 pub use sync::{Drift, SyncPlan};
 pub use task::{MemoryTasks, TaskFailure, TaskRecord, TaskStatus, TaskStore};
 pub use write::{Effects, Logged, Reads, Write};

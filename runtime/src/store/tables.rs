@@ -3,7 +3,7 @@
 
 /// The migrations, in order; a database counts those applied. The first creates only what is missing:
 /// SQLite databases made before versions were counted have it.
-const MIGRATIONS: [&str; 11] = [
+const MIGRATIONS: [&str; 12] = [
     // 1: confirmations, audit, keys.
     "
 CREATE TABLE IF NOT EXISTS toolgate_confirmations (
@@ -128,7 +128,50 @@ CREATE TABLE toolgate_grants (
 ALTER TABLE toolgate_audit ADD COLUMN client TEXT;
 ALTER TABLE toolgate_audit ADD COLUMN actors TEXT;
 ",
+    // 12: the gateway's sign-ins to remote servers an operator made, sealed; those begun and not yet
+    // finished, which expire.
+    "
+CREATE TABLE toolgate_sign_ins (
+    server TEXT PRIMARY KEY,
+    sealed TEXT NOT NULL,
+    at_ms {int} NOT NULL
+);
+CREATE TABLE toolgate_sign_in_starts (
+    state TEXT PRIMARY KEY,
+    server TEXT NOT NULL,
+    sealed TEXT NOT NULL,
+    expires {int} NOT NULL
+);
+",
 ];
+
+/// The sealed sign-in kept for a server.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN: &str = "SELECT sealed FROM toolgate_sign_ins WHERE server = $1";
+
+/// Keeps a server's sealed sign-in, replacing the last.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_KEEP: &str = "INSERT INTO toolgate_sign_ins (server, sealed, at_ms) \
+     VALUES ($1, $2, $3) ON CONFLICT (server) DO UPDATE SET sealed = excluded.sealed, at_ms = excluded.at_ms";
+
+/// Forgets a server's sign-in.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_FORGET: &str = "DELETE FROM toolgate_sign_ins WHERE server = $1";
+
+/// Forgets the sign-ins begun that expired, and all but the newest few.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_STARTS_SWEEP: &str = "DELETE FROM toolgate_sign_in_starts WHERE expires < $1 \
+     OR state NOT IN (SELECT state FROM toolgate_sign_in_starts ORDER BY expires DESC LIMIT 31)";
+
+/// Keeps a sign-in begun, under its state.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_START: &str =
+    "INSERT INTO toolgate_sign_in_starts (state, server, sealed, expires) VALUES ($1, $2, $3, $4)";
+
+/// Takes a sign-in begun, once, unless it expired.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_FINISH: &str = "DELETE FROM toolgate_sign_in_starts \
+     WHERE state = $1 AND expires >= $2 RETURNING server, sealed";
 
 /// The columns of an audit row, in the order stores write and read them (after `seq` when reading): a
 /// literal, so that statements are made with `concat!`.

@@ -56,6 +56,8 @@ mod page;
 mod replies;
 
 use replies::{actor, answer, edited, read_json, rejected};
+#[cfg(signs_in)]
+mod sign_in;
 
 /// The ability a caller needs for the admin API. Grant it to operators only.
 ///
@@ -134,12 +136,23 @@ fn router(registry: Registry, guard: Guard, cancellation: CancellationToken) -> 
         "/admin/servers/{label}/edit",
         axum::routing::post(edit_server),
     );
-    router
-        .with_state(registry)
+    #[cfg(signs_in)]
+    let router = router.route(
+        "/admin/servers/{label}/sign-in",
+        axum::routing::post(begin_sign_in),
+    );
+    let router = router
+        .with_state(registry.clone())
         .layer(axum::Extension(cancellation))
         .layer(middleware::from_fn_with_state(Arc::new(guard), admit))
-        .merge(page)
-        .layer(middleware::from_fn(page::secured))
+        .merge(page);
+    // The browser an operator signed in with comes back here with no credential of the admin API: the
+    // sign-in's state, which only that browser was given, is what lets it in, once.
+    #[cfg(signs_in)]
+    let router = router.merge(sign_in::router(registry));
+    #[cfg(not(signs_in))]
+    let _ = registry;
+    router.layer(middleware::from_fn(page::secured))
 }
 
 /// The filter of `/admin/changes`: the revision the page has.
@@ -231,6 +244,13 @@ async fn edit_server(
         Ok(json!({ "revision": revision, "server": server }))
     })
     .await
+}
+
+/// Begins an operator's sign-in to a remote server: `{"server", "url"}`, the address to open.
+#[cfg(signs_in)]
+async fn begin_sign_in(State(registry): State<Registry>, Path(label): Path<String>) -> Response {
+    let url = registry.begin_sign_in(&label).await;
+    answer(url.map(|url| json!({ "server": label, "url": url })))
 }
 
 /// The rate limits in the records.

@@ -102,10 +102,19 @@ mod tests {
 
     #[test]
     fn only_the_bearer_challenge_counts_and_nothing_loops() {
-        let challenge = Challenge::parse(r#"DPoP scope="other", Bearer scope=read , Basic realm="x""#);
+        let challenge =
+            Challenge::parse(r#"DPoP scope="other", Bearer scope=read , Basic realm="x""#);
         assert_eq!(challenge.scope, ["read"]);
         assert!(!challenge.insufficient_scope);
-        for garbage in ["", ",,,", "=", "Bearer =", "Bearer scope=\"open", "\u{202e}==,,\"", "Basic abc=="] {
+        for garbage in [
+            "",
+            ",,,",
+            "=",
+            "Bearer =",
+            "Bearer scope=\"open",
+            "\u{202e}==,,\"",
+            "Basic abc==",
+        ] {
             let _ = Challenge::parse(garbage);
         }
         let many = format!("Bearer scope=\"{}\"", "s ".repeat(10_000));

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use oauth2::basic::{BasicClient, BasicTokenResponse, BasicTokenType};
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, CsrfToken, EndpointNotSet, EndpointSet,
-    PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse,
-    TokenUrl,
+    PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    TokenResponse, TokenUrl,
 };
 
 use super::registration::{Method, Registered};
@@ -59,7 +59,15 @@ impl From<String> for Failure {
     }
 }
 
-type Client = BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+type Client =
+    BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+
+/// An authorization asked for: where the person goes, and what its answer is checked and spent with.
+pub(crate) struct Begun {
+    pub(crate) url: String,
+    pub(crate) state: String,
+    pub(crate) verifier: String,
+}
 
 /// One token request's parts: who asks, where, and for what.
 pub(crate) struct Request<'a> {
@@ -86,7 +94,9 @@ impl Request<'_> {
                 Method::Basic => AuthType::BasicAuth,
                 Method::Post | Method::None | Method::PrivateKeyJwt(_) => AuthType::RequestBody,
             });
-        if let (Some(secret), Method::Basic | Method::Post) = (&self.client.secret, self.client.method) {
+        if let (Some(secret), Method::Basic | Method::Post) =
+            (&self.client.secret, self.client.method)
+        {
             client = client.set_client_secret(oauth2::ClientSecret::new(secret.clone()));
         }
         Ok(client)
@@ -105,10 +115,16 @@ impl Request<'_> {
             jsonwebtoken::AlgorithmFamily::Rsa => jsonwebtoken::EncodingKey::from_rsa_pem(pem),
             jsonwebtoken::AlgorithmFamily::Ed => jsonwebtoken::EncodingKey::from_ed_pem(pem),
             jsonwebtoken::AlgorithmFamily::Hmac => {
-                return Err(Failure::Refused(format!("{algorithm:?} is no private key's algorithm")));
+                return Err(Failure::Refused(format!(
+                    "{algorithm:?} is no private key's algorithm"
+                )));
             }
         }
-        .map_err(|_| Failure::Refused(format!("the client's key is no {algorithm:?} private key in PEM")))?;
+        .map_err(|_| {
+            Failure::Refused(format!(
+                "the client's key is no {algorithm:?} private key in PEM"
+            ))
+        })?;
         let now = crate::store::unix_ms() / 1000;
         let claims = serde_json::json!({
             "iss": self.client.id,
@@ -119,8 +135,13 @@ impl Request<'_> {
             "jti": crate::random::random_id(),
         });
         let assertion = jsonwebtoken::encode(&jsonwebtoken::Header::new(algorithm), &claims, &key)
-            .map_err(|error| Failure::Refused(format!("the client's assertion cannot be signed: {error}")))?;
-        extra.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned()));
+            .map_err(|error| {
+                Failure::Refused(format!("the client's assertion cannot be signed: {error}"))
+            })?;
+        extra.push((
+            "client_assertion_type",
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+        ));
         extra.push(("client_assertion", assertion));
         Ok(extra)
     }
@@ -132,7 +153,9 @@ impl Request<'_> {
     /// A token by the client credentials grant (RFC 6749 §4.4).
     pub(crate) async fn client_credentials(&self) -> Result<Granted, Failure> {
         let client = self.client().await?;
-        let mut request = client.exchange_client_credentials().add_scopes(self.scopes());
+        let mut request = client
+            .exchange_client_credentials()
+            .add_scopes(self.scopes());
         for (name, value) in self.extra()? {
             request = request.add_extra_param(name, value);
         }
@@ -144,10 +167,16 @@ impl Request<'_> {
     pub(crate) async fn jwt_bearer(&self, assertion: &str) -> Result<Granted, Failure> {
         let endpoints = self.issuer.endpoints().await?;
         let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
-            format!("the authorization server {} names no token endpoint", self.issuer.issuer())
+            format!(
+                "the authorization server {} names no token endpoint",
+                self.issuer.issuer()
+            )
         })?;
         let mut form = vec![
-            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+            ),
             ("assertion", assertion.to_owned()),
         ];
         if !self.scopes.is_empty() {
@@ -156,8 +185,10 @@ impl Request<'_> {
         form.extend(self.extra()?);
         let answer = match post(self.issuer.fetcher(), endpoint, self.client, form).await {
             Err(error) => Err(RequestTokenError::Request(error)),
-            Ok(response) if response.status().is_success() => serde_json::from_slice(response.body())
-                .map_err(|_| RequestTokenError::Other("no token".to_owned())),
+            Ok(response) if response.status().is_success() => {
+                serde_json::from_slice(response.body())
+                    .map_err(|_| RequestTokenError::Other("no token".to_owned()))
+            }
             Ok(response) => Err(serde_json::from_slice(response.body()).map_or_else(
                 |_| RequestTokenError::Other("no token".to_owned()),
                 RequestTokenError::ServerResponse,
@@ -178,10 +209,16 @@ impl Request<'_> {
         const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
         crate::oauth::fetchable(idp)?;
         let mut form = vec![
-            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_owned()),
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
             ("requested_token_type", ID_JAG.to_owned()),
             ("subject_token", id_token.to_owned()),
-            ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_owned()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
             ("audience", self.issuer.issuer().to_owned()),
             ("resource", self.resource.to_owned()),
         ];
@@ -197,7 +234,10 @@ impl Request<'_> {
                 crate::text::shown(answer["error"].as_str().unwrap_or("no reason given"))
             )));
         }
-        match (answer["access_token"].as_str(), answer["issued_token_type"].as_str()) {
+        match (
+            answer["access_token"].as_str(),
+            answer["issued_token_type"].as_str(),
+        ) {
             (Some(grant), Some(ID_JAG)) => Ok(grant.to_owned()),
             _ => Err(Failure::Refused(format!(
                 "the identity provider {idp} answered the exchange with no identity assertion grant"
@@ -223,6 +263,26 @@ impl Request<'_> {
     /// without a person: the gateway asks at its authorization endpoint, reads the code from its
     /// redirect to `redirect_uri`, and spends it.
     pub(crate) async fn unattended(&self, redirect_uri: &str) -> Result<Granted, Failure> {
+        let begun = self.authorization(redirect_uri).await?;
+        let location = self.issuer.fetcher().redirect(&begun.url).await?;
+        let location = oauth2::url::Url::parse(&location).map_err(|_| {
+            Failure::Refused("the authorization server redirected to no URL".into())
+        })?;
+        let expected = oauth2::url::Url::parse(redirect_uri).map_err(|error| error.to_string())?;
+        if location.origin() != expected.origin() || location.path() != expected.path() {
+            return Err(Failure::Refused(
+                "the authorization server redirected somewhere other than the gateway".into(),
+            ));
+        }
+        let code = self
+            .code(&begun.state, location.query().unwrap_or_default())
+            .await?;
+        self.exchange(redirect_uri, code, begun.verifier).await
+    }
+
+    /// Where to send a person to authorize the gateway, coming back to `redirect_uri`: the URL, with
+    /// the state and the PKCE verifier it was made with.
+    pub(crate) async fn authorization(&self, redirect_uri: &str) -> Result<Begun, Failure> {
         let endpoints = self.issuer.endpoints().await?;
         let authorize = endpoints.authorization_endpoint.as_deref().ok_or_else(|| {
             format!(
@@ -230,6 +290,56 @@ impl Request<'_> {
                 self.issuer.issuer()
             )
         })?;
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (url, state) = (self.redirected(redirect_uri).await?)
+            .set_auth_uri(
+                AuthUrl::new(authorize.to_owned())
+                    .map_err(|error| format!("its authorization endpoint is no URL: {error}"))?,
+            )
+            .authorize_url(CsrfToken::new_random)
+            .add_scopes(self.scopes())
+            .set_pkce_challenge(challenge)
+            .add_extra_param("resource", self.resource)
+            .url();
+        Ok(Begun {
+            url: url.into(),
+            state: state.into_secret(),
+            verifier: verifier.into_secret(),
+        })
+    }
+
+    /// The code in the authorization response `query` to the request made with `state`, checked
+    /// against the issuer's `iss` (RFC 9207).
+    pub(crate) async fn code(&self, state: &str, query: &str) -> Result<String, Failure> {
+        let endpoints = self.issuer.endpoints().await?;
+        code_in(
+            query,
+            state,
+            &endpoints.issuer,
+            endpoints.authorization_response_iss_parameter_supported,
+        )
+        .map_err(Failure::Refused)
+    }
+
+    /// A token for the authorization `code`, spent with the `verifier` of its request.
+    pub(crate) async fn exchange(
+        &self,
+        redirect_uri: &str,
+        code: String,
+        verifier: String,
+    ) -> Result<Granted, Failure> {
+        let client = self.redirected(redirect_uri).await?;
+        let mut request = (client.exchange_code(AuthorizationCode::new(code)))
+            .set_pkce_verifier(PkceCodeVerifier::new(verifier));
+        for (name, value) in self.extra()? {
+            request = request.add_extra_param(name, value);
+        }
+        self.granted(request.request_async(self.issuer.fetcher()).await)
+    }
+
+    /// The client, coming back to `redirect_uri`: `https`, or `http` on a loopback address, where a
+    /// code sent cannot be read on the way.
+    async fn redirected(&self, redirect_uri: &str) -> Result<Client, Failure> {
         if crate::oauth::fetchable(redirect_uri).is_err() {
             return Err(Failure::Refused(format!(
                 "the redirect `{}` is neither `https` nor `http` on a loopback address: a code sent there \
@@ -239,32 +349,7 @@ impl Request<'_> {
         }
         let redirect = RedirectUrl::new(redirect_uri.to_owned())
             .map_err(|error| format!("the redirect `{redirect_uri}` is no URL: {error}"))?;
-        let client = (self.client().await?)
-            .set_redirect_uri(redirect)
-            .set_auth_uri(
-                AuthUrl::new(authorize.to_owned())
-                    .map_err(|error| format!("its authorization endpoint is no URL: {error}"))?,
-            );
-        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
-        let (url, state) = (client.authorize_url(CsrfToken::new_random))
-            .add_scopes(self.scopes())
-            .set_pkce_challenge(challenge)
-            .add_extra_param("resource", self.resource)
-            .url();
-        let location = self.issuer.fetcher().redirect(url.as_str()).await?;
-        let code = code_from(
-            &location,
-            redirect_uri,
-            state.secret(),
-            &endpoints.issuer,
-            endpoints.authorization_response_iss_parameter_supported,
-        )
-        .map_err(Failure::Refused)?;
-        let mut request = (client.exchange_code(AuthorizationCode::new(code))).set_pkce_verifier(verifier);
-        for (name, value) in self.extra()? {
-            request = request.add_extra_param(name, value);
-        }
-        self.granted(request.request_async(self.issuer.fetcher()).await)
+        Ok(self.client().await?.set_redirect_uri(redirect))
     }
 
     fn granted<E: std::error::Error>(
@@ -282,9 +367,9 @@ impl Request<'_> {
                     .unwrap_or_default()
             )),
             RequestTokenError::Request(error) => Failure::Unreachable(error.to_string()),
-            RequestTokenError::Parse(..) | RequestTokenError::Other(_) => Failure::Refused(format!(
-                "the authorization server {issuer} answered with no token"
-            )),
+            RequestTokenError::Parse(..) | RequestTokenError::Other(_) => Failure::Refused(
+                format!("the authorization server {issuer} answered with no token"),
+            ),
         })?;
         if *answer.token_type() != BasicTokenType::Bearer {
             return Err(Failure::Refused(format!(
@@ -298,7 +383,9 @@ impl Request<'_> {
                 renew_at: Instant::now()
                     + kept_for(answer.expires_in().map(|lifetime| lifetime.as_secs())),
             },
-            refresh: answer.refresh_token().map(|refresh| refresh.secret().clone()),
+            refresh: answer
+                .refresh_token()
+                .map(|refresh| refresh.secret().clone()),
         })
     }
 }
@@ -311,13 +398,18 @@ async fn post(
     mut form: Vec<(&str, String)>,
 ) -> Result<oauth2::HttpResponse, crate::oauth::FetchError> {
     let mut request = http::Request::post(endpoint)
-        .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
         .header(http::header::ACCEPT, "application/json");
     let secret = client.secret.clone().unwrap_or_default();
     match client.method {
         Method::Basic => {
             use base64::Engine as _;
-            let encode = |text: &str| oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+            let encode = |text: &str| {
+                oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+            };
             let pair = format!("{}:{}", encode(&client.id), encode(&secret));
             let basic = base64::engine::general_purpose::STANDARD.encode(pair);
             request = request.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
@@ -333,25 +425,12 @@ async fn post(
     oauth2::AsyncHttpClient::call(fetcher, request).await
 }
 
-/// The code in the authorization server's redirect to `location`, when it came back to
-/// `redirect_uri` with the `state` sent and the issuer's `iss`: required when the issuer says it
-/// sends it, compared as a plain string whenever it is there (RFC 9207 §2.4).
-fn code_from(
-    location: &str,
-    redirect_uri: &str,
-    state: &str,
-    issuer: &str,
-    iss_required: bool,
-) -> Result<String, String> {
-    let location = oauth2::url::Url::parse(location)
-        .map_err(|_| "the authorization server redirected to no URL".to_owned())?;
-    let expected = oauth2::url::Url::parse(redirect_uri).map_err(|error| error.to_string())?;
-    if location.origin() != expected.origin() || location.path() != expected.path() {
-        return Err("the authorization server redirected somewhere other than the gateway".into());
-    }
+/// The code in the authorization response `query`, when it answers the request made with `state` and
+/// names the issuer: `iss` is required when the issuer says it sends it, and compared as a plain string
+/// whenever it is there (RFC 9207 §2.4).
+fn code_in(query: &str, state: &str, issuer: &str, iss_required: bool) -> Result<String, String> {
     let parameter = |name: &str| {
-        location
-            .query_pairs()
+        oauth2::url::form_urlencoded::parse(query.as_bytes())
             .find(|(key, _)| key == name)
             .map(|(_, value)| value.into_owned())
     };
@@ -364,7 +443,10 @@ fn code_from(
         ));
     }
     if parameter("state").as_deref() != Some(state) {
-        return Err("the authorization server's answer carries another state; it was not for this sign-in".into());
+        return Err(
+            "the authorization server's answer carries another state; it was not for this sign-in"
+                .into(),
+        );
     }
     match parameter("iss") {
         Some(iss) if iss != issuer => Err(format!(
@@ -375,7 +457,9 @@ fn code_from(
             "{issuer} says it names itself in its authorization responses, and this one does not; its \
              code is not spent"
         )),
-        _ => parameter("code").ok_or_else(|| "the authorization server's answer has no code".into()),
+        _ => {
+            parameter("code").ok_or_else(|| "the authorization server's answer has no code".into())
+        }
     }
 }
 
@@ -395,7 +479,11 @@ mod tests {
     #[test]
     fn a_token_is_renewed_before_it_expires_and_kept_a_day_at_most() {
         assert_eq!(kept_for(Some(3600)), Duration::from_secs(3540));
-        assert_eq!(kept_for(Some(4)), Duration::from_secs(2), "half a short life");
+        assert_eq!(
+            kept_for(Some(4)),
+            Duration::from_secs(2),
+            "half a short life"
+        );
         assert_eq!(kept_for(None), Duration::from_secs(240));
         assert_eq!(kept_for(Some(0)), Duration::ZERO);
         assert_eq!(
@@ -407,17 +495,38 @@ mod tests {
 
     #[test]
     fn an_authorization_response_is_spent_only_with_its_state_and_issuer() {
-        let back = "http://localhost:3000/callback";
         let issuer = "https://as.example";
-        let at = |query: &str| format!("{back}?{query}");
-        let code = |query: &str, required| code_from(&at(query), back, "s1", issuer, required);
+        let code = |query: &str, required| code_in(query, "s1", issuer, required);
         assert_eq!(code("code=c&state=s1", false).unwrap(), "c");
-        assert_eq!(code("code=c&state=s1&iss=https%3A%2F%2Fas.example", true).unwrap(), "c");
-        assert!(code("code=c&state=s2", false).unwrap_err().contains("another state"));
-        assert!(code("code=c&state=s1", true).unwrap_err().contains("does not"));
-        assert!(code("code=c&state=s1&iss=https%3A%2F%2Fevil.example", false).unwrap_err().contains("mix-up"));
-        assert!(code("code=c&state=s1&iss=https%3A%2F%2Fas.example%2F", true).unwrap_err().contains("mix-up"), "no normalization");
-        assert!(code("error=access_denied&state=s1", false).unwrap_err().contains("access_denied"));
-        assert!(code_from("https://evil.example/callback?code=c&state=s1", back, "s1", issuer, false).is_err());
+        assert_eq!(
+            code("code=c&state=s1&iss=https%3A%2F%2Fas.example", true).unwrap(),
+            "c"
+        );
+        assert!(
+            code("code=c&state=s2", false)
+                .unwrap_err()
+                .contains("another state")
+        );
+        assert!(
+            code("code=c&state=s1", true)
+                .unwrap_err()
+                .contains("does not")
+        );
+        assert!(
+            code("code=c&state=s1&iss=https%3A%2F%2Fevil.example", false)
+                .unwrap_err()
+                .contains("mix-up")
+        );
+        assert!(
+            code("code=c&state=s1&iss=https%3A%2F%2Fas.example%2F", true)
+                .unwrap_err()
+                .contains("mix-up"),
+            "no normalization"
+        );
+        assert!(
+            code("error=access_denied&state=s1", false)
+                .unwrap_err()
+                .contains("access_denied")
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 mod challenge;
 mod grant;
+mod operator;
 mod registration;
 mod resource;
 
@@ -19,6 +20,7 @@ use crate::oauth::{Discovery, Fetcher};
 use challenge::Challenge;
 pub(crate) use grant::Token;
 use grant::{Failure, Granted, Request};
+pub(crate) use operator::{Begun, Vault};
 use registration::{Method, Registered};
 
 /// The most scopes the gateway asks one server's authorization server for, however many its
@@ -63,7 +65,14 @@ enum Grant {
     },
     /// An authorization code the authorization server hands over without a person, coming back to
     /// this redirect URI.
-    Unattended { redirect_uri: String },
+    Unattended {
+        redirect_uri: String,
+    },
+    /// An authorization code an operator's browser brings back to this redirect URI, once; its
+    /// refresh token kept in the records.
+    Operator {
+        redirect_uri: String,
+    },
 }
 
 impl SignIn {
@@ -132,6 +141,24 @@ impl SignIn {
         }
     }
 
+    /// By the authorization code grant with PKCE, authorized once by an operator: `toolgate servers
+    /// sign-in LABEL` (or the admin page) gives the address where the operator signs in at the server's
+    /// authorization server, whose redirect comes back to `redirect_uri`, the gateway's `/oauth/callback`
+    /// (served with the [admin API](crate::operator::admin::AdminApi)). The refresh token is kept in the
+    /// records database, encrypted under the key ring, for every replica; the gateway registers itself
+    /// there unless given a [`client`](Self::client). Needs a records database.
+    pub fn authorization_code(redirect_uri: impl Into<String>) -> Self {
+        SignIn {
+            grant: Grant::Operator {
+                redirect_uri: redirect_uri.into(),
+            },
+            client: None,
+            metadata_document: None,
+            scopes: Vec::new(),
+            step_up: false,
+        }
+    }
+
     /// Signs in as the client `client_id` an operator registered, with its secret if it has one.
     #[must_use]
     pub fn client(mut self, client_id: impl Into<String>, secret: Option<ClientSecret>) -> Self {
@@ -177,13 +204,19 @@ impl SignIn {
             (Grant::JwtBearer(_), client) => {
                 format!("signed in as workload {}", client.unwrap_or_default())
             }
-            (Grant::Enterprise { idp_token_endpoint, .. }, _) => {
+            (
+                Grant::Enterprise {
+                    idp_token_endpoint, ..
+                },
+                _,
+            ) => {
                 format!("signed in through the identity provider at {idp_token_endpoint}")
             }
             (Grant::Unattended { .. }, Some(client)) => {
                 format!("signed in by authorization code as OAuth client {client}")
             }
             (Grant::Unattended { .. }, None) => "signed in by authorization code".to_owned(),
+            (Grant::Operator { .. }, _) => "signed in by an operator".to_owned(),
         }
     }
 }
@@ -291,6 +324,8 @@ impl std::fmt::Debug for ClientSecret {
 pub(crate) struct ServiceSignIn {
     config: SignIn,
     kept: Mutex<Kept>,
+    /// Where an operator's sign-in is kept, for a registry with a records database.
+    vault: Option<Vault>,
 }
 
 #[derive(Default)]
@@ -304,6 +339,8 @@ struct Kept {
 /// The server's authorization server, as the gateway knows it.
 struct Issuer {
     discovery: Discovery,
+    /// A server of MCP's 2025-03-26 revision, its own authorization server.
+    legacy: bool,
     resource: String,
     scopes_supported: Vec<String>,
     client: Option<Registered>,
@@ -311,10 +348,11 @@ struct Issuer {
 }
 
 impl ServiceSignIn {
-    pub(crate) fn new(config: SignIn) -> Self {
+    pub(crate) fn new(config: SignIn, vault: Option<Vault>) -> Self {
         ServiceSignIn {
             config,
             kept: Mutex::default(),
+            vault,
         }
     }
 
@@ -348,7 +386,8 @@ impl ServiceSignIn {
             }
             Some(challenge) => {
                 if kept.asked.is_empty() {
-                    kept.asked.extend(challenge.scope.iter().take(MAX_SCOPES).cloned());
+                    kept.asked
+                        .extend(challenge.scope.iter().take(MAX_SCOPES).cloned());
                 }
             }
         }
@@ -373,6 +412,14 @@ impl ServiceSignIn {
                 named()
             ));
         }
+        if matches!(self.config.grant, Grant::Operator { .. }) {
+            kept.asked.extend(wanted.into_iter().cloned());
+            return Err(format!(
+                "the server `{label}` asks for the scopes `{}`, beyond what the operator signed the gateway \
+                 in for; an operator must sign it in again, asking for them: `toolgate servers sign-in {label}`",
+                named()
+            ));
+        }
         if !self.config.step_up {
             return Err(format!(
                 "the server `{label}` asks for the scopes `{}`, beyond what the gateway signs in for; \
@@ -381,7 +428,9 @@ impl ServiceSignIn {
             ));
         }
         if kept.asked.len() + wanted.len() > MAX_SCOPES {
-            return Err(format!("the server `{label}` asks for more than {MAX_SCOPES} scopes"));
+            return Err(format!(
+                "the server `{label}` asks for more than {MAX_SCOPES} scopes"
+            ));
         }
         kept.asked.extend(wanted.into_iter().cloned());
         // A refresh would only renew the scopes already granted.
@@ -393,13 +442,23 @@ impl ServiceSignIn {
 
     /// Finds the server's authorization server from its metadata; a new one forgets the client and the
     /// grant the gateway had at the last (they are not shown to another).
-    async fn find_issuer(&self, kept: &mut Kept, url: &str, challenge: &Challenge) -> Result<(), String> {
+    async fn find_issuer(
+        &self,
+        kept: &mut Kept,
+        url: &str,
+        challenge: &Challenge,
+    ) -> Result<(), String> {
         let fetcher = match &kept.issuer {
             Some(issuer) => issuer.discovery.fetcher().clone(),
             None => Fetcher::new()?,
         };
-        let found = resource::protected(&fetcher, url, challenge.resource_metadata.as_deref()).await?;
-        if let Some(issuer) = kept.issuer.as_mut().filter(|i| i.discovery.issuer() == found.issuer) {
+        let found =
+            resource::protected(&fetcher, url, challenge.resource_metadata.as_deref()).await?;
+        if let Some(issuer) = kept
+            .issuer
+            .as_mut()
+            .filter(|i| i.discovery.issuer() == found.issuer)
+        {
             issuer.resource = found.resource;
             issuer.scopes_supported = found.scopes_supported;
             return Ok(());
@@ -410,6 +469,7 @@ impl ServiceSignIn {
         };
         kept.issuer = Some(Issuer {
             discovery,
+            legacy: found.legacy,
             resource: found.resource,
             scopes_supported: found.scopes_supported,
             client: None,
@@ -422,8 +482,13 @@ impl ServiceSignIn {
     async fn granted(&self, label: &str, kept: &mut Kept) -> Result<Token, String> {
         let scopes = self.scopes(kept).await;
         let Some(issuer) = kept.issuer.as_mut() else {
-            return Err(format!("the server `{label}` has not said where to sign in"));
+            return Err(format!(
+                "the server `{label}` has not said where to sign in"
+            ));
         };
+        if let Grant::Operator { .. } = self.config.grant {
+            return self.by_operator(label, issuer).await;
+        }
         let client = match issuer.client.clone() {
             Some(client) => client,
             None => {
@@ -467,7 +532,8 @@ impl ServiceSignIn {
                 };
                 match id_token.read(label) {
                     Ok(id_token) => {
-                        let exchanged = request.identity_assertion(idp_token_endpoint, &idp_client, &id_token);
+                        let exchanged =
+                            request.identity_assertion(idp_token_endpoint, &idp_client, &id_token);
                         match exchanged.await {
                             Ok(grant) => request.jwt_bearer(&grant).await,
                             Err(failure) => Err(failure),
@@ -477,6 +543,9 @@ impl ServiceSignIn {
                 }
             }
             Grant::Unattended { redirect_uri } => request.unattended(redirect_uri).await,
+            Grant::Operator { .. } => Err(Failure::Refused(format!(
+                "the server `{label}` is signed in to by an operator"
+            ))),
         };
         match granted {
             Ok(granted) => Ok(keep(issuer, granted)),
@@ -490,21 +559,205 @@ impl ServiceSignIn {
         }
     }
 
+    /// A new token by the operator's sign-in, renewed by its refresh token as the records keep it
+    /// (another replica may have renewed it since). A grant the authorization server refuses is
+    /// forgotten: an operator must sign the gateway in again.
+    async fn by_operator(&self, label: &str, issuer: &Issuer) -> Result<Token, String> {
+        let vault = self.vault(label)?;
+        let mut renewed_elsewhere = false;
+        loop {
+            let Some(mut grant) = vault.grant(label).await? else {
+                return Err(format!(
+                    "no operator has signed the gateway in to `{label}` yet: run `toolgate servers sign-in \
+                     {label}`, or use the admin page"
+                ));
+            };
+            if grant.issuer != issuer.discovery.issuer() {
+                return Err(format!(
+                    "an operator signed the gateway in to `{label}` at {}, and it now names {}: sign it in \
+                     again",
+                    grant.issuer,
+                    issuer.discovery.issuer()
+                ));
+            }
+            let client = match &grant.client {
+                Some(client) => client.registered().ok_or("a kept client cannot be read")?,
+                None => self.client(label, &issuer.discovery).await?,
+            };
+            let request = Request {
+                issuer: &issuer.discovery,
+                client: &client,
+                resource: &grant.resource,
+                scopes: &grant.scopes,
+            };
+            match request.refresh(&grant.refresh).await {
+                Ok(granted) => {
+                    if granted
+                        .refresh
+                        .as_ref()
+                        .is_some_and(|refresh| *refresh != grant.refresh)
+                    {
+                        grant.refresh = granted.refresh.unwrap_or_default();
+                        vault.keep(label, Some(&grant)).await?;
+                    }
+                    return Ok(granted.token);
+                }
+                Err(Failure::Unreachable(why)) => return Err(why),
+                Err(Failure::Refused(why)) => {
+                    // Another replica may have renewed it, and been given a new refresh token: once.
+                    let kept = vault.grant(label).await?;
+                    if !renewed_elsewhere && kept.is_some_and(|kept| kept.refresh != grant.refresh)
+                    {
+                        renewed_elsewhere = true;
+                        continue;
+                    }
+                    vault.keep(label, None).await?;
+                    tracing::warn!(target: "toolgate::remote", server = label, why, "an operator's sign-in was refused, and is forgotten");
+                    return Err(format!(
+                        "the operator's sign-in to `{label}` was revoked or has expired: an operator must \
+                         sign the gateway in again (`toolgate servers sign-in {label}`); {why}"
+                    ));
+                }
+            }
+        }
+    }
+
+    fn vault(&self, label: &str) -> Result<&Vault, String> {
+        self.vault.as_ref().ok_or_else(|| {
+            format!(
+                "the server `{label}` is signed in to by an operator, which needs a records database to \
+                 keep the sign-in"
+            )
+        })
+    }
+
+    /// Begins an operator's sign-in to the server `label` at `url`: where the operator goes to sign
+    /// in. It waits ten minutes for them to come back.
+    ///
+    /// # Errors
+    /// When the server does not sign in by an operator's authorization, or its authorization server
+    /// cannot be found or registered at.
+    pub(crate) async fn begin(&self, label: &str, url: &str) -> Result<String, String> {
+        let Grant::Operator { redirect_uri } = &self.config.grant else {
+            return Err(format!(
+                "the server `{label}` is not signed in to by an operator"
+            ));
+        };
+        let vault = self.vault(label)?;
+        let mut kept = self.kept.lock().await;
+        self.find_issuer(&mut kept, url, &Challenge::default())
+            .await?;
+        let scopes = self.scopes(&mut kept).await;
+        let Some(issuer) = kept.issuer.as_ref() else {
+            return Err(format!(
+                "the server `{label}` has not said where to sign in"
+            ));
+        };
+        let client = self.client(label, &issuer.discovery).await?;
+        let request = Request {
+            issuer: &issuer.discovery,
+            client: &client,
+            resource: &issuer.resource,
+            scopes: &scopes,
+        };
+        let asked = request.authorization(redirect_uri).await?;
+        let begun = operator::Begun {
+            issuer: issuer.discovery.issuer().to_owned(),
+            legacy: issuer.legacy,
+            resource: issuer.resource.clone(),
+            client: self.config.client.is_none().then(|| (&client).into()),
+            state: asked.state,
+            verifier: asked.verifier,
+            scopes,
+        };
+        vault.begin(label, &begun).await?;
+        Ok(asked.url)
+    }
+
+    /// Finishes the operator's sign-in `begun` to the server `label` with the authorization response
+    /// `query` their browser brought back: the code is spent, and the refresh token kept.
+    ///
+    /// # Errors
+    /// When the response is refused (another state, another issuer, an error), or the code is.
+    pub(crate) async fn finish(
+        &self,
+        label: &str,
+        begun: operator::Begun,
+        query: &str,
+    ) -> Result<(), String> {
+        let Grant::Operator { redirect_uri } = &self.config.grant else {
+            return Err(format!(
+                "the server `{label}` is not signed in to by an operator"
+            ));
+        };
+        let vault = self.vault(label)?;
+        let fetcher = Fetcher::new()?;
+        let discovery = match begun.legacy {
+            true => Discovery::legacy(&begun.issuer, fetcher),
+            false => Discovery::new(&begun.issuer, fetcher)?,
+        };
+        let client = match &begun.client {
+            Some(client) => client.registered().ok_or("a kept client cannot be read")?,
+            None => self.client(label, &discovery).await?,
+        };
+        let request = Request {
+            issuer: &discovery,
+            client: &client,
+            resource: &begun.resource,
+            scopes: &begun.scopes,
+        };
+        let code = request.code(&begun.state, query).await?;
+        let granted = request.exchange(redirect_uri, code, begun.verifier).await?;
+        let refresh = granted.refresh.ok_or_else(|| {
+            format!(
+                "{} gave no refresh token, so the gateway could not stay signed in: let this client have \
+                 refresh tokens (`offline_access`)",
+                begun.issuer
+            )
+        })?;
+        let grant = operator::Grant {
+            issuer: begun.issuer,
+            legacy: begun.legacy,
+            resource: begun.resource.clone(),
+            client: begun.client,
+            refresh,
+            scopes: begun.scopes.clone(),
+        };
+        vault.keep(label, Some(&grant)).await?;
+        let mut kept = self.kept.lock().await;
+        kept.asked.extend(begun.scopes);
+        kept.token = Some(granted.token);
+        kept.issuer = Some(Issuer {
+            discovery,
+            legacy: grant.legacy,
+            resource: begun.resource,
+            scopes_supported: Vec::new(),
+            client: Some(client),
+            refresh: None,
+        });
+        Ok(())
+    }
+
     /// The gateway's client at `issuer`: the operator's, else its metadata document, else one it
     /// registers now.
     async fn client(&self, label: &str, issuer: &Discovery) -> Result<Registered, String> {
         let (id, secret) = match (&self.config.client, &self.config.grant) {
             (Some(client), _) => client,
-            (None, Grant::Unattended { redirect_uri }) => {
+            (None, Grant::Unattended { redirect_uri } | Grant::Operator { redirect_uri }) => {
                 let document = self.config.metadata_document.as_deref();
                 return registration::register(issuer, label, document, redirect_uri).await;
             }
             (None, Grant::ClientCredentials | Grant::JwtBearer(_) | Grant::Enterprise { .. }) => {
-                return Err(format!("the server `{label}` signs in as a client no one named"));
+                return Err(format!(
+                    "the server `{label}` signs in as a client no one named"
+                ));
             }
         };
         let signs = secret.as_ref().and_then(|secret| secret.signs.as_deref());
-        let secret = secret.as_ref().map(|secret| secret.read(label)).transpose()?;
+        let secret = secret
+            .as_ref()
+            .map(|secret| secret.read(label))
+            .transpose()?;
         let method = match signs {
             Some(algorithm) => Method::PrivateKeyJwt(algorithm.parse().map_err(|_| {
                 format!("the server `{label}` signs in with a key for `{algorithm}`, which is no signing algorithm")
@@ -527,17 +780,29 @@ impl ServiceSignIn {
     /// its metadata lists; and `offline_access` for an authorization code, where the authorization
     /// server lists it, so that a refresh token comes with it.
     async fn scopes(&self, kept: &mut Kept) -> Vec<String> {
-        kept.asked.extend(self.config.scopes.iter().take(MAX_SCOPES).cloned());
+        kept.asked
+            .extend(self.config.scopes.iter().take(MAX_SCOPES).cloned());
         let Some(issuer) = &kept.issuer else {
             return Vec::new();
         };
         let mut scopes: BTreeSet<String> = match kept.asked.is_empty() {
-            true => issuer.scopes_supported.iter().take(MAX_SCOPES).cloned().collect(),
+            true => issuer
+                .scopes_supported
+                .iter()
+                .take(MAX_SCOPES)
+                .cloned()
+                .collect(),
             false => kept.asked.clone(),
         };
-        let offline = matches!(self.config.grant, Grant::Unattended { .. })
-            && (issuer.discovery.endpoints().await)
-                .is_ok_and(|endpoints| endpoints.scopes_supported.iter().any(|s| s == "offline_access"));
+        let offline = matches!(
+            self.config.grant,
+            Grant::Unattended { .. } | Grant::Operator { .. }
+        ) && (issuer.discovery.endpoints().await).is_ok_and(|endpoints| {
+            endpoints
+                .scopes_supported
+                .iter()
+                .any(|s| s == "offline_access")
+        });
         if offline {
             scopes.insert("offline_access".to_owned());
         }

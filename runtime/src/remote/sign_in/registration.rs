@@ -25,7 +25,7 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Method::Basic => "client_secret_basic",
             Method::Post => "client_secret_post",
@@ -34,7 +34,7 @@ impl Method {
         }
     }
 
-    fn named(name: &str) -> Option<Self> {
+    pub(super) fn named(name: &str) -> Option<Self> {
         [Method::Basic, Method::Post, Method::None]
             .into_iter()
             .find(|method| method.name() == name)
@@ -107,8 +107,8 @@ pub(crate) async fn register(
         false => Method::chosen(supported, true),
     };
     // A gateway that comes back to a loopback address runs on the operator's machine (RFC 8252).
-    let loopback = crate::oauth::fetchable(redirect_uri)
-        .is_ok_and(|uri| uri.scheme_str() == Some("http"));
+    let loopback =
+        crate::oauth::fetchable(redirect_uri).is_ok_and(|uri| uri.scheme_str() == Some("http"));
     let request = json!({
         "client_name": format!("toolgate gateway ({label})"),
         "application_type": if loopback { "native" } else { "web" },
@@ -124,7 +124,10 @@ pub(crate) async fn register(
             "{endpoint} answered the registration with an empty or oversized client"
         ));
     }
-    let method = match (answer.token_endpoint_auth_method.as_deref(), &answer.client_secret) {
+    let method = match (
+        answer.token_endpoint_auth_method.as_deref(),
+        &answer.client_secret,
+    ) {
         (Some(name), _) => Method::named(name).ok_or_else(|| {
             format!(
                 "{endpoint} registered the gateway for `{}`, which it cannot do",
@@ -155,9 +158,15 @@ mod tests {
     fn a_client_with_a_secret_uses_what_the_server_supports() {
         let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         assert_eq!(Method::chosen(None, true), Method::Basic);
-        assert_eq!(Method::chosen(Some(&names(&["client_secret_post"])), true), Method::Post);
         assert_eq!(
-            Method::chosen(Some(&names(&["client_secret_post", "client_secret_basic"])), true),
+            Method::chosen(Some(&names(&["client_secret_post"])), true),
+            Method::Post
+        );
+        assert_eq!(
+            Method::chosen(
+                Some(&names(&["client_secret_post", "client_secret_basic"])),
+                true
+            ),
             Method::Basic
         );
         assert_eq!(Method::chosen(Some(&names(&["none"])), false), Method::None);

@@ -105,12 +105,30 @@ mod tests {
 
     #[test]
     fn a_resource_covers_its_own_url_and_those_below_it_only() {
-        assert!(covers("http://localhost:3000/mcp", "http://localhost:3000/mcp"));
+        assert!(covers(
+            "http://localhost:3000/mcp",
+            "http://localhost:3000/mcp"
+        ));
         assert!(covers("http://localhost:3000", "http://localhost:3000/mcp"));
-        assert!(covers("http://localhost:3000/", "http://localhost:3000/mcp"));
-        assert!(!covers("http://localhost:3000/mcp", "http://localhost:3000/mcpx"));
-        assert!(!covers("http://localhost:3000/other", "http://localhost:3000/mcp"));
-        assert!(!covers("http://localhost:3001/mcp", "http://localhost:3000/mcp"));
-        assert!(!covers("https://evil.example/mcp", "http://localhost:3000/mcp"));
+        assert!(covers(
+            "http://localhost:3000/",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!covers(
+            "http://localhost:3000/mcp",
+            "http://localhost:3000/mcpx"
+        ));
+        assert!(!covers(
+            "http://localhost:3000/other",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!covers(
+            "http://localhost:3001/mcp",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!covers(
+            "https://evil.example/mcp",
+            "http://localhost:3000/mcp"
+        ));
     }
 }

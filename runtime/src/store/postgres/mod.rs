@@ -29,6 +29,8 @@ mod keys;
 mod listen;
 mod records;
 mod revision;
+#[cfg(signs_in)]
+mod sign_ins;
 mod tasks;
 
 use std::sync::Arc;

@@ -42,6 +42,8 @@ mod ceilings;
 mod keys;
 mod records;
 mod revision;
+#[cfg(signs_in)]
+mod sign_ins;
 mod tasks;
 
 /// SQLite's types for the tables.

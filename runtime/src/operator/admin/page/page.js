@@ -334,9 +334,25 @@
       const errors = element("div");
       if (server.last_error) errors.append(element("div", { class: "problem" }, shown(server.last_error)));
       for (const problem of server.problems || []) errors.append(element("div", { class: "muted" }, shown(problem)));
+      if (server.reached_by.endsWith("signed in by an operator")) {
+        // An operator's sign-in: its address opens in a new tab, which comes back to /oauth/callback.
+        const signIn = element("button", { type: "button" }, "Sign in");
+        signIn.addEventListener("click", () => beginSignIn(server.label));
+        errors.append(signIn);
+      }
       tr.append(cell(errors));
       return tr;
     }));
+  }
+
+  async function beginSignIn(label) {
+    $("problem").textContent = "";
+    try {
+      const begun = await api(`/admin/servers/${encodeURIComponent(label)}/sign-in`, {});
+      window.open(begun.url, "_blank", "noopener,noreferrer");
+    } catch (error) {
+      $("problem").textContent = error.message;
+    }
   }
 
   // ---- rate limits ----

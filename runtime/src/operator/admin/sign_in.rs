@@ -1,0 +1,43 @@
+//! `GET /oauth/callback`: where an operator's browser comes back from signing the gateway in to a
+//! remote server. It answers in plain text (nothing it echoes can run), is never cached, and sends no
+//! referrer on: its address carries the code.
+
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::registry::Registry;
+
+/// The callback's route over `registry`.
+pub(super) fn router(registry: Registry) -> Router {
+    Router::new()
+        .route("/oauth/callback", get(callback))
+        .with_state(registry)
+}
+
+async fn callback(State(registry): State<Registry>, RawQuery(query): RawQuery) -> Response {
+    let (status, text) = match registry.finish_sign_in(&query.unwrap_or_default()).await {
+        Ok(label) => (
+            StatusCode::OK,
+            format!("The gateway is signed in to `{label}`. You can close this page.\n"),
+        ),
+        Err(error) => (
+            StatusCode::BAD_REQUEST,
+            format!("The sign-in did not finish: {}\n", error.message()),
+        ),
+    };
+    let mut response = (status, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}

@@ -1,0 +1,148 @@
+//! An operator signs the gateway in to a server once: the gateway asks the server's authorization
+//! server for an authorization code with PKCE, the operator's browser brings it back to the gateway's
+//! callback, and the refresh token it is spent for is kept in the records database, encrypted under
+//! the key ring, for every replica. A sign-in begun waits ten minutes and is finished once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use serde::{Deserialize, Serialize};
+
+use crate::confirm::KeyRing;
+use crate::store::SignInStore;
+
+use super::registration::{Method, Registered};
+
+/// How long a sign-in begun waits for the operator to come back.
+const BEGUN_FOR: Duration = Duration::from_secs(600);
+
+/// Where a registry keeps its sign-ins: the records database, and the key ring that encrypts them.
+#[derive(Clone)]
+pub(crate) struct Vault {
+    pub(crate) store: Arc<dyn SignInStore>,
+    pub(crate) keys: Arc<ArcSwap<KeyRing>>,
+}
+
+/// A sign-in begun, kept until the operator comes back: everything the code is spent with.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Begun {
+    pub(super) issuer: String,
+    pub(super) legacy: bool,
+    pub(super) resource: String,
+    pub(super) client: Option<Client>,
+    pub(super) state: String,
+    pub(super) verifier: String,
+    pub(super) scopes: Vec<String>,
+}
+
+/// An operator's sign-in to a server, as kept: the authorization server, the client the gateway
+/// registered there (none when the operator named one), and the grant.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Grant {
+    pub(super) issuer: String,
+    pub(super) legacy: bool,
+    pub(super) resource: String,
+    pub(super) client: Option<Client>,
+    pub(super) refresh: String,
+    pub(super) scopes: Vec<String>,
+}
+
+/// A client the gateway registered, as kept.
+#[derive(Serialize, Deserialize, Clone)]
+pub(super) struct Client {
+    id: String,
+    secret: Option<String>,
+    method: String,
+}
+
+impl From<&Registered> for Client {
+    fn from(registered: &Registered) -> Self {
+        Client {
+            id: registered.id.clone(),
+            secret: registered.secret.clone(),
+            method: registered.method.name().to_owned(),
+        }
+    }
+}
+
+impl Client {
+    pub(super) fn registered(&self) -> Option<Registered> {
+        Some(Registered {
+            id: self.id.clone(),
+            secret: self.secret.clone(),
+            method: Method::named(&self.method)?,
+        })
+    }
+}
+
+impl Vault {
+    /// Keeps `begun` for the server `label` under the digest of its state.
+    pub(super) async fn begin(&self, label: &str, begun: &Begun) -> Result<(), String> {
+        let sealed = self.seal(&begun_context(label), begun)?;
+        let expires = crate::store::unix_ms() + u64::try_from(BEGUN_FOR.as_millis()).unwrap_or(0);
+        (self
+            .store
+            .begin_sign_in(&digest(&begun.state), label, &sealed, expires)
+            .await)
+            .map_err(|error| error.to_string())
+    }
+
+    /// The sign-in begun with `state`, taken once: its server's label, and what it was begun with.
+    pub(crate) async fn finish(&self, state: &str) -> Result<(String, Begun), String> {
+        let taken =
+            (self.store.finish_sign_in(&digest(state)).await).map_err(|error| error.to_string())?;
+        let Some((label, sealed)) = taken else {
+            return Err(
+                "this sign-in is unknown, was finished already, or waited too long; begin it again"
+                    .into(),
+            );
+        };
+        let begun: Begun = self.open(&begun_context(&label), &sealed)?;
+        Ok((label, begun))
+    }
+
+    /// The grant kept for the server `label`.
+    pub(super) async fn grant(&self, label: &str) -> Result<Option<Grant>, String> {
+        let sealed = (self.store.sign_in(label).await).map_err(|error| error.to_string())?;
+        sealed
+            .map(|sealed| self.open(&grant_context(label), &sealed))
+            .transpose()
+    }
+
+    /// Keeps `grant` for the server `label`, or forgets it.
+    pub(super) async fn keep(&self, label: &str, grant: Option<&Grant>) -> Result<(), String> {
+        let sealed = grant
+            .map(|grant| self.seal(&grant_context(label), grant))
+            .transpose()?;
+        (self.store.keep_sign_in(label, sealed.as_deref()).await).map_err(|error| error.to_string())
+    }
+
+    fn seal<T: Serialize>(&self, context: &str, value: &T) -> Result<String, String> {
+        let text = serde_json::to_vec(value).map_err(|error| error.to_string())?;
+        Ok(self.keys.load().encrypt(&text, context))
+    }
+
+    fn open<T: for<'de> Deserialize<'de>>(&self, context: &str, sealed: &str) -> Result<T, String> {
+        let text = (self.keys.load().decrypt(sealed, context)).ok_or_else(|| {
+            "a sign-in kept in the records cannot be opened: no key of the ring sealed it for this server"
+                .to_owned()
+        })?;
+        serde_json::from_slice(&text).map_err(|error| error.to_string())
+    }
+}
+
+/// What a grant is sealed for: its server, so that one cannot be moved to another's row.
+fn grant_context(label: &str) -> String {
+    format!("toolgate sign-in: {label}")
+}
+
+fn begun_context(label: &str) -> String {
+    format!("toolgate sign-in begun: {label}")
+}
+
+/// The digest a sign-in begun is kept under: its state is a secret of the person's browser.
+fn digest(state: &str) -> String {
+    use sha2::Digest as _;
+    crate::random::hex(&sha2::Sha256::digest(state.as_bytes()))
+}
