@@ -144,7 +144,7 @@ impl SignIn {
     /// By the authorization code grant with PKCE, authorized once by an operator: `toolgate servers
     /// sign-in LABEL` (or the admin page) gives the address where the operator signs in at the server's
     /// authorization server, whose redirect comes back to `redirect_uri`, the gateway's `/oauth/callback`
-    /// (served with the [admin API](crate::operator::admin::AdminApi)). The refresh token is kept in the
+    /// (served with the admin API, `toolgate::operator::AdminApi`). The refresh token is kept in the
     /// records database, encrypted under the key ring, for every replica; the gateway registers itself
     /// there unless given a [`client`](Self::client). Needs a records database.
     pub fn authorization_code(redirect_uri: impl Into<String>) -> Self {
