@@ -9,6 +9,9 @@
 #[path = "../../../tests/support/oidc_provider.rs"]
 #[allow(dead_code)] // shared with the OAuth tests, which use all of it
 mod oidc_provider;
+#[path = "../../../tests/support/postgres.rs"]
+#[allow(dead_code)] // shared with the records' tests, which use all of it
+mod postgres;
 #[path = "../../../tests/support/real_clients.rs"]
 #[allow(dead_code)] // shared with the shop's tests, which use all of it
 mod real_clients;
@@ -296,6 +299,8 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
         "{before}"
     );
 
+    // Tokens that live four seconds: the gateway renews them while it serves.
+    runtime.block_on(provider.tokens(json!({"ttl": 4})));
     let begun = toolgate(&["servers", "sign-in", "orders"]);
     let url = begun
         .lines()
@@ -348,9 +353,9 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
         );
     }
 
-    // A restarted gateway reads its sign-in from the database; its tokens now live four seconds.
-    runtime.block_on(provider.tokens(json!({"ttl": 4})));
+    // A restarted gateway reads its sign-in from the database, and renews it when it is due.
     served.kill();
+    std::thread::sleep(std::time::Duration::from_secs(3));
     let refreshed = runtime.block_on(provider.count("refreshes"));
     let served = Served::spawn(gateway());
     let after = served_total(&served.url);
@@ -367,4 +372,75 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     let text = revoked.to_string();
     assert_eq!(revoked["result"]["isError"], true, "{text}");
     assert!(text.contains("sign the gateway in again"), "{text}");
+}
+
+/// Two gateways on one PostgreSQL database: the operator signs in once, through either, and both serve
+/// the shop's tools with the one sign-in, renewed by one of them at a time while both serve.
+#[test]
+fn an_operators_sign_in_serves_every_replica_on_postgresql() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let shop = shop(&runtime, &provider, None);
+    let store = runtime.block_on(cluster.database("gateway_sign_in"));
+    let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replicas-sign-in.toml");
+    std::fs::write(&config, "# The operator adds the servers.\n").unwrap();
+    let gateway = || {
+        let mut command = Command::new(GATEWAY);
+        command
+            .arg("--config")
+            .arg(&config)
+            .arg("--store")
+            .arg(&store);
+        command
+    };
+    let toolgate = |args: &[&str]| {
+        let output = gateway().arg("toolgate").args(args).output().unwrap();
+        assert!(output.status.success(), "{}", report("toolgate", &output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let replicas = [Served::spawn(gateway()), Served::spawn(gateway())];
+    let callback = replicas[1].url.replace("/mcp", "/oauth/callback");
+    let entry = json!({
+        "url": shop, "ability": "orders.view", "trusted": true,
+        "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
+    });
+    toolgate(&["servers", "add", "orders", &entry.to_string()]);
+    runtime.block_on(provider.tokens(json!({"ttl": 4})));
+    let begun = toolgate(&["servers", "sign-in", "orders"]);
+    let url = begun
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no address: {begun}"));
+    let back = runtime.block_on(provider.sign_in(url, "rita", &callback));
+    let status = runtime.block_on(async { reqwest::get(&back).await.unwrap().status() });
+    assert_eq!(status, 200);
+
+    let total = |served: &Served| {
+        call(&runtime, &served.url, "orders_search_orders")["result"]["structuredContent"]["total"]
+            .clone()
+    };
+    for served in &replicas {
+        let mut found = total(served);
+        for _ in 0..80 {
+            if found == 5 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            found = total(served);
+        }
+        assert_eq!(found, 5, "{}", served.url);
+    }
+    // Past two renewals, both still serve with the one sign-in.
+    for _ in 0..6 {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        for served in &replicas {
+            assert_eq!(total(served), 5, "{}", served.url);
+        }
+    }
+    assert!(runtime.block_on(provider.count("refreshes")) >= 2);
 }

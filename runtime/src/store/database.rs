@@ -253,6 +253,15 @@ impl super::SignInStore for Database {
         each!(self, store => store.keep_sign_in(server, sealed))
     }
 
+    fn lease_sign_in<'a>(
+        &'a self,
+        server: &'a str,
+        until_ms: u64,
+        now_ms: u64,
+    ) -> RecordFuture<'a, bool> {
+        each!(self, store => store.lease_sign_in(server, until_ms, now_ms))
+    }
+
     fn begin_sign_in<'a>(
         &'a self,
         state: &'a str,

@@ -1,6 +1,7 @@
 //! [`SignInStore`]: where the gateway keeps the sign-ins to remote servers an operator made, sealed
-//! under the key ring so that a copy of the database does not carry them, and the sign-ins begun and
-//! not yet finished: at most 32, each for ten minutes, each finished once.
+//! under the key ring so that a copy of the database does not carry them, with which replica renews
+//! each now; and the sign-ins begun and not yet finished: at most 32, each for ten minutes, each
+//! finished once.
 
 use super::RecordFuture;
 
@@ -13,6 +14,15 @@ pub(crate) trait SignInStore: Send + Sync + 'static {
     /// Keeps `sealed` as the sign-in of `server`, or forgets it.
     fn keep_sign_in<'a>(&'a self, server: &'a str, sealed: Option<&'a str>)
     -> RecordFuture<'a, ()>;
+
+    /// Takes the renewal of the sign-in of `server` until `until_ms`, unless another replica holds it
+    /// past `now_ms`: whether it was taken. Keeping the sign-in gives it back.
+    fn lease_sign_in<'a>(
+        &'a self,
+        server: &'a str,
+        until_ms: u64,
+        now_ms: u64,
+    ) -> RecordFuture<'a, bool>;
 
     /// Keeps a sign-in begun for `server` under `state` until `expires_ms`.
     fn begin_sign_in<'a>(

@@ -128,13 +128,14 @@ CREATE TABLE toolgate_grants (
 ALTER TABLE toolgate_audit ADD COLUMN client TEXT;
 ALTER TABLE toolgate_audit ADD COLUMN actors TEXT;
 ",
-    // 12: the gateway's sign-ins to remote servers an operator made, sealed; those begun and not yet
-    // finished, which expire.
+    // 12: the gateway's sign-ins to remote servers an operator made, sealed, and which replica renews
+    // each; those begun and not yet finished, which expire.
     "
 CREATE TABLE toolgate_sign_ins (
     server TEXT PRIMARY KEY,
     sealed TEXT NOT NULL,
-    at_ms {int} NOT NULL
+    at_ms {int} NOT NULL,
+    lease_until {int} NOT NULL DEFAULT 0
 );
 CREATE TABLE toolgate_sign_in_starts (
     state TEXT PRIMARY KEY,
@@ -149,10 +150,16 @@ CREATE TABLE toolgate_sign_in_starts (
 #[cfg(signs_in)]
 pub(crate) const SIGN_IN: &str = "SELECT sealed FROM toolgate_sign_ins WHERE server = $1";
 
-/// Keeps a server's sealed sign-in, replacing the last.
+/// Keeps a server's sealed sign-in, replacing the last; whoever renewed it is done.
 #[cfg(signs_in)]
-pub(crate) const SIGN_IN_KEEP: &str = "INSERT INTO toolgate_sign_ins (server, sealed, at_ms) \
-     VALUES ($1, $2, $3) ON CONFLICT (server) DO UPDATE SET sealed = excluded.sealed, at_ms = excluded.at_ms";
+pub(crate) const SIGN_IN_KEEP: &str = "INSERT INTO toolgate_sign_ins (server, sealed, at_ms, lease_until) \
+     VALUES ($1, $2, $3, 0) ON CONFLICT (server) \
+     DO UPDATE SET sealed = excluded.sealed, at_ms = excluded.at_ms, lease_until = 0";
+
+/// Takes the renewal of a server's sign-in until a time, unless another replica holds it.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_LEASE: &str =
+    "UPDATE toolgate_sign_ins SET lease_until = $2 WHERE server = $1 AND lease_until < $3";
 
 /// Forgets a server's sign-in.
 #[cfg(signs_in)]

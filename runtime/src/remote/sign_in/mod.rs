@@ -27,6 +27,10 @@ use registration::{Method, Registered};
 /// challenges name.
 const MAX_SCOPES: usize = 32;
 
+/// How often a replica looks for the token another replica is renewing, and how many times.
+const RENEWAL_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+const RENEWAL_WAITS: usize = 60;
+
 /// How the gateway signs in to a remote server that asks for OAuth, given to
 /// [`RemoteServer::sign_in`](super::RemoteServer::sign_in).
 ///
@@ -559,13 +563,13 @@ impl ServiceSignIn {
         }
     }
 
-    /// A new token by the operator's sign-in, renewed by its refresh token as the records keep it
-    /// (another replica may have renewed it since). A grant the authorization server refuses is
-    /// forgotten: an operator must sign the gateway in again.
+    /// A token by the operator's sign-in, as the records keep it: the one another replica renewed,
+    /// while it is good; else renewed here by its refresh token, by one replica at a time (the others
+    /// wait for its token). A grant the authorization server refuses is forgotten: an operator must
+    /// sign the gateway in again.
     async fn by_operator(&self, label: &str, issuer: &Issuer) -> Result<Token, String> {
         let vault = self.vault(label)?;
-        let mut renewed_elsewhere = false;
-        loop {
+        for _ in 0..RENEWAL_WAITS {
             let Some(mut grant) = vault.grant(label).await? else {
                 return Err(format!(
                     "no operator has signed the gateway in to `{label}` yet: run `toolgate servers sign-in \
@@ -580,6 +584,13 @@ impl ServiceSignIn {
                     issuer.discovery.issuer()
                 ));
             }
+            if let Some(token) = grant.token() {
+                return Ok(token);
+            }
+            if !vault.lease(label).await? {
+                tokio::time::sleep(RENEWAL_POLL).await;
+                continue;
+            }
             let client = match &grant.client {
                 Some(client) => client.registered().ok_or("a kept client cannot be read")?,
                 None => self.client(label, &issuer.discovery).await?,
@@ -590,36 +601,32 @@ impl ServiceSignIn {
                 resource: &grant.resource,
                 scopes: &grant.scopes,
             };
-            match request.refresh(&grant.refresh).await {
+            let renewed = request.refresh(&grant.refresh).await;
+            return match renewed {
                 Ok(granted) => {
-                    if granted
-                        .refresh
-                        .as_ref()
-                        .is_some_and(|refresh| *refresh != grant.refresh)
-                    {
-                        grant.refresh = granted.refresh.unwrap_or_default();
-                        vault.keep(label, Some(&grant)).await?;
-                    }
-                    return Ok(granted.token);
+                    grant.refresh = granted.refresh.unwrap_or(grant.refresh);
+                    grant.keep_token(&granted.token);
+                    vault.keep(label, Some(&grant)).await?;
+                    Ok(granted.token)
                 }
-                Err(Failure::Unreachable(why)) => return Err(why),
+                Err(Failure::Unreachable(why)) => {
+                    vault.keep(label, Some(&grant)).await?;
+                    Err(why)
+                }
                 Err(Failure::Refused(why)) => {
-                    // Another replica may have renewed it, and been given a new refresh token: once.
-                    let kept = vault.grant(label).await?;
-                    if !renewed_elsewhere && kept.is_some_and(|kept| kept.refresh != grant.refresh)
-                    {
-                        renewed_elsewhere = true;
-                        continue;
-                    }
                     vault.keep(label, None).await?;
                     tracing::warn!(target: "toolgate::remote", server = label, why, "an operator's sign-in was refused, and is forgotten");
-                    return Err(format!(
+                    Err(format!(
                         "the operator's sign-in to `{label}` was revoked or has expired: an operator must \
                          sign the gateway in again (`toolgate servers sign-in {label}`); {why}"
-                    ));
+                    ))
                 }
-            }
+            };
         }
+        Err(format!(
+            "another replica has been renewing the sign-in to `{label}` for too long; it is tried again \
+             later"
+        ))
     }
 
     fn vault(&self, label: &str) -> Result<&Vault, String> {
@@ -715,14 +722,17 @@ impl ServiceSignIn {
                 begun.issuer
             )
         })?;
-        let grant = operator::Grant {
+        let mut grant = operator::Grant {
             issuer: begun.issuer,
             legacy: begun.legacy,
             resource: begun.resource.clone(),
             client: begun.client,
             refresh,
             scopes: begun.scopes.clone(),
+            access: None,
+            renew_at_ms: 0,
         };
+        grant.keep_token(&granted.token);
         vault.keep(label, Some(&grant)).await?;
         let mut kept = self.kept.lock().await;
         kept.asked.extend(begun.scopes);

@@ -4,7 +4,7 @@
 //! the key ring, for every replica. A sign-in begun waits ten minutes and is finished once.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
@@ -12,10 +12,14 @@ use serde::{Deserialize, Serialize};
 use crate::confirm::KeyRing;
 use crate::store::SignInStore;
 
+use super::grant::Token;
 use super::registration::{Method, Registered};
 
 /// How long a sign-in begun waits for the operator to come back.
 const BEGUN_FOR: Duration = Duration::from_secs(600);
+
+/// How long one replica may take to renew a sign-in before another may: longer than a token request.
+const RENEWING_FOR: Duration = Duration::from_secs(10);
 
 /// Where a registry keeps its sign-ins: the records database, and the key ring that encrypts them.
 #[derive(Clone)]
@@ -37,7 +41,8 @@ pub(crate) struct Begun {
 }
 
 /// An operator's sign-in to a server, as kept: the authorization server, the client the gateway
-/// registered there (none when the operator named one), and the grant.
+/// registered there (none when the operator named one), the grant, and the last token it gave with
+/// when to renew it, so that every replica uses it and one renews it.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Grant {
     pub(super) issuer: String,
@@ -46,6 +51,27 @@ pub(super) struct Grant {
     pub(super) client: Option<Client>,
     pub(super) refresh: String,
     pub(super) scopes: Vec<String>,
+    pub(super) access: Option<String>,
+    pub(super) renew_at_ms: u64,
+}
+
+impl Grant {
+    /// Its token, while it is not due.
+    pub(super) fn token(&self) -> Option<Token> {
+        let now = crate::store::unix_ms();
+        let access = self.access.as_ref().filter(|_| now < self.renew_at_ms)?;
+        Some(Token {
+            value: access.clone(),
+            renew_at: Instant::now() + Duration::from_millis(self.renew_at_ms - now),
+        })
+    }
+
+    /// Keeps `token` as its token.
+    pub(super) fn keep_token(&mut self, token: &Token) {
+        let left = token.renew_at.saturating_duration_since(Instant::now());
+        self.access = Some(token.value.clone());
+        self.renew_at_ms = crate::store::unix_ms() + u64::try_from(left.as_millis()).unwrap_or(0);
+    }
 }
 
 /// A client the gateway registered, as kept.
@@ -110,7 +136,14 @@ impl Vault {
             .transpose()
     }
 
-    /// Keeps `grant` for the server `label`, or forgets it.
+    /// Takes the renewal of the sign-in to `label` for a while: whether no other replica holds it.
+    pub(super) async fn lease(&self, label: &str) -> Result<bool, String> {
+        let now = crate::store::unix_ms();
+        let until = now + u64::try_from(RENEWING_FOR.as_millis()).unwrap_or(0);
+        (self.store.lease_sign_in(label, until, now).await).map_err(|error| error.to_string())
+    }
+
+    /// Keeps `grant` for the server `label` (and gives its renewal back), or forgets it.
     pub(super) async fn keep(&self, label: &str, grant: Option<&Grant>) -> Result<(), String> {
         let sealed = grant
             .map(|grant| self.seal(&grant_context(label), grant))

@@ -2,7 +2,8 @@
 
 use crate::store::sign_ins::SignInStore;
 use crate::store::tables::{
-    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_START, SIGN_IN_STARTS_SWEEP,
+    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_LEASE, SIGN_IN_START,
+    SIGN_IN_STARTS_SWEEP,
 };
 use crate::store::{RecordFuture, unix_ms};
 
@@ -38,6 +39,22 @@ impl SignInStore for PostgresStore {
             }
             .map(drop)
             .map_err(database)
+        })
+    }
+
+    fn lease_sign_in<'a>(
+        &'a self,
+        server: &'a str,
+        until_ms: u64,
+        now_ms: u64,
+    ) -> RecordFuture<'a, bool> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let (until, now) = (until_ms.cast_signed(), now_ms.cast_signed());
+            let taken = client
+                .execute(SIGN_IN_LEASE, &[&server, &until, &now])
+                .await;
+            taken.map(|taken| taken == 1).map_err(database)
         })
     }
 

@@ -4,7 +4,8 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::store::sign_ins::SignInStore;
 use crate::store::tables::{
-    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_START, SIGN_IN_STARTS_SWEEP,
+    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_LEASE, SIGN_IN_START,
+    SIGN_IN_STARTS_SWEEP,
 };
 use crate::store::{RecordFuture, unix_ms};
 
@@ -39,6 +40,24 @@ impl SignInStore for SqliteStore {
                     .execute(params![server]),
             })
             .map(drop)
+            .map_err(record_error)
+        })
+    }
+
+    fn lease_sign_in<'a>(
+        &'a self,
+        server: &'a str,
+        until_ms: u64,
+        now_ms: u64,
+    ) -> RecordFuture<'a, bool> {
+        Box::pin(async move {
+            let (until, now) = (until_ms.cast_signed(), now_ms.cast_signed());
+            self.with(|connection| {
+                connection
+                    .prepare_cached(&numbered(SIGN_IN_LEASE))?
+                    .execute(params![server, until, now])
+            })
+            .map(|taken| taken == 1)
             .map_err(record_error)
         })
     }
