@@ -4,6 +4,9 @@
 
 #[path = "../support/mcp_client.rs"]
 mod mcp_client;
+#[path = "../support/oidc_provider.rs"]
+#[allow(dead_code)] // shared with the OAuth tests, which use all of it
+mod oidc_provider;
 #[path = "../support/real_clients.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod real_clients;
@@ -16,7 +19,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolgate::output::Outcome;
 use toolgate::policy::hooks::{CallInfo, Hook};
-use toolgate::remote::{Health, RemoteServer, RemoteTool};
+use toolgate::remote::{ClientSecret, Health, RemoteServer, RemoteTool, SignIn};
 use toolgate::sqlite::SqliteStore;
 use toolgate::{Caller, DynamicTool, ErrorKind, Registry, Source, ToolResult};
 
@@ -84,9 +87,15 @@ struct Calc {
 
 impl Calc {
     fn start(dir: &Path, port: u16) -> Calc {
+        Calc::start_with(dir, port, "fastmcp_http.py", &[])
+    }
+
+    /// The FastMCP server of `script` on `port`, given `args` after its port.
+    fn start_with(dir: &Path, port: u16, script_name: &str, args: &[&str]) -> Calc {
         let calc = Calc {
             child: Command::new(dir.join("py-fastmcp/bin/python"))
-                .args([script("fastmcp_http.py"), port.to_string()])
+                .args([script(script_name), port.to_string()])
+                .args(args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -1111,4 +1120,67 @@ async fn a_hook_sees_the_server_and_can_answer_for_it() {
         "the server was never called"
     );
     assert_eq!(registry.servers()[0].health, Health::Online);
+}
+
+/// A FastMCP server behind its JWT verifier, whose tokens panva's `oidc-provider` issues: the gateway
+/// signs in to it as a machine and its calls carry tokens FastMCP accepts. FastMCP lists only the tools
+/// a token's scopes allow: the tool that needs `orders:write` is served only when the gateway signs in
+/// for it.
+#[test]
+fn a_fastmcp_server_behind_its_jwt_verifier_is_signed_in_to() {
+    let Some(dir) = installed(&NEEDED) else {
+        return;
+    };
+    let port = free_port();
+    let Some(provider) = oidc_provider::Provider::start(&format!("http://127.0.0.1:{port}/mcp"))
+    else {
+        return;
+    };
+    let calc = Calc::start_with(&dir, port, "fastmcp_jwt.py", &[&provider.issuer]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let anyone = Caller::anonymous();
+    for scopes in [&["orders:read"][..], &["orders:read", "orders:write"]] {
+        // ANCHOR: machine
+        let secret = ClientSecret::value("back-office-secret");
+        let sign_in =
+            SignIn::client_credentials("back-office", secret).scopes(scopes.iter().copied());
+        let registry = Registry::builder()
+            .remote(calc.server().sign_in(sign_in))
+            .build()
+            .unwrap();
+        // ANCHOR_END: machine
+        runtime.block_on(async {
+            registry.refresh_servers().await.unwrap();
+            let status = registry.servers().remove(0);
+            assert_eq!(status.health, Health::Online, "{status:?}");
+            assert!(
+                status
+                    .reached_by
+                    .ends_with("signed in as OAuth client back-office"),
+                "{status:?}"
+            );
+            let added = registry
+                .call(&anyone, "calc_add", json!({"a": 2, "b": 3}))
+                .await
+                .into_result();
+            assert_eq!(added.text_for_model(), "5");
+            let shouted = registry
+                .call(&anyone, "calc_shout", json!({"text": "hi"}))
+                .await
+                .into_result();
+            match scopes.len() {
+                1 => assert!(
+                    shouted.text_for_model().contains("Unknown tool"),
+                    "{}",
+                    shouted.text_for_model()
+                ),
+                _ => assert_eq!(shouted.text_for_model(), "HI"),
+            }
+        });
+    }
+    assert_eq!(
+        runtime.block_on(provider.count("client_credentials")),
+        2,
+        "one token each"
+    );
 }

@@ -543,6 +543,9 @@ struct OAuthConfig {
     /// The gateway's `/oauth/callback`, for an operator's sign-in by authorization code.
     #[serde(default)]
     redirect_uri: Option<String>,
+    /// Signs in again for the scopes a server's `insufficient_scope` refusal names.
+    #[serde(default)]
+    step_up: bool,
 }
 
 /// `server` signing in as its entry's `oauth` says, or why it cannot.
@@ -581,7 +584,8 @@ fn signed_in(
                 ));
             }
         };
-        Ok(server.sign_in(sign_in.scopes(oauth.scopes)))
+        let sign_in = sign_in.scopes(oauth.scopes);
+        Ok(server.sign_in(if oauth.step_up { sign_in.step_up() } else { sign_in }))
     }
     #[cfg(not(feature = "oauth"))]
     {
