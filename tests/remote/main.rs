@@ -1,6 +1,7 @@
 //! Federation against servers no one here wrote: the official Python SDK's, FastMCP's, the TypeScript
 //! SDK's and `@modelcontextprotocol/server-everything`, over stdio and Streamable HTTP, served under the
 //! registry's policy.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
 
 #[path = "../support/mcp_client.rs"]
 mod mcp_client;
@@ -766,7 +767,16 @@ fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
     );
     assert!(
         refused("[servers.orders]\nurl = \"http://a\"\noauth = { client_id = \"gw\" }\n")
-            .contains("missing field `client_secret_env`")
+            .contains("give `redirect_uri` (an operator signs the gateway in), or `client_id` and `client_secret_env`")
+    );
+    let operator = Config::from_toml(
+        "[servers.wiki]\nurl = \"http://127.0.0.1:9/mcp\"\n\
+         oauth = { redirect_uri = \"http://127.0.0.1:8090/oauth/callback\", step_up = true }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        operator.servers["wiki"].to_string(),
+        "wiki (http: http://127.0.0.1:9/mcp, signed in by an operator)"
     );
 
     let twice = Registry::builder()

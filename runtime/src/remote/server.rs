@@ -585,7 +585,11 @@ fn signed_in(
             }
         };
         let sign_in = sign_in.scopes(oauth.scopes);
-        Ok(server.sign_in(if oauth.step_up { sign_in.step_up() } else { sign_in }))
+        Ok(server.sign_in(if oauth.step_up {
+            sign_in.step_up()
+        } else {
+            sign_in
+        }))
     }
     #[cfg(not(feature = "oauth"))]
     {
