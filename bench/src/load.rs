@@ -35,6 +35,8 @@ pub(crate) enum Workload {
     /// `tools/call` of `add(2, 40)` as a 2026-07-28 client sends it: its `_meta` says what the client is
     /// and can do, and its headers name the method and the tool.
     AddNegotiating,
+    /// `tools/call` of a gateway's `add` of its remote server.
+    AddThroughGateway,
 }
 
 impl Workload {
@@ -47,6 +49,10 @@ impl Workload {
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search_orders","arguments":{{"query":"Lovelace","limit":3}}}}}}"#
             ),
             Workload::List => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+            Workload::AddThroughGateway => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{}_add","arguments":{{"a":2,"b":40}}}}}}"#,
+                crate::gateway::LABEL
+            ),
             Workload::AddNegotiating => format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":40}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"mcp-bench","version":"0"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
             ),
@@ -78,7 +84,9 @@ impl Workload {
     /// query finds, or the last extra tool's name.
     fn expected(self, tools: usize) -> String {
         match self {
-            Workload::Add | Workload::AddNegotiating => r#""text":"42""#.to_owned(),
+            Workload::Add | Workload::AddNegotiating | Workload::AddThroughGateway => {
+                r#""text":"42""#.to_owned()
+            }
             Workload::Search => "RO-00030".to_owned(),
             Workload::List => format!("\"{}\"", servers::listed_name(tools.saturating_sub(1))),
         }

@@ -11,9 +11,12 @@
 //! `add` among 1,000 more tools, and `tools/list` of 1,001 tools. Prints calls per second (the median
 //! of the runs, taken in turn), the ratios, and each server's peak resident memory; then each server's
 //! memory after 100,000 calls and after three times as many. The sign-in table serves `add` from toolgate
-//! without sign-in, with a static token and with a JWT access token, and prints what each costs. Each server runs as a child process (this
+//! without sign-in, with a static token and with a JWT access token, and prints what each costs; the
+//! gateway table serves `add` through toolgate as a gateway in front of toolgate, against the same call
+//! made straight to it (`-- --no-gateway` skips it). Each server runs as a child process (this
 //! binary with `--serve`, or Node); the load runs on one thread of this process, as `wrk -t1` would.
 
+mod gateway;
 mod load;
 mod result;
 mod servers;
@@ -146,6 +149,7 @@ async fn measure(args: &[String]) -> result::Result<()> {
             Workload::Search => "tools/call search_orders (SQLite)".to_owned(),
             Workload::List => format!("tools/list ({} tools)", tools + 2),
             Workload::AddNegotiating => "tools/call add (2026-07-28)".to_owned(),
+            Workload::AddThroughGateway => "tools/call add, through a gateway".to_owned(),
         };
         println!(
             "| {} | {request} | {in_flight} | {} | {} | {} |{} {} | {} | {} | {} |{} {} / {} / {} |",
@@ -167,6 +171,10 @@ async fn measure(args: &[String]) -> result::Result<()> {
     if !args.iter().any(|a| a == "--no-signin") && only.as_deref().is_none_or(|o| o == "stateless")
     {
         signing_in(rounds, window).await?;
+    }
+    if !args.iter().any(|a| a == "--no-gateway") && only.as_deref().is_none_or(|o| o == "stateless")
+    {
+        through_gateway(rounds, window).await?;
     }
     if args.iter().any(|a| a == "--no-memory") {
         return Ok(());
@@ -213,6 +221,46 @@ async fn signing_in(rounds: usize, window: Until) -> result::Result<()> {
             rates[2],
             rates[0] / rates[1],
             rates[1] / rates[2],
+        );
+    }
+    Ok(())
+}
+
+/// The gateway's path: `add` over stateless HTTP straight to toolgate, and through toolgate as a gateway
+/// in front of it (the remote's tool served under the gateway's policy, the call forwarded over
+/// Streamable HTTP); each in turn, `rounds` times.
+async fn through_gateway(rounds: usize, window: Until) -> result::Result<()> {
+    println!();
+    println!(
+        "| transport | request | in flight | straight to toolgate | through the gateway | gateway ÷ straight |"
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    for in_flight in [1, 16] {
+        let load = |workload| Load {
+            transport: Transport::Stateless,
+            workload,
+            tools: 0,
+            in_flight,
+        };
+        let runs = [
+            (Kind::Toolgate, load(Workload::Add)),
+            (Kind::Gateway, load(Workload::AddThroughGateway)),
+        ];
+        let mut measured: Vec<Vec<Measured>> = runs.iter().map(|_| Vec::new()).collect();
+        for _ in 0..rounds {
+            for ((kind, load), each) in runs.iter().zip(&mut measured) {
+                each.push(load::run(kind, *load, window).await?);
+            }
+        }
+        let rates: Vec<f64> = measured
+            .into_iter()
+            .map(|runs| Measured::median(runs).map_or(f64::NAN, |m| m.rate))
+            .collect();
+        println!(
+            "| stateless | tools/call add | {in_flight} | {:.0} | {:.0} | {:.2} |",
+            rates[0],
+            rates[1],
+            rates[1] / rates[0],
         );
     }
     Ok(())

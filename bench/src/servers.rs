@@ -190,16 +190,19 @@ pub(crate) enum Kind {
     Beside(PathBuf),
     /// toolgate, each request signed in (over HTTP).
     SignedIn(SignIn),
+    /// toolgate as a gateway in front of toolgate (over HTTP).
+    Gateway,
 }
 
 impl Kind {
     /// The servers this binary serves itself with `--serve`.
-    const OWN: [Kind; 5] = [
+    const OWN: [Kind; 6] = [
         Kind::Bare,
         Kind::Rmcp,
         Kind::Toolgate,
         Kind::SignedIn(SignIn::StaticToken),
         Kind::SignedIn(SignIn::Jwt),
+        Kind::Gateway,
     ];
 
     pub(crate) fn name(&self) -> &'static str {
@@ -209,6 +212,7 @@ impl Kind {
             Kind::Typescript => "typescript",
             Kind::Toolgate | Kind::Beside(_) => "toolgate",
             Kind::SignedIn(sign_in) => sign_in.name(),
+            Kind::Gateway => "toolgate-gateway",
         }
     }
 
@@ -392,6 +396,9 @@ pub(crate) async fn serve(kind: Kind, transport: Transport, tools: usize) -> res
     }
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let port = listener.local_addr()?.port();
+    if kind == Kind::Gateway {
+        return crate::gateway::serve(toolgate_server(tools, false)?, listener).await;
+    }
     if let Kind::Toolgate | Kind::SignedIn(_) = kind {
         let signed_in = matches!(kind, Kind::SignedIn(_));
         let mut server = HttpServer::new(toolgate_server(tools, signed_in)?);
@@ -471,6 +478,7 @@ async fn serve_stdio(kind: Kind, tools: usize) -> result::Result<()> {
     match kind {
         Kind::Toolgate => Ok(toolgate_server(tools, false)?.serve_stdio().await?),
         Kind::SignedIn(_) => Err("a stdio client does not sign in".into()),
+        Kind::Gateway => Err("the gateway is measured over HTTP".into()),
         Kind::Rmcp => {
             let running = Calculator::new(tools, Db::open(":memory:")?)
                 .serve(rmcp::transport::stdio())
