@@ -5,8 +5,9 @@
 //! and its tools called as a caller calls them.
 
 use serde_json::{Value, json};
+use toolgate::output::Outcome;
 use toolgate::remote::{ClientSecret, Health, RemoteServer, SignIn};
-use toolgate::{Caller, Registry};
+use toolgate::{Call, Caller, Registry, ToolError, ToolResult};
 
 /// Where the sign-in comes back to. The suite's authorization servers approve at once and redirect
 /// here; the client reads the code from the redirect and never listens on it.
@@ -77,7 +78,7 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut failures = Vec::new();
     for (name, arguments) in asked(&scenario, &context, &registry) {
-        let result = (registry.call(&Caller::anonymous(), &name, arguments).await).into_result();
+        let result = answered(&registry, &name, &arguments).await;
         match result.is_error {
             true => failures.push(result.text_for_model()),
             false => println!("{}", result.text_for_model()),
@@ -89,9 +90,44 @@ pub(crate) async fn run(url: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// The most rounds of questions one call is answered for.
+const MAX_ROUNDS: usize = 4;
+
+/// What the call of `name` with `arguments` gives once each question the remote server asks through it
+/// (an elicitation) is answered by accepting the defaults its form proposes, as a person who changes
+/// nothing would.
+async fn answered(registry: &Registry, name: &str, arguments: &Value) -> ToolResult {
+    let mut call = Call::new(name, arguments.clone());
+    for _ in 0..MAX_ROUNDS {
+        let asked = match registry.run(&Caller::anonymous(), call).await {
+            Outcome::InputRequired(asked) => asked,
+            outcome => return outcome.into_result(),
+        };
+        let answers = asked
+            .requests()
+            .iter()
+            .map(|(key, request)| (key.clone(), defaults(&request["params"]["requestedSchema"])))
+            .collect();
+        call = Call::new(name, arguments.clone()).resume(Some(asked.state()), answers);
+    }
+    let error = ToolError::new(format!(
+        "`{name}` asked more than {MAX_ROUNDS} rounds of questions"
+    ));
+    ToolResult::error(&error)
+}
+
+/// An elicitation's answer: accepted, with the default of each field of its form that has one.
+fn defaults(form: &Value) -> Value {
+    let fields = form["properties"].as_object().into_iter().flatten();
+    let content: serde_json::Map<String, Value> = fields
+        .filter_map(|(field, schema)| Some((field.clone(), schema.get("default")?.clone())))
+        .collect();
+    json!({ "action": "accept", "content": content })
+}
+
 /// The calls the scenario asks for, by the names the registry serves them under: those its context
-/// lists, the echo of a tool's schema as the client received it, the suite's `add_numbers`, or an
-/// authorization scenario's first tool.
+/// lists, the echo of a tool's schema as the client received it, the suite's `add_numbers`, every tool
+/// of a scenario that asks questions, or an authorization scenario's first tool.
 fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, Value)> {
     let served = |name: &str| format!("conformance_{name}");
     if let Some(calls) = context["toolCalls"].as_array() {
@@ -113,11 +149,17 @@ fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, V
         return vec![(served("add_numbers"), json!({"a": 5, "b": 3}))];
     }
     let listed = registry.list(&Caller::anonymous());
-    match listed
+    let remote = listed
         .iter()
-        .find(|tool| tool.name().starts_with("conformance_"))
-    {
-        Some(tool) if scenario.starts_with("auth/") => vec![(tool.name().to_owned(), json!({}))],
+        .filter(|tool| tool.name().starts_with("conformance_"));
+    match scenario {
+        "sep-2322-client-request-state" | "elicitation-sep1034-client-defaults" => remote
+            .map(|tool| (tool.name().to_owned(), filled(tool.input_schema())))
+            .collect(),
+        auth if auth.starts_with("auth/") => remote
+            .take(1)
+            .map(|tool| (tool.name().to_owned(), json!({})))
+            .collect(),
         _ => Vec::new(),
     }
 }
