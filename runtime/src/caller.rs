@@ -47,6 +47,10 @@ struct Inner {
     scoped: bool,
     /// Its own credential, for backends that check each caller's rights themselves.
     credential: Option<Arc<str>>,
+    /// The access token it signed in to this server with: exchanged for one of its own for a remote
+    /// server (RFC 8693), never sent on as it is.
+    #[cfg(feature = "oauth")]
+    subject_token: Option<Arc<str>>,
     /// The client a signed-in caller calls through, and who acts for it.
     via: Option<Arc<Via>>,
 }
@@ -165,6 +169,8 @@ impl Caller {
             delegated: None,
             scoped: false,
             credential: None,
+            #[cfg(feature = "oauth")]
+            subject_token: None,
             via: None,
         }))
     }
@@ -201,6 +207,20 @@ impl Caller {
     pub fn credential(&self) -> Option<&str> {
         self.chain()
             .find_map(|caller| caller.0.credential.as_deref())
+    }
+
+    /// Carries the access token it signed in with, for a token exchange.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub(crate) fn with_subject_token(mut self, token: &str) -> Self {
+        Arc::make_mut(&mut self.0).subject_token = Some(token.into());
+        self
+    }
+
+    /// The access token it signed in to this server with.
+    #[cfg(signs_in)]
+    pub(crate) fn subject_token(&self) -> Option<&str> {
+        self.0.subject_token.as_deref()
     }
 
     /// The client it calls through: an access token's `azp` or `client_id`, the application a person
@@ -428,6 +448,8 @@ impl Caller {
             })),
             scoped: true,
             credential: None,
+            #[cfg(feature = "oauth")]
+            subject_token: None,
             via: None,
         }))
     }

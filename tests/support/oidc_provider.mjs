@@ -8,7 +8,7 @@
 // published later (rotation); a key set that is down or slow; opaque tokens rather than JWTs, and an
 // introspection endpoint or a token endpoint that is down; access tokens that live a few seconds; how often its key set
 // was fetched, a person signed in, a token was refreshed, or a client asked for one of its own; the refresh tokens it
-// issued, and their revocation.
+// issued, and their revocation; and the exchange of its access tokens for others (RFC 8693), counted.
 //
 // A person signs in through the provider's own development login and consent pages (any login name,
 // any password), which a headless client fills in as a browser would.
@@ -16,9 +16,9 @@
 // Usage: node oidc_provider.mjs <resource URL> [<resource URL>...]
 
 import http from 'node:http';
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomUUID } from 'node:crypto';
 import Provider from 'oidc-provider';
-import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair, jwtVerify } from 'jose';
 
 const resources = process.argv.slice(2);
 if (resources.length === 0) {
@@ -39,7 +39,7 @@ const publicJwk = ({ d, p, q, dp, dq, qi, ...rest }) => rest;
 
 const state = {
   jwks: 'up', publishNext: false, jwksFetches: 0, introspections: 0, format: 'jwt', introspection: 'up', ttl: 600,
-  authorizations: 0, refreshes: 0, clientCredentials: 0, tokenEndpoint: 'up',
+  authorizations: 0, refreshes: 0, clientCredentials: 0, tokenEndpoint: 'up', exchanges: 0,
   // Every refresh token issued, so that a test can find one where it must not be, or revoke them all.
   refreshTokens: [],
 };
@@ -54,7 +54,7 @@ const provider = new Provider(issuer, {
     {
       client_id: 'back-office',
       client_secret: 'back-office-secret',
-      grant_types: ['client_credentials'],
+      grant_types: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
       redirect_uris: [],
       response_types: [],
       scope: 'orders:read orders:write',
@@ -91,6 +91,38 @@ const provider = new Provider(issuer, {
     },
   },
 });
+
+// Token exchange (RFC 8693), as a gateway asks for a token of a caller's own for a server behind it: the
+// subject token must be one of this provider's access tokens, still valid; the token given keeps its
+// subject and those of its scopes asked for, is for the resource asked for, and names the client that
+// asked as its actor (`act`).
+const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
+provider.registerGrantType('urn:ietf:params:oauth:grant-type:token-exchange', async (ctx) => {
+  const { subject_token: subject, subject_token_type: type, resource, scope } = ctx.oidc.params;
+  const refuse = (error, description) => {
+    ctx.status = 400;
+    ctx.body = { error, error_description: description };
+  };
+  if (type !== ACCESS_TOKEN || !subject || !resource) return refuse('invalid_request', 'an access token and a resource');
+  let claims;
+  try {
+    ({ payload: claims } = await jwtVerify(subject, createPublicKey({ key: current.jwk, format: 'jwk' }), { issuer }));
+  } catch (error) {
+    return refuse('invalid_grant', `the subject token is not one of ours: ${error.code}`);
+  }
+  state.exchanges += 1;
+  const held = (claims.scope || '').split(' ').filter(Boolean);
+  const asked = scope ? scope.split(' ') : held;
+  const client = ctx.oidc.client.clientId;
+  const now = Math.floor(Date.now() / 1000);
+  const token = await new SignJWT({
+    sub: claims.sub, scope: asked.filter((s) => held.includes(s)).join(' '), client_id: client, act: { sub: client },
+  })
+    .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: current.jwk.kid })
+    .setIssuer(issuer).setAudience(resource).setIssuedAt(now).setExpirationTime(now + state.ttl).setJti(randomUUID())
+    .sign(current.privateKey);
+  ctx.body = { access_token: token, issued_token_type: ACCESS_TOKEN, token_type: 'Bearer', expires_in: state.ttl };
+}, ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience']);
 
 async function body(ctx) {
   const chunks = [];
@@ -180,7 +212,7 @@ provider.use(async (ctx, nextMiddleware) => {
     ctx.body = {
       jwks_fetches: state.jwksFetches, introspections: state.introspections,
       authorizations: state.authorizations, refreshes: state.refreshes,
-      client_credentials: state.clientCredentials, refresh_tokens: state.refreshTokens,
+      client_credentials: state.clientCredentials, refresh_tokens: state.refreshTokens, exchanges: state.exchanges,
     };
     return;
   }

@@ -23,7 +23,10 @@ use example_shop::{Db, server, signed_in_http_server};
 use oidc_provider::Provider;
 use real_clients::{Served, report};
 use serde_json::{Value, json};
+use toolgate::http::{HttpServer, ProtectedResource, TokenVerifier};
+use toolgate::mcp::McpServer;
 use toolgate::registry::Config;
+use toolgate::remote::{ClientSecret, RemoteServer, SignIn};
 use toolgate::store::Database;
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_example-gateway");
@@ -95,10 +98,15 @@ fn serving(config: &Path) -> Served {
 /// What the gateway at `url` answers a viewer's call of `tool`: a 2026-07-28 request, which needs no
 /// session, its answer as JSON or as one event.
 fn call(runtime: &tokio::runtime::Runtime, url: &str, tool: &str) -> Value {
+    call_as(runtime, url, "viewer-token", tool)
+}
+
+/// What the gateway at `url` answers the call of `tool` with `token`.
+fn call_as(runtime: &tokio::runtime::Runtime, url: &str, token: &str, tool: &str) -> Value {
     runtime.block_on(async {
         let text = reqwest::Client::new()
             .post(url)
-            .bearer_auth("viewer-token")
+            .bearer_auth(token)
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "tools/call")
@@ -443,4 +451,61 @@ fn an_operators_sign_in_serves_every_replica_on_postgresql() {
         }
     }
     assert!(runtime.block_on(provider.count("refreshes")) >= 2);
+}
+
+/// A server that checks each caller's rights gets each caller's own token: the gateway, a resource
+/// server itself, exchanges the token each caller signed in to it with at the authorization server (RFC
+/// 8693) for one of their own for the shop, and never sends it on as it is. Rita, who may read orders,
+/// finds them; Bob, signed in without that scope, is refused by the shop itself; Rita's second call uses
+/// the token already exchanged for her.
+#[test]
+fn each_caller_reaches_a_server_that_checks_rights_with_a_token_of_their_own() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let shop = shop(&runtime, &provider, None);
+    let gateway = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        // ANCHOR: exchange
+        let secret = ClientSecret::value("back-office-secret");
+        let orders = RemoteServer::http("orders", &shop)
+            .public()
+            .trusted()
+            .enforced_downstream()
+            .sign_in(SignIn::token_exchange("back-office", secret).scopes(["orders:read"]));
+        // ANCHOR_END: exchange
+        let registry = toolgate::Registry::builder()
+            .compiled_tools(std::iter::empty::<&str>())
+            .remote(orders)
+            .build()
+            .unwrap();
+        registry.refresh_servers().await.unwrap();
+        let resource = ProtectedResource::new(&url)
+            .unwrap()
+            .authorization_server(&provider.issuer);
+        let verifier = TokenVerifier::new(&resource).unwrap();
+        let served = HttpServer::new(McpServer::new(registry))
+            .protected_resource(resource)
+            .authenticator(verifier);
+        tokio::spawn(served.serve_listener(listener, std::future::pending()));
+        url
+    });
+    let token = |sub: &str, scope: &str| {
+        let claims = json!({"sub": sub, "aud": gateway, "scope": scope, "client_id": "claude"});
+        runtime.block_on(provider.mint("current", claims))
+    };
+    let (rita, bob) = (token("rita", "orders:read"), token("bob", ""));
+    let found = call_as(&runtime, &gateway, &rita, "orders_search_orders");
+    assert_eq!(found["result"]["structuredContent"]["total"], 5, "{found}");
+    let refused = call_as(&runtime, &gateway, &bob, "orders_search_orders");
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let again = call_as(&runtime, &gateway, &rita, "orders_search_orders");
+    assert_eq!(again["result"]["structuredContent"]["total"], 5, "{again}");
+    assert_eq!(
+        runtime.block_on(provider.count("exchanges")),
+        2,
+        "one exchange each; Rita's token is kept for her second call"
+    );
 }

@@ -404,6 +404,19 @@ impl RemoteServer {
                 "the server `{label}` needs a timeout and a health check interval above zero"
             ));
         }
+        #[cfg(feature = "oauth")]
+        if let Transport::Http {
+            sign_in: Some(sign_in),
+            ..
+        } = &self.transport
+            && sign_in.exchanges_tokens()
+            && (!self.access.is_enforced_downstream() || self.exchange.is_some())
+        {
+            return Err(format!(
+                "the server `{label}` gets each caller's token by exchange, which is for a server that checks \
+                 each caller's rights: mark it `enforced_downstream`, without an exchange of the application's"
+            ));
+        }
         if self.access.is_enforced_downstream() && matches!(self.transport, Transport::Stdio { .. })
         {
             return Err(format!(
@@ -546,6 +559,9 @@ struct OAuthConfig {
     /// Signs in again for the scopes a server's `insufficient_scope` refusal names.
     #[serde(default)]
     step_up: bool,
+    /// Exchanges each caller's token for one of their own for the server (RFC 8693).
+    #[serde(default)]
+    token_exchange: bool,
 }
 
 /// `server` signing in as its entry's `oauth` says, or why it cannot.
@@ -575,6 +591,9 @@ fn signed_in(
                     Some(id) => sign_in.client(id, secret),
                     None => sign_in,
                 }
+            }
+            (None, Some(id), Some(secret)) if oauth.token_exchange => {
+                super::SignIn::token_exchange(id, secret)
             }
             (None, Some(id), Some(secret)) => super::SignIn::client_credentials(id, secret),
             (None, _, _) => {

@@ -460,38 +460,78 @@ impl Remote {
     /// The session that carries `caller`'s own credential, for a server that checks each caller's rights.
     async fn caller_session(&self, caller: &Caller) -> Result<Arc<Connection>, ToolError> {
         let label = self.label();
-        let credential = match &self.server.exchange {
-            Some(exchange) => (exchange.0)(caller).await.map_err(|error| {
-                ToolError::with_kind(
-                    ErrorKind::Denied,
-                    format!("No credential for the remote server `{label}` could be made for you: {error}"),
-                )
-            })?,
-            None => caller.credential().map(str::to_owned).ok_or_else(|| {
-                ToolError::with_kind(
-                    ErrorKind::Denied,
-                    format!(
+        let denied = |why: String| ToolError::with_kind(ErrorKind::Denied, why);
+        #[cfg(feature = "oauth")]
+        let exchanges = match (&self.sign_in, &self.server.transport) {
+            (Some(sign_in), super::server::Transport::Http { url, .. }) if sign_in.exchanges() => {
+                Some((sign_in, url))
+            }
+            _ => None,
+        };
+        // What its sessions are kept by: the caller's own token to this gateway, where it is exchanged.
+        #[cfg(feature = "oauth")]
+        let key = match exchanges {
+            Some(_) => Some(caller.subject_token().map(str::to_owned).ok_or_else(|| {
+                denied(format!(
+                    "The remote server `{label}` checks each caller's rights itself, and takes a token of \
+                     yours made from the one you signed in here with; this call was not signed in with \
+                     OAuth, so nothing was sent."
+                ))
+            })?),
+            None => None,
+        };
+        #[cfg(not(feature = "oauth"))]
+        let key: Option<String> = None;
+        let key = match key {
+            Some(key) => key,
+            None => match &self.server.exchange {
+                Some(exchange) => (exchange.0)(caller).await.map_err(|error| {
+                    denied(format!(
+                        "No credential for the remote server `{label}` could be made for you: {error}"
+                    ))
+                })?,
+                None => caller.credential().map(str::to_owned).ok_or_else(|| {
+                    denied(format!(
                         "The remote server `{label}` checks each caller's rights itself, and this call carries no \
                          credential of yours for it; nothing was sent."
-                    ),
-                )
-            })?,
+                    ))
+                })?,
+            },
         };
         let mut sessions = self.per_caller.lock().await;
-        if let Some(session) = sessions.get(&credential)
+        if let Some(session) = sessions.get(&key)
             && !session.service.is_closed()
+            && session.renew_at.is_none_or(|at| Instant::now() < at)
         {
             return Ok(Arc::clone(session));
         }
-        let opened = self
+        let (credential, renew_at) = {
+            #[cfg(feature = "oauth")]
+            match exchanges {
+                Some((sign_in, url)) => {
+                    let token = sign_in.exchanged(label, url, &key).await.map_err(|why| {
+                        denied(format!(
+                            "No token of yours for the remote server `{label}` could be had: {}",
+                            capped(&shown(&why))
+                        ))
+                    })?;
+                    (token.value, Some(token.renew_at))
+                }
+                None => (key.clone(), None),
+            }
+            #[cfg(not(feature = "oauth"))]
+            (key.clone(), None)
+        };
+        let mut opened = self
             .open(Some(&credential))
             .await
             .map_err(|failure| unreachable(label, &failure.said()))?;
+        opened.renew_at = renew_at;
         if sessions.len() >= MAX_CALLER_SESSIONS {
             sessions.clear();
         }
         let session = Arc::new(opened);
-        sessions.insert(credential, Arc::clone(&session));
+        sessions.insert(key, Arc::clone(&session));
         Ok(session)
     }
 

@@ -308,7 +308,8 @@ impl TokenVerifier {
         let grants = self.grants();
         let caller = claims
             .caller(&grants.map, self.role_claim.as_deref())
-            .map_err(Refusal::Invalid)?;
+            .map_err(Refusal::Invalid)?
+            .with_subject_token(token);
         let revision = self.registry.get().map(|_| grants.revision);
         self.validated
             .put(token, (caller.clone(), revision), until, now);

@@ -165,13 +165,6 @@ impl Request<'_> {
     /// A token for the JWT `assertion` a workload was given, or an identity provider issued for this
     /// server's authorization server (RFC 7523 §2.1).
     pub(crate) async fn jwt_bearer(&self, assertion: &str) -> Result<Granted, Failure> {
-        let endpoints = self.issuer.endpoints().await?;
-        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
-            format!(
-                "the authorization server {} names no token endpoint",
-                self.issuer.issuer()
-            )
-        })?;
         let mut form = vec![
             (
                 "grant_type",
@@ -182,6 +175,38 @@ impl Request<'_> {
         if !self.scopes.is_empty() {
             form.push(("scope", self.scopes.join(" ")));
         }
+        self.extension_grant(form).await
+    }
+
+    /// A token for the caller whose access token to this gateway is `subject`, exchanged at the
+    /// authorization server (RFC 8693): a token of their own for the server, never theirs sent on.
+    pub(crate) async fn token_exchange(&self, subject: &str) -> Result<Granted, Failure> {
+        const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            ("subject_token", subject.to_owned()),
+            ("subject_token_type", ACCESS_TOKEN.to_owned()),
+            ("requested_token_type", ACCESS_TOKEN.to_owned()),
+        ];
+        if !self.scopes.is_empty() {
+            form.push(("scope", self.scopes.join(" ")));
+        }
+        self.extension_grant(form).await
+    }
+
+    /// A token for a grant `oauth2` does not make: its `form` posted to the token endpoint with the
+    /// resource and the client's proof.
+    async fn extension_grant(&self, mut form: Vec<(&str, String)>) -> Result<Granted, Failure> {
+        let endpoints = self.issuer.endpoints().await?;
+        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
+            format!(
+                "the authorization server {} names no token endpoint",
+                self.issuer.issuer()
+            )
+        })?;
         form.extend(self.extra()?);
         let answer = match post(self.issuer.fetcher(), endpoint, self.client, form).await {
             Err(error) => Err(RequestTokenError::Request(error)),

@@ -60,6 +60,9 @@ enum Grant {
     ClientCredentials,
     /// A JWT the platform gives the workload, exchanged for a token (RFC 7523 §2.1).
     JwtBearer(ClientSecret),
+    /// Each caller's own access token to this gateway exchanged for one of their own for the server
+    /// (RFC 8693); the gateway lists its tools as itself, by the client credentials grant.
+    TokenExchange,
     /// A person's ID token from their identity provider, exchanged there for an identity assertion
     /// grant, which is exchanged here for a token.
     Enterprise {
@@ -89,6 +92,19 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+        }
+    }
+
+    /// Each caller as themselves, for a server that checks each caller's rights
+    /// ([`enforced_downstream`](super::RemoteServer::enforced_downstream)): the access token a caller
+    /// signed in to this gateway with (through `TokenVerifier`) is exchanged at the server's
+    /// authorization server for a token of their own for it (RFC 8693), by the gateway as the client
+    /// `client_id`, and never sent on as it is. A caller without one is refused. The gateway lists the
+    /// server's tools as itself, by the client credentials grant.
+    pub fn token_exchange(client_id: impl Into<String>, secret: ClientSecret) -> Self {
+        SignIn {
+            grant: Grant::TokenExchange,
+            ..SignIn::client_credentials(client_id, secret)
         }
     }
 
@@ -198,6 +214,11 @@ impl SignIn {
         self
     }
 
+    /// Whether each caller's token is exchanged for the server.
+    pub(crate) fn exchanges_tokens(&self) -> bool {
+        self.grant == Grant::TokenExchange
+    }
+
     /// How the operator reads it: the grant and the client.
     pub(crate) fn described(&self) -> String {
         let client = self.client.as_ref().map(|(id, _)| id.as_str());
@@ -208,6 +229,10 @@ impl SignIn {
             (Grant::JwtBearer(_), client) => {
                 format!("signed in as workload {}", client.unwrap_or_default())
             }
+            (Grant::TokenExchange, client) => format!(
+                "each caller's token exchanged by OAuth client {}",
+                client.unwrap_or_default()
+            ),
             (
                 Grant::Enterprise {
                     idp_token_endpoint, ..
@@ -519,7 +544,7 @@ impl ServiceSignIn {
             }
         }
         let granted = match &self.config.grant {
-            Grant::ClientCredentials => request.client_credentials().await,
+            Grant::ClientCredentials | Grant::TokenExchange => request.client_credentials().await,
             Grant::JwtBearer(assertion) => match assertion.read(label) {
                 Ok(assertion) => request.jwt_bearer(&assertion).await,
                 Err(why) => Err(Failure::Refused(why)),
@@ -748,6 +773,53 @@ impl ServiceSignIn {
         Ok(())
     }
 
+    /// Whether each caller's token is exchanged for the server.
+    pub(crate) fn exchanges(&self) -> bool {
+        self.config.exchanges_tokens()
+    }
+
+    /// A token of the caller's own for the server `label` at `url`, for their access token `subject`
+    /// (RFC 8693). The server's authorization server is found once, as for the gateway's own sign-in.
+    ///
+    /// # Errors
+    /// When it cannot be found, or refuses the exchange.
+    pub(crate) async fn exchanged(
+        &self,
+        label: &str,
+        url: &str,
+        subject: &str,
+    ) -> Result<Token, String> {
+        let mut kept = self.kept.lock().await;
+        if kept.issuer.is_none() {
+            self.find_issuer(&mut kept, url, &Challenge::default())
+                .await?;
+        }
+        let scopes = self.scopes(&mut kept).await;
+        let Some(issuer) = kept.issuer.as_mut() else {
+            return Err(format!(
+                "the server `{label}` has not said where to sign in"
+            ));
+        };
+        let client = match issuer.client.clone() {
+            Some(client) => client,
+            None => issuer
+                .client
+                .insert(self.client(label, &issuer.discovery).await?)
+                .clone(),
+        };
+        let request = Request {
+            issuer: &issuer.discovery,
+            client: &client,
+            resource: &issuer.resource,
+            scopes: &scopes,
+        };
+        request
+            .token_exchange(subject)
+            .await
+            .map(|granted| granted.token)
+            .map_err(String::from)
+    }
+
     /// The gateway's client at `issuer`: the operator's, else its metadata document, else one it
     /// registers now.
     async fn client(&self, label: &str, issuer: &Discovery) -> Result<Registered, String> {
@@ -757,7 +829,13 @@ impl ServiceSignIn {
                 let document = self.config.metadata_document.as_deref();
                 return registration::register(issuer, label, document, redirect_uri).await;
             }
-            (None, Grant::ClientCredentials | Grant::JwtBearer(_) | Grant::Enterprise { .. }) => {
+            (
+                None,
+                Grant::ClientCredentials
+                | Grant::TokenExchange
+                | Grant::JwtBearer(_)
+                | Grant::Enterprise { .. },
+            ) => {
                 return Err(format!(
                     "the server `{label}` signs in as a client no one named"
                 ));
