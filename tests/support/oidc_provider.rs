@@ -100,13 +100,7 @@ impl Provider {
     /// How often the provider was asked for `what`: `jwks_fetches`, `introspections`, `authorizations`
     /// (a person signed in), `refreshes`, `client_credentials` (tokens a client asked for itself).
     pub(crate) async fn count(&self, what: &str) -> u64 {
-        let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        stats[what].as_u64().unwrap()
+        self.stats().await[what].as_u64().unwrap()
     }
 
     /// Sets how tokens are issued and checked: `{"format": "jwt" | "opaque"}`,
@@ -130,13 +124,7 @@ impl Provider {
 
     /// Every refresh token the provider issued.
     pub(crate) async fn refresh_tokens(&self) -> Vec<String> {
-        let stats: Value = reqwest::get(format!("{}/test/stats", self.issuer))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let issued = stats["refresh_tokens"]
+        let issued = self.stats().await["refresh_tokens"]
             .as_array()
             .cloned()
             .unwrap_or_default();
@@ -144,6 +132,14 @@ impl Provider {
             .iter()
             .filter_map(|t| t.as_str().map(str::to_owned))
             .collect()
+    }
+
+    /// What the provider counted, and the refresh tokens it issued.
+    async fn stats(&self) -> Value {
+        let stats = reqwest::get(format!("{}/test/stats", self.issuer))
+            .await
+            .unwrap();
+        stats.json().await.unwrap()
     }
 
     /// Revokes every refresh token the provider issued, as an administrator revoking a grant.

@@ -252,6 +252,65 @@ fn a_server_whose_metadata_is_huge_is_refused_unread() {
     assert!(listed.contains("sent more than 262144 bytes"), "{listed}");
 }
 
+/// A gateway whose operator adds its servers, on the records database at `store`.
+struct Operated {
+    config: PathBuf,
+    store: String,
+}
+
+impl Operated {
+    fn new(name: &str, store: String) -> Self {
+        let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.toml"));
+        std::fs::write(&config, "# The operator adds the servers.\n").unwrap();
+        Operated { config, store }
+    }
+
+    /// The gateway, serving or running an operator's command.
+    fn command(&self) -> Command {
+        let mut command = Command::new(GATEWAY);
+        command
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--store")
+            .arg(&self.store);
+        command
+    }
+
+    /// What `toolgate args` prints.
+    fn toolgate(&self, args: &[&str]) -> String {
+        let output = self.command().arg("toolgate").args(args).output().unwrap();
+        assert!(output.status.success(), "{}", report("toolgate", &output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Adds the shop at `shop` as `orders`, signed in to by an operator who comes back to `callback`.
+    fn add_orders(&self, shop: &str, callback: &str) {
+        // ANCHOR: operator
+        let entry = json!({
+            "url": shop, "ability": "orders.view", "trusted": true,
+            "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
+        });
+        self.toolgate(&["servers", "add", "orders", &entry.to_string()]);
+        // ANCHOR_END: operator
+    }
+
+    /// Begins the sign-in to `orders` on the command line and signs Rita in at `provider`, as her browser
+    /// would: where she is sent back.
+    fn sign_in(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        provider: &Provider,
+        callback: &str,
+    ) -> String {
+        let begun = self.toolgate(&["servers", "sign-in", "orders"]);
+        let url = begun
+            .lines()
+            .nth(1)
+            .unwrap_or_else(|| panic!("no address: {begun}"));
+        runtime.block_on(provider.sign_in(url, "rita", callback))
+    }
+}
+
 /// Whether `haystack` holds `needle` anywhere.
 fn holds(haystack: &[u8], needle: &str) -> bool {
     haystack
@@ -271,36 +330,15 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shop = shop(&runtime, &provider, None);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let store = dir.join("operator-sign-in.db");
+    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-sign-in.db");
     for file in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{file}", store.display()));
     }
-    let config = dir.join("operator-sign-in.toml");
-    std::fs::write(&config, "# The operator adds the servers.\n").unwrap();
-    let gateway = || {
-        let mut command = Command::new(GATEWAY);
-        command
-            .arg("--config")
-            .arg(&config)
-            .arg("--store")
-            .arg(&store);
-        command
-    };
-    let toolgate = |args: &[&str]| {
-        let output = gateway().arg("toolgate").args(args).output().unwrap();
-        assert!(output.status.success(), "{}", report("toolgate", &output));
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    let mut served = Served::spawn(gateway());
+    let operated = Operated::new("operator-sign-in", store.display().to_string());
+    let toolgate = |args: &[&str]| operated.toolgate(args);
+    let mut served = Served::spawn(operated.command());
     let callback = served.url.replace("/mcp", "/oauth/callback");
-    // ANCHOR: operator
-    let entry = json!({
-        "url": shop, "ability": "orders.view", "trusted": true,
-        "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
-    });
-    toolgate(&["servers", "add", "orders", &entry.to_string()]);
-    // ANCHOR_END: operator
+    operated.add_orders(&shop, &callback);
     let before = toolgate(&["servers", "list"]);
     assert!(
         before.contains("no operator has signed the gateway in to `orders` yet"),
@@ -309,12 +347,7 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
 
     // Tokens that live four seconds: the gateway renews them while it serves.
     runtime.block_on(provider.tokens(json!({"ttl": 4})));
-    let begun = toolgate(&["servers", "sign-in", "orders"]);
-    let url = begun
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no address: {begun}"));
-    let back = runtime.block_on(provider.sign_in(url, "rita", &callback));
+    let back = operated.sign_in(&runtime, &provider, &callback);
     let answer = |at: &str| {
         runtime.block_on(async {
             let response = reqwest::get(at).await.unwrap();
@@ -365,7 +398,7 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     served.kill();
     std::thread::sleep(std::time::Duration::from_secs(3));
     let refreshed = runtime.block_on(provider.count("refreshes"));
-    let served = Served::spawn(gateway());
+    let served = Served::spawn(operated.command());
     let after = served_total(&served.url);
     assert_eq!(after["result"]["structuredContent"]["total"], 5, "{after}");
     assert!(
@@ -395,36 +428,15 @@ fn an_operators_sign_in_serves_every_replica_on_postgresql() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shop = shop(&runtime, &provider, None);
     let store = runtime.block_on(cluster.database("gateway_sign_in"));
-    let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replicas-sign-in.toml");
-    std::fs::write(&config, "# The operator adds the servers.\n").unwrap();
-    let gateway = || {
-        let mut command = Command::new(GATEWAY);
-        command
-            .arg("--config")
-            .arg(&config)
-            .arg("--store")
-            .arg(&store);
-        command
-    };
-    let toolgate = |args: &[&str]| {
-        let output = gateway().arg("toolgate").args(args).output().unwrap();
-        assert!(output.status.success(), "{}", report("toolgate", &output));
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    let replicas = [Served::spawn(gateway()), Served::spawn(gateway())];
+    let operated = Operated::new("replicas-sign-in", store);
+    let replicas = [
+        Served::spawn(operated.command()),
+        Served::spawn(operated.command()),
+    ];
     let callback = replicas[1].url.replace("/mcp", "/oauth/callback");
-    let entry = json!({
-        "url": shop, "ability": "orders.view", "trusted": true,
-        "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
-    });
-    toolgate(&["servers", "add", "orders", &entry.to_string()]);
+    operated.add_orders(&shop, &callback);
     runtime.block_on(provider.tokens(json!({"ttl": 4})));
-    let begun = toolgate(&["servers", "sign-in", "orders"]);
-    let url = begun
-        .lines()
-        .nth(1)
-        .unwrap_or_else(|| panic!("no address: {begun}"));
-    let back = runtime.block_on(provider.sign_in(url, "rita", &callback));
+    let back = operated.sign_in(&runtime, &provider, &callback);
     let status = runtime.block_on(async { reqwest::get(&back).await.unwrap().status() });
     assert_eq!(status, 200);
 

@@ -78,15 +78,16 @@ pub(crate) struct Request<'a> {
 }
 
 impl Request<'_> {
-    async fn client(&self) -> Result<Client, Failure> {
+    /// The authorization server's token endpoint.
+    async fn token_endpoint(&self) -> Result<String, Failure> {
         let endpoints = self.issuer.endpoints().await?;
-        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
-            format!(
-                "the authorization server {} names no token endpoint",
-                self.issuer.issuer()
-            )
-        })?;
-        let endpoint = TokenUrl::new(endpoint.to_owned())
+        let issuer = self.issuer.issuer();
+        Ok((endpoints.token_endpoint.clone())
+            .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?)
+    }
+
+    async fn client(&self) -> Result<Client, Failure> {
+        let endpoint = TokenUrl::new(self.token_endpoint().await?)
             .map_err(|error| format!("its token endpoint is no URL: {error}"))?;
         let mut client = BasicClient::new(ClientId::new(self.client.id.clone()))
             .set_token_uri(endpoint)
@@ -200,15 +201,9 @@ impl Request<'_> {
     /// A token for a grant `oauth2` does not make: its `form` posted to the token endpoint with the
     /// resource and the client's proof.
     async fn extension_grant(&self, mut form: Vec<(&str, String)>) -> Result<Granted, Failure> {
-        let endpoints = self.issuer.endpoints().await?;
-        let endpoint = endpoints.token_endpoint.as_deref().ok_or_else(|| {
-            format!(
-                "the authorization server {} names no token endpoint",
-                self.issuer.issuer()
-            )
-        })?;
+        let endpoint = self.token_endpoint().await?;
         form.extend(self.extra()?);
-        let answer = match post(self.issuer.fetcher(), endpoint, self.client, form).await {
+        let answer = match post(self.issuer.fetcher(), &endpoint, self.client, form).await {
             Err(error) => Err(RequestTokenError::Request(error)),
             Ok(response) if response.status().is_success() => {
                 serde_json::from_slice(response.body())

@@ -510,21 +510,11 @@ impl ServiceSignIn {
     /// A new token: by the refresh token kept, else by the grant the operator chose.
     async fn granted(&self, label: &str, kept: &mut Kept) -> Result<Token, String> {
         let scopes = self.scopes(kept).await;
-        let Some(issuer) = kept.issuer.as_mut() else {
-            return Err(format!(
-                "the server `{label}` has not said where to sign in"
-            ));
-        };
+        let issuer = kept.issuer(label)?;
         if let Grant::Operator { .. } = self.config.grant {
             return self.by_operator(label, issuer).await;
         }
-        let client = match issuer.client.clone() {
-            Some(client) => client,
-            None => {
-                let client = self.client(label, &issuer.discovery).await?;
-                issuer.client.insert(client).clone()
-            }
-        };
+        let client = self.registered(label, issuer).await?;
         let request = Request {
             issuer: &issuer.discovery,
             client: &client,
@@ -680,12 +670,8 @@ impl ServiceSignIn {
         self.find_issuer(&mut kept, url, &Challenge::default())
             .await?;
         let scopes = self.scopes(&mut kept).await;
-        let Some(issuer) = kept.issuer.as_ref() else {
-            return Err(format!(
-                "the server `{label}` has not said where to sign in"
-            ));
-        };
-        let client = self.client(label, &issuer.discovery).await?;
+        let issuer = kept.issuer(label)?;
+        let client = self.registered(label, issuer).await?;
         let request = Request {
             issuer: &issuer.discovery,
             client: &client,
@@ -795,18 +781,8 @@ impl ServiceSignIn {
                 .await?;
         }
         let scopes = self.scopes(&mut kept).await;
-        let Some(issuer) = kept.issuer.as_mut() else {
-            return Err(format!(
-                "the server `{label}` has not said where to sign in"
-            ));
-        };
-        let client = match issuer.client.clone() {
-            Some(client) => client,
-            None => issuer
-                .client
-                .insert(self.client(label, &issuer.discovery).await?)
-                .clone(),
-        };
+        let issuer = kept.issuer(label)?;
+        let client = self.registered(label, issuer).await?;
         let request = Request {
             issuer: &issuer.discovery,
             client: &client,
@@ -818,6 +794,15 @@ impl ServiceSignIn {
             .await
             .map(|granted| granted.token)
             .map_err(String::from)
+    }
+
+    /// The gateway's client at `issuer`, as kept, else made now and kept.
+    async fn registered(&self, label: &str, issuer: &mut Issuer) -> Result<Registered, String> {
+        if let Some(client) = &issuer.client {
+            return Ok(client.clone());
+        }
+        let client = self.client(label, &issuer.discovery).await?;
+        Ok(issuer.client.insert(client).clone())
     }
 
     /// The gateway's client at `issuer`: the operator's, else its metadata document, else one it
@@ -895,6 +880,14 @@ impl ServiceSignIn {
             scopes.insert("offline_access".to_owned());
         }
         scopes.into_iter().collect()
+    }
+}
+
+impl Kept {
+    /// The server's authorization server, once found.
+    fn issuer(&mut self, label: &str) -> Result<&mut Issuer, String> {
+        (self.issuer.as_mut())
+            .ok_or_else(|| format!("the server `{label}` has not said where to sign in"))
     }
 }
 
