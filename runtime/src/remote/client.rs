@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use crate::param::Progress;
 use crate::sync::Locked;
 
-use super::flight::Failure;
+use super::failure::Failure;
 use super::server::{RemoteServer, Transport};
 use super::shallow::Shallow;
 

@@ -1,56 +1,13 @@
-//! A call to a remote server while it runs: how it can fail, its progress relayed, and its cancellation
-//! sent when the caller stops waiting.
+//! A call to a remote server while it runs: its progress relayed, and its cancellation sent when the
+//! caller stops waiting.
 
 use std::sync::Arc;
 
 use rmcp::model::CancelledNotificationParam;
-use rmcp::service::ServiceError;
 
 use crate::sync::Locked;
 
 use super::client::ProgressRoutes;
-
-/// Why a request to a server failed: it cannot be reached, it answered with an error, it refused the
-/// credential sent with a `WWW-Authenticate` challenge (kept whole: it says how to sign in), or the
-/// gateway could not sign in to it.
-#[derive(Clone)]
-pub(super) enum Failure {
-    Unreachable(String),
-    Refused(String),
-    Challenged(String),
-    #[cfg(feature = "oauth")]
-    SignIn(String),
-}
-
-impl Failure {
-    /// What went wrong, for the server's status.
-    pub(super) fn said(self) -> String {
-        match self {
-            Failure::Unreachable(error) | Failure::Refused(error) => error,
-            #[cfg(feature = "oauth")]
-            Failure::SignIn(error) => error,
-            Failure::Challenged(challenge) => format!(
-                "it refused the credential sent: {}",
-                crate::text::capped(&crate::text::shown(&challenge))
-            ),
-        }
-    }
-}
-
-impl From<ServiceError> for Failure {
-    fn from(error: ServiceError) -> Self {
-        if let Some(challenge) = error.auth_challenge() {
-            return Failure::Challenged(challenge.to_owned());
-        }
-        match error {
-            ServiceError::McpError(error) => Failure::Refused(error.message.to_string()),
-            ServiceError::UnexpectedResponse => {
-                Failure::Refused("an answer of the wrong kind".into())
-            }
-            other => Failure::Unreachable(other.to_string()),
-        }
-    }
-}
 
 /// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
 /// dropped before its answer came (a timeout, a cancelled caller).

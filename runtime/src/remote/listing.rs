@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::text::{capped, shown};
 
 use super::client::Connection;
-use super::flight::Failure;
+use super::failure::Failure;
 
 /// How many of a server's tools are served at most; a listing of more is cut, and the cut reported.
 pub(crate) const MAX_TOOLS: usize = 1_000;

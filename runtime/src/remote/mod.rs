@@ -7,6 +7,7 @@
 //! checks them.
 
 mod client;
+mod failure;
 mod flight;
 mod listing;
 mod names;

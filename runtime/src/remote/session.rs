@@ -23,7 +23,8 @@ use crate::text::{capped, shown};
 
 use super::Vault;
 use super::client::{Connection, connect};
-use super::flight::{Failure, InFlightCall};
+use super::failure::Failure;
+use super::flight::InFlightCall;
 use super::listing::list_all;
 use super::result::tool_result;
 use super::result::{labelled, sound_media};
