@@ -283,12 +283,17 @@ impl Operated {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// Adds the shop at `shop` as `orders`, signed in to by an operator who comes back to `callback`.
+    /// Adds the shop at `shop` as `orders`, signed in to by an operator who comes back to `callback`,
+    /// the gateway naming itself by its client ID metadata document beside it, where an authorization
+    /// server takes those.
     fn add_orders(&self, shop: &str, callback: &str) {
+        let document = callback.replace("/callback", "/client-metadata.json");
         // ANCHOR: operator
         let entry = json!({
             "url": shop, "ability": "orders.view", "trusted": true,
-            "oauth": { "redirect_uri": callback, "scopes": ["orders:read"] },
+            "oauth": {
+                "redirect_uri": callback, "scopes": ["orders:read"], "metadata_document": document,
+            },
         });
         self.toolgate(&["servers", "add", "orders", &entry.to_string()]);
         // ANCHOR_END: operator
@@ -362,6 +367,16 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     );
     let (again, text) = answer(&back);
     assert_eq!(again, 400, "a sign-in is finished once: {text}");
+    // The gateway's client ID metadata document, for an authorization server that reads those.
+    let (status, text) = answer(&callback.replace("/callback", "/client-metadata.json"));
+    assert_eq!(status, 200, "{text}");
+    let document: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        document["client_id"],
+        callback.replace("/callback", "/client-metadata.json")
+    );
+    assert_eq!(document["redirect_uris"], json!([callback]));
+    assert_eq!(document["token_endpoint_auth_method"], "none");
 
     let served_total = |url: &str| {
         let mut found = call(&runtime, url, "orders_search_orders");

@@ -481,6 +481,15 @@ impl Registry {
         remote::finish_sign_in(&self.core, query).await
     }
 
+    /// The gateway's client ID metadata document served at `path` (MCP 2025-11-25): for the remote
+    /// servers whose sign-in names an address with that path
+    /// ([`SignIn::metadata_document`](crate::remote::SignIn::metadata_document)), a public client
+    /// whose id is that address and whose redirects are theirs; none when no server names one.
+    #[cfg(all(signs_in, admin))]
+    pub(crate) fn client_metadata(&self, path: &str) -> Option<serde_json::Value> {
+        remote::client_metadata(&self.core, path)
+    }
+
     // ---- for the transports and the operator's commands ----
 
     /// The tools as they are now; a call holds its snapshot until it finishes.

@@ -88,3 +88,9 @@ fn remote(core: &Core, label: &str) -> Result<std::sync::Arc<crate::remote::Remo
         .cloned()
         .ok_or_else(not_found)
 }
+
+/// The gateway's client ID metadata document at `path`, for the remote servers that name it.
+#[cfg(all(signs_in, admin))]
+pub(super) fn client_metadata(core: &Core, path: &str) -> Option<serde_json::Value> {
+    core.catalog.live()?.remotes.client_metadata(path)
+}

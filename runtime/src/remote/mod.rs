@@ -85,6 +85,36 @@ impl Remotes {
         self.vault.as_ref()
     }
 
+    /// The gateway's client ID metadata document served at `path`, for the servers that name one
+    /// there: its id is the address they name, and it comes back to their redirects; none when no
+    /// server names one.
+    #[cfg(all(feature = "oauth", admin))]
+    pub(crate) fn client_metadata(&self, path: &str) -> Option<serde_json::Value> {
+        let servers = self.servers();
+        let named: Vec<(&str, Option<&str>)> = (servers.iter())
+            .filter_map(|remote| match &remote.server.transport {
+                server::Transport::Http {
+                    sign_in: Some(sign_in),
+                    ..
+                } => sign_in.document(),
+                _ => None,
+            })
+            .filter(|(url, _)| url.parse::<http::Uri>().is_ok_and(|uri| uri.path() == path))
+            .collect();
+        let client_id = named.first()?.0;
+        let mut redirects: Vec<&str> = named.iter().filter_map(|(_, redirect)| *redirect).collect();
+        redirects.sort_unstable();
+        redirects.dedup();
+        Some(serde_json::json!({
+            "client_id": client_id,
+            "client_name": "toolgate gateway",
+            "redirect_uris": redirects,
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        }))
+    }
+
     /// The servers as served now.
     pub(crate) fn servers(&self) -> Arc<[Arc<Remote>]> {
         Arc::clone(&self.servers.locked())

@@ -562,6 +562,9 @@ struct OAuthConfig {
     /// Exchanges each caller's token for one of their own for the server (RFC 8693).
     #[serde(default)]
     token_exchange: bool,
+    /// The address of the gateway's client ID metadata document, `…/oauth/client-metadata.json`.
+    #[serde(default)]
+    metadata_document: Option<String>,
 }
 
 /// `server` signing in as its entry's `oauth` says, or why it cannot.
@@ -603,7 +606,11 @@ fn signed_in(
                 ));
             }
         };
-        let sign_in = sign_in.scopes(oauth.scopes);
+        let sign_in = match oauth.metadata_document {
+            Some(url) => sign_in.metadata_document(url),
+            None => sign_in,
+        }
+        .scopes(oauth.scopes);
         Ok(server.sign_in(if oauth.step_up {
             sign_in.step_up()
         } else {

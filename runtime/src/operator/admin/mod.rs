@@ -141,17 +141,17 @@ fn router(registry: Registry, guard: Guard, cancellation: CancellationToken) -> 
         "/admin/servers/{label}/sign-in",
         axum::routing::post(begin_sign_in),
     );
+    #[cfg(signs_in)]
+    let sign_in = sign_in::router(registry.clone());
     let router = router
-        .with_state(registry.clone())
+        .with_state(registry)
         .layer(axum::Extension(cancellation))
         .layer(middleware::from_fn_with_state(Arc::new(guard), admit))
         .merge(page);
     // The browser an operator signed in with comes back here with no credential of the admin API: the
     // sign-in's state, which only that browser was given, is what lets it in, once.
     #[cfg(signs_in)]
-    let router = router.merge(sign_in::router(registry));
-    #[cfg(not(signs_in))]
-    let _ = registry;
+    let router = router.merge(sign_in);
     router.layer(middleware::from_fn(page::secured))
 }
 

@@ -214,6 +214,19 @@ impl SignIn {
         self
     }
 
+    /// The address of the client ID metadata document it names, and the redirect its sign-in comes
+    /// back to: what the gateway's document there says.
+    #[cfg(admin)]
+    pub(crate) fn document(&self) -> Option<(&str, Option<&str>)> {
+        let redirect = match &self.grant {
+            Grant::Unattended { redirect_uri } | Grant::Operator { redirect_uri } => {
+                Some(redirect_uri.as_str())
+            }
+            _ => None,
+        };
+        Some((self.metadata_document.as_deref()?, redirect))
+    }
+
     /// Whether each caller's token is exchanged for the server.
     pub(crate) fn exchanges_tokens(&self) -> bool {
         self.grant == Grant::TokenExchange
