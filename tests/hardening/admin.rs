@@ -158,10 +158,14 @@ async fn an_operator_sets_a_rate_limit_through_the_admin_api_and_a_call_past_it_
     let (db, _) = database("limits_api").await;
     let registry = registry(&db, Registry::builder()).await;
     let url = serve(&registry, stateless()).await;
-    let set = json!({ "version": 0, "change": { "change": "set", "value": { "calls": 2, "per_secs": 60 } } });
+    // A day's window: windows are aligned to the clock, and three calls must not straddle two of them.
+    let set = json!({ "version": 0, "change": { "change": "set", "value": { "calls": 2, "per_secs": 86_400 } } });
     let (status, body) = post(&url, "/admin/limits/tool:hello/edit", "admin-token", &set).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["limit"]["rate"], json!({ "calls": 2, "per_secs": 60 }));
+    assert_eq!(
+        body["limit"]["rate"],
+        json!({ "calls": 2, "per_secs": 86_400 })
+    );
     let (status, _) = post(&url, "/admin/limits/tool:hello/edit", "admin-token", &set).await;
     assert_eq!(status, 409, "made against an older version");
     let (status, body) = post(&url, "/admin/limits/everyone/edit", "admin-token", &set).await;
@@ -177,7 +181,7 @@ async fn an_operator_sets_a_rate_limit_through_the_admin_api_and_a_call_past_it_
         [("hello".to_owned(), false), ("hello".to_owned(), false)]
     );
     assert!(
-        texts[2].1 && texts[2].0.contains("You may call `hello` 2 times a minute"),
+        texts[2].1 && texts[2].0.contains("You may call `hello` 2 times a day"),
         "{texts:?}"
     );
     let (_, limits) = get(&url, "/admin/limits", "admin-token").await;

@@ -155,7 +155,8 @@ async fn a_limit_counted_in_memory_refuses_past_it_as_one_counted_in_a_database_
     registry.sync("deploy").await.unwrap();
     operate(
         &registry,
-        &["toolgate", "limits", "set", "tool:count_lamps", "2/1m"],
+        // A day's window: windows are aligned to the clock, and three calls must not straddle two.
+        &["toolgate", "limits", "set", "tool:count_lamps", "2/1d"],
     )
     .await;
     let mut refused = Vec::new();
@@ -170,7 +171,7 @@ async fn a_limit_counted_in_memory_refuses_past_it_as_one_counted_in_a_database_
         refused[2].1
             && refused[2]
                 .0
-                .contains("You may call `count_lamps` 2 times a minute"),
+                .contains("You may call `count_lamps` 2 times a day"),
         "{refused:?}"
     );
     let invalid = registry
