@@ -76,7 +76,7 @@ impl Discovery {
     /// The MCP server at `origin` of the 2025-03-26 revision, which is its own authorization server:
     /// its metadata at its origin, else its endpoints where that revision says.
     #[cfg(feature = "remote")]
-    pub(crate) fn legacy(origin: &str, fetcher: Fetcher) -> Self {
+    fn legacy(origin: &str, fetcher: Fetcher) -> Self {
         Discovery {
             issuer: origin.to_owned(),
             metadata: vec![format!("{origin}/.well-known/oauth-authorization-server")],
@@ -84,6 +84,24 @@ impl Discovery {
             endpoints: OnceCell::new(),
             legacy: true,
         }
+    }
+
+    /// The authorization server `issuer`, found as a server of MCP's 2025-03-26 revision when `legacy`.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    #[cfg(feature = "remote")]
+    pub(crate) fn of(issuer: &str, legacy: bool, fetcher: Fetcher) -> Result<Self, String> {
+        match legacy {
+            true => Ok(Discovery::legacy(issuer, fetcher)),
+            false => Discovery::new(issuer, fetcher),
+        }
+    }
+
+    /// Whether it is a server of MCP's 2025-03-26 revision.
+    #[cfg(feature = "remote")]
+    pub(crate) fn is_legacy(&self) -> bool {
+        self.legacy
     }
 
     pub(crate) fn issuer(&self) -> &str {

@@ -381,8 +381,6 @@ struct Kept {
 /// The server's authorization server, as the gateway knows it.
 struct Issuer {
     discovery: Discovery,
-    /// A server of MCP's 2025-03-26 revision, its own authorization server.
-    legacy: bool,
     resource: String,
     scopes_supported: Vec<String>,
     client: Option<Registered>,
@@ -505,13 +503,9 @@ impl ServiceSignIn {
             issuer.scopes_supported = found.scopes_supported;
             return Ok(());
         }
-        let discovery = match found.legacy {
-            true => Discovery::legacy(&found.issuer, fetcher),
-            false => Discovery::new(&found.issuer, fetcher)?,
-        };
+        let discovery = Discovery::of(&found.issuer, found.legacy, fetcher)?;
         kept.issuer = Some(Issuer {
             discovery,
-            legacy: found.legacy,
             resource: found.resource,
             scopes_supported: found.scopes_supported,
             client: None,
@@ -528,6 +522,7 @@ impl ServiceSignIn {
             return self.by_operator(label, issuer).await;
         }
         let client = self.registered(label, issuer).await?;
+        // The fields apart: the refresh token is taken while the request reads the rest.
         let request = Request {
             issuer: &issuer.discovery,
             client: &client,
@@ -546,12 +541,28 @@ impl ServiceSignIn {
                 }
             }
         }
-        let granted = match &self.config.grant {
+        let granted = self.granted_anew(label, &request).await;
+        match granted {
+            Ok(granted) => Ok(keep(issuer, granted)),
+            Err(failure) => {
+                if matches!(failure, Failure::Refused(_)) && self.config.client.is_none() {
+                    // A registration the server no longer knows is made again next time.
+                    issuer.client = None;
+                }
+                Err(failure.into())
+            }
+        }
+    }
+
+    /// A new token by the grant the operator chose, but an operator's own sign-in (renewed from the
+    /// records).
+    async fn granted_anew(&self, label: &str, request: &Request<'_>) -> Result<Granted, Failure> {
+        match &self.config.grant {
             Grant::ClientCredentials | Grant::TokenExchange => request.client_credentials().await,
-            Grant::JwtBearer(assertion) => match assertion.read(label) {
-                Ok(assertion) => request.jwt_bearer(&assertion).await,
-                Err(why) => Err(Failure::Refused(why)),
-            },
+            Grant::JwtBearer(assertion) => {
+                let assertion = assertion.read(label).map_err(Failure::Refused)?;
+                request.jwt_bearer(&assertion).await
+            }
             Grant::Enterprise {
                 idp_token_endpoint,
                 idp_client_id,
@@ -562,32 +573,15 @@ impl ServiceSignIn {
                     secret: None,
                     method: Method::None,
                 };
-                match id_token.read(label) {
-                    Ok(id_token) => {
-                        let exchanged =
-                            request.identity_assertion(idp_token_endpoint, &idp_client, &id_token);
-                        match exchanged.await {
-                            Ok(grant) => request.jwt_bearer(&grant).await,
-                            Err(failure) => Err(failure),
-                        }
-                    }
-                    Err(why) => Err(Failure::Refused(why)),
-                }
+                let id_token = id_token.read(label).map_err(Failure::Refused)?;
+                let exchanged =
+                    request.identity_assertion(idp_token_endpoint, &idp_client, &id_token);
+                request.jwt_bearer(&exchanged.await?).await
             }
             Grant::Unattended { redirect_uri } => request.unattended(redirect_uri).await,
             Grant::Operator { .. } => Err(Failure::Refused(format!(
                 "the server `{label}` is signed in to by an operator"
             ))),
-        };
-        match granted {
-            Ok(granted) => Ok(keep(issuer, granted)),
-            Err(failure) => {
-                if matches!(failure, Failure::Refused(_)) && self.config.client.is_none() {
-                    // A registration the server no longer knows is made again next time.
-                    issuer.client = None;
-                }
-                Err(failure.into())
-            }
         }
     }
 
@@ -685,16 +679,11 @@ impl ServiceSignIn {
         let scopes = self.scopes(&mut kept).await;
         let issuer = kept.issuer(label)?;
         let client = self.registered(label, issuer).await?;
-        let request = Request {
-            issuer: &issuer.discovery,
-            client: &client,
-            resource: &issuer.resource,
-            scopes: &scopes,
-        };
+        let request = issuer.request(&client, &scopes);
         let asked = request.authorization(redirect_uri).await?;
         let begun = operator::Begun {
             issuer: issuer.discovery.issuer().to_owned(),
-            legacy: issuer.legacy,
+            legacy: issuer.discovery.is_legacy(),
             resource: issuer.resource.clone(),
             client: self.config.client.is_none().then(|| (&client).into()),
             state: asked.state,
@@ -723,10 +712,7 @@ impl ServiceSignIn {
         };
         let vault = self.vault(label)?;
         let fetcher = Fetcher::new()?;
-        let discovery = match begun.legacy {
-            true => Discovery::legacy(&begun.issuer, fetcher),
-            false => Discovery::new(&begun.issuer, fetcher)?,
-        };
+        let discovery = Discovery::of(&begun.issuer, begun.legacy, fetcher)?;
         let client = match &begun.client {
             Some(client) => client.registered().ok_or("a kept client cannot be read")?,
             None => self.client(label, &discovery).await?,
@@ -763,7 +749,6 @@ impl ServiceSignIn {
         kept.token = Some(granted.token);
         kept.issuer = Some(Issuer {
             discovery,
-            legacy: grant.legacy,
             resource: begun.resource,
             scopes_supported: Vec::new(),
             client: Some(client),
@@ -796,12 +781,7 @@ impl ServiceSignIn {
         let scopes = self.scopes(&mut kept).await;
         let issuer = kept.issuer(label)?;
         let client = self.registered(label, issuer).await?;
-        let request = Request {
-            issuer: &issuer.discovery,
-            client: &client,
-            resource: &issuer.resource,
-            scopes: &scopes,
-        };
+        let request = issuer.request(&client, &scopes);
         request
             .token_exchange(subject)
             .await
@@ -893,6 +873,18 @@ impl ServiceSignIn {
             scopes.insert("offline_access".to_owned());
         }
         scopes.into_iter().collect()
+    }
+}
+
+impl Issuer {
+    /// A token request to it, for its resource, as `client`, for `scopes`.
+    fn request<'a>(&'a self, client: &'a Registered, scopes: &'a [String]) -> Request<'a> {
+        Request {
+            issuer: &self.discovery,
+            client,
+            resource: &self.resource,
+            scopes,
+        }
     }
 }
 
