@@ -69,7 +69,7 @@ impl std::str::FromStr for Claim {
 }
 
 /// Whether `name` is a scope token (RFC 6749 §3.3: printable ASCII but space, `"` and `\`).
-fn is_scope(name: &str) -> bool {
+pub(crate) fn is_scope(name: &str) -> bool {
     (1..=MAX_NAME).contains(&name.len())
         && name
             .bytes()

@@ -41,6 +41,8 @@ pub use crate::clock::unix_ms;
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
 #[cfg(database)]
 pub use database::{Database, DatabaseAudit};
+#[cfg(feature = "remote")]
+pub(crate) use grant::is_scope;
 pub use grant::{Claim, GrantChange, GrantEdit, GrantRecord};
 #[cfg(edits)]
 pub(crate) use keys::KeyInfo;

@@ -1,6 +1,7 @@
 //! What a server's `WWW-Authenticate` challenge says (RFC 6750 §3, RFC 9728 §5.1): whether the token
 //! lacks a scope, the scope it asks for, and where its protected resource metadata is. Only the
-//! `Bearer` challenge is read; a header that cannot be read says nothing.
+//! `Bearer` challenge is read; a header that cannot be read says nothing, and a scope that is no scope
+//! token (RFC 6749 §3.3) is not believed.
 
 /// The most scopes a challenge is read for: a server that names more is not believed past them.
 const MAX_SCOPES: usize = 32;
@@ -52,6 +53,7 @@ impl Challenge {
             "scope" => {
                 self.scope = value
                     .split_ascii_whitespace()
+                    .filter(|scope| crate::store::is_scope(scope))
                     .take(MAX_SCOPES)
                     .map(str::to_owned)
                     .collect();
@@ -117,6 +119,14 @@ mod tests {
         ] {
             let _ = Challenge::parse(garbage);
         }
+        let odd = Challenge::parse("Bearer scope=\"read \\\"x \u{202e}y write\"");
+        assert_eq!(
+            odd.scope,
+            ["read", "write"],
+            "no quotes, controls or bidi in a scope"
+        );
+        let long = format!("Bearer scope=\"{} read\"", "s".repeat(200));
+        assert_eq!(Challenge::parse(&long).scope, ["read"]);
         let many = format!("Bearer scope=\"{}\"", "s ".repeat(10_000));
         assert_eq!(Challenge::parse(&many).scope.len(), MAX_SCOPES);
     }

@@ -71,7 +71,9 @@ pub(crate) async fn protected(
             resource: metadata.resource,
             issuer,
             legacy: false,
-            scopes_supported: metadata.scopes_supported,
+            scopes_supported: (metadata.scopes_supported.into_iter())
+                .filter(|scope| crate::store::is_scope(scope))
+                .collect(),
         });
     }
     if named.is_some() {
