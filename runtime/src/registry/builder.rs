@@ -467,16 +467,18 @@ impl RegistryBuilder {
     /// seal too.
     #[cfg(database)]
     #[must_use]
-    pub fn database(mut self, database: &crate::store::Database) -> Self {
-        #[cfg(signs_in)]
-        {
-            self.sign_ins = Some(Arc::new(database.clone()));
-        }
-        self.audit(database.audit())
+    pub fn database(self, database: &crate::store::Database) -> Self {
+        let builder = (self.audit(database.audit()))
             .confirmation_store(database.clone())
             .ceiling_store(database.clone())
             .task_store(database.clone())
-            .records(database.clone())
+            .records(database.clone());
+        #[cfg(signs_in)]
+        let builder = RegistryBuilder {
+            sign_ins: Some(Arc::new(database.clone())),
+            ..builder
+        };
+        builder
     }
 
     /// Runs writes without a preview when `policy` says so for the caller and tool (a trusted automation,

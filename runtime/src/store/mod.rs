@@ -41,7 +41,7 @@ pub use crate::clock::unix_ms;
 pub use audit::{AuditQuery, AuditRecord, ToolCalls};
 #[cfg(database)]
 pub use database::{Database, DatabaseAudit};
-#[cfg(feature = "remote")]
+#[cfg(signs_in)]
 pub(crate) use grant::is_scope;
 pub use grant::{Claim, GrantChange, GrantEdit, GrantRecord};
 #[cfg(edits)]
