@@ -1021,6 +1021,76 @@ async fn a_remote_servers_question_is_passed_up_to_a_client_that_can_answer_it()
     assert_eq!(missing.capability(), "elicitation");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_in_the_middle_of_a_call_holds_the_call_open_until_the_caller_answers() {
+    let Some(dir) = dir() else { return };
+    let registry = Registry::builder()
+        .remote(counter(&dir).public())
+        .build()
+        .unwrap();
+    registry.refresh_servers().await.unwrap();
+    let ada = Caller::new("ada");
+    let outcome = registry.call(&ada, "counter_greet", json!({})).await;
+    let Outcome::InputRequired(asked) = outcome else {
+        panic!(
+            "The TypeScript SDK's elicitation, sent while the call is open, comes up to the caller: {}",
+            outcome.into_result().text_for_model()
+        );
+    };
+    let question = &asked.requests()["asked"];
+    assert_eq!(question["method"], "elicitation/create");
+    assert_eq!(
+        question["params"]["message"], "The remote server `counter` asks: What is your name?",
+        "labelled with the server it comes from"
+    );
+    let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
+    let answers: serde_json::Map<_, _> = [("asked".to_owned(), answer)].into_iter().collect();
+    let resume = || {
+        toolgate::Call::new("counter_greet", json!({})).resume(Some(asked.state()), answers.clone())
+    };
+    assert_eq!(
+        text(registry.run(&ada, resume()).await),
+        "Hello, Ada!",
+        "the answer reached the call that waited for it"
+    );
+    let again = registry.run(&ada, resume()).await.into_result();
+    assert!(
+        again.is_error && again.text_for_model().contains("no longer waiting"),
+        "a held call is resumed once: {}",
+        again.text_for_model()
+    );
+    let Outcome::InputRequired(asked) = registry.call(&ada, "counter_greet", json!({})).await
+    else {
+        panic!("asked again");
+    };
+    let resume = |answers| {
+        toolgate::Call::new("counter_greet", json!({})).resume(Some(asked.state()), answers)
+    };
+    let by_bob = registry
+        .run(&Caller::new("bob"), resume(answers.clone()))
+        .await;
+    assert!(
+        by_bob
+            .into_result()
+            .text_for_model()
+            .contains("another caller"),
+        "another caller cannot answer for Ada"
+    );
+    assert_eq!(
+        text(registry.run(&ada, resume(answers)).await),
+        "Hello, Ada!",
+        "and the call still waits for her"
+    );
+
+    let cannot = toolgate::Call::new("counter_greet", json!({}))
+        .client_support(toolgate::param::ClientSupport::NONE);
+    let outcome = registry.run(&ada, cannot).await;
+    assert!(
+        !matches!(outcome, Outcome::InputRequired(_)),
+        "a caller that cannot answer is not asked; the server hears that and the call ends"
+    );
+}
+
 #[tokio::test]
 async fn a_child_that_dies_at_start_up_says_why_in_its_status() {
     let dead = RemoteServer::stdio("dead", "python3")

@@ -153,9 +153,11 @@ fn asked(scenario: &str, context: &Value, registry: &Registry) -> Vec<(String, V
         .iter()
         .filter(|tool| tool.name().starts_with("conformance_"));
     match scenario {
-        "sep-2322-client-request-state" | "elicitation-sep1034-client-defaults" => remote
-            .map(|tool| (tool.name().to_owned(), filled(tool.input_schema())))
-            .collect(),
+        "sep-2322-client-request-state" | "elicitation-sep1034-client-defaults" | "sse-retry" => {
+            remote
+                .map(|tool| (tool.name().to_owned(), filled(tool.input_schema())))
+                .collect()
+        }
         auth if auth.starts_with("auth/") => remote
             .take(1)
             .map(|tool| (tool.name().to_owned(), json!({})))

@@ -70,6 +70,18 @@ impl ClientSupport {
         sampling: false,
         roots: false,
     };
+
+    /// The capability a request of `method` needs, and whether the client has it; `None` for a method
+    /// no client capability answers.
+    #[cfg(feature = "remote")]
+    pub(crate) fn answers(self, method: &str) -> Option<(&'static str, bool)> {
+        match method {
+            "elicitation/create" => Some(("elicitation", self.elicitation)),
+            "sampling/createMessage" => Some(("sampling", self.sampling)),
+            "roots/list" => Some(("roots", self.roots)),
+            _ => None,
+        }
+    }
 }
 
 /// The answers a resumed call carries, and what its client supports.
@@ -232,16 +244,12 @@ pub(crate) fn relay(
     carry: Value,
 ) -> ToolError {
     for request in requests.values() {
-        let (capability, supported) = match request["method"].as_str() {
-            Some("elicitation/create") => ("elicitation", support.elicitation),
-            Some("sampling/createMessage") => ("sampling", support.sampling),
-            Some("roots/list") => ("roots", support.roots),
-            _ => {
-                return ToolError::new(format!(
-                    "The tool asked its client for {}, which toolgate cannot pass on; nothing more was done.",
-                    request["method"]
-                ));
-            }
+        let method = request["method"].as_str().unwrap_or_default();
+        let Some((capability, supported)) = support.answers(method) else {
+            return ToolError::new(format!(
+                "The tool asked its client for {}, which toolgate cannot pass on; nothing more was done.",
+                request["method"]
+            ));
         };
         if !supported {
             return ToolError::signal(Unanswered::Unsupported(capability));

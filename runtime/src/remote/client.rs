@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
 };
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 use crate::param::Progress;
 use crate::sync::Locked;
 
+use super::asked::Askers;
 use super::failure::Failure;
 use super::server::{RemoteServer, Transport};
 use super::shallow::Shallow;
@@ -32,6 +33,7 @@ pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
 /// What toolgate's client does with what a remote server sends it unasked.
 pub(crate) struct Client {
     in_flight: ProgressRoutes,
+    askers: Askers,
     list_changed: Arc<Notify>,
 }
 
@@ -47,15 +49,13 @@ impl ClientHandler for Client {
         }
     }
 
-    /// A server of an older protocol asks in the middle of a call, which the gateway cannot pass up: it is
-    /// declined, and the operator told.
+    /// A server of an older protocol asks a person in the middle of a call: the caller answers.
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
+        request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        tracing::warn!(target: "toolgate::remote", "a remote server asked for input in the middle of a call (an older protocol's elicitation), which toolgate cannot pass on to its caller: declined");
-        Ok(ElicitResult::new(ElicitationAction::Decline))
+        self.askers.ask("elicitation/create", request).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -63,10 +63,11 @@ impl ClientHandler for Client {
     }
 
     /// What an `initialize` handshake says: the newest version that has one (2026-07-28 negotiates
-    /// with `server/discover` instead).
+    /// with `server/discover` instead), and that the questions of a call reach its caller.
     fn get_info(&self) -> ClientConfig {
+        let asks = serde_json::json!({ "elicitation": { "form": {} } });
         ClientConfig::new(
-            ClientCapabilities::default(),
+            serde_json::from_value::<ClientCapabilities>(asks).unwrap_or_default(),
             Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -77,6 +78,8 @@ impl ClientHandler for Client {
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Client>,
     pub(crate) in_flight: ProgressRoutes,
+    /// Its calls that wait for their answers, where a question of the server goes.
+    pub(crate) askers: Askers,
     /// Whether it speaks 2026-07-28, where `server/discover` replaces `ping`.
     pub(crate) discovers: bool,
     pub(crate) protocol: Option<String>,
@@ -148,8 +151,10 @@ async fn attempt(
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connection, Attempt> {
     let in_flight = ProgressRoutes::default();
+    let askers = Askers::default();
     let client = Client {
         in_flight: Arc::clone(&in_flight),
+        askers: askers.clone(),
         list_changed: Arc::clone(&list_changed),
     };
     let label = server.label.clone();
@@ -273,6 +278,7 @@ async fn attempt(
     Ok(Connection {
         service,
         in_flight,
+        askers,
         discovers,
         protocol,
         renew_at: None,

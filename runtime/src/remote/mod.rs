@@ -6,6 +6,7 @@
 //! in the configuration file, and spawn [`Registry::watch`](crate::Registry::watch), which lists and
 //! checks them.
 
+mod asked;
 mod client;
 mod failure;
 mod flight;

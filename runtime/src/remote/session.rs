@@ -22,6 +22,7 @@ use crate::sync::Locked;
 use crate::text::{capped, shown};
 
 use super::Vault;
+use super::asked::{HOLD_FOR, Heard, Held, Waiting};
 use super::client::{Connection, connect};
 use super::failure::Failure;
 use super::flight::InFlightCall;
@@ -69,6 +70,8 @@ pub(crate) struct Remote {
     signal: Arc<Changes>,
     /// Its calls running now, at most `max_concurrent`.
     calls: tokio::sync::Semaphore,
+    /// Its calls held open while their callers answer a question it asked in the middle of them.
+    held: Held,
     /// The gateway's sign-in to it, for a server it signs in to.
     #[cfg(feature = "oauth")]
     sign_in: Option<super::sign_in::ServiceSignIn>,
@@ -98,6 +101,10 @@ pub(crate) struct Listed {
     pub(crate) health: Health,
     pub(crate) listed: bool,
 }
+
+/// The key under which the question a server of an older protocol asked in the middle of a call goes
+/// to the caller.
+const ASKED: &str = "asked";
 
 /// The longest wait between two attempts to reach a server that does not answer.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -143,6 +150,7 @@ impl Remote {
             #[cfg(feature = "oauth")]
             sign_in,
             calls: tokio::sync::Semaphore::new(server.max_concurrent),
+            held: Held::default(),
             server,
             state: Mutex::new(Condition {
                 health: Health::Pending,
@@ -367,40 +375,86 @@ impl Remote {
         parts: &CallParts<'static>,
     ) -> Result<Result<ToolResult, ToolError>, Failure> {
         let label = self.label();
-        let mut params = CallToolRequestParams::new(name.to_owned());
-        params.arguments = arguments.as_object().cloned();
         let answers = parts.answers.as_deref();
-        if let Some((carry, answers)) = answers.and_then(|a| Some((a.given.get(RELAYED)?, a))) {
-            // The answers to the questions this server asked last round, with its state.
-            let keys = carry["keys"].as_array().into_iter().flatten();
-            let responses = keys
-                .filter_map(Value::as_str)
-                .filter_map(|key| Some((key.to_owned(), answers.given.get(key)?.clone())))
-                .collect();
-            params.input_responses = Some(responses);
-            params.request_state = carry["state"].as_str().map(str::to_owned);
-        }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let peer = session.service.peer();
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await;
-        let handle = handle.map_err(Failure::from)?;
-        let mut in_flight = InFlightCall::new(
-            &session.in_flight,
-            handle.progress_token.clone(),
-            handle.id.clone(),
-            parts.progress.is_listened().then(|| parts.progress.clone()),
-            peer.clone(),
-        );
-        let response = match &parts.cancellation {
-            Some(token) => tokio::select! {
-                response = handle.await_response() => response,
-                () = token.cancelled() => return Ok(Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled."))),
-            },
-            None => handle.await_response().await,
+        let carried = answers.and_then(|a| Some((a.given.get(RELAYED)?, a)));
+        let mut waiting = match carried {
+            Some((carry, answers)) if carry.get("held").is_some() => {
+                // The answer to the question this server asked of a call it still holds open.
+                let key = carry["held"].as_str().unwrap_or_default();
+                let asked = carry["keys"][0].as_str().unwrap_or_default();
+                let answer = answers.given.get(asked).cloned().unwrap_or_default();
+                let Some(waiting) = self.held.resume(key, answer) else {
+                    return Ok(Err(ToolError::new(format!(
+                        "The remote tool `{name}` of `{label}` is no longer waiting for this answer: it \
+                         waited {} minutes, or was asked through another replica. Call it again.",
+                        HOLD_FOR.as_secs() / 60
+                    ))));
+                };
+                waiting
+            }
+            carried => {
+                let mut params = CallToolRequestParams::new(name.to_owned());
+                params.arguments = arguments.as_object().cloned();
+                if let Some((carry, answers)) = carried {
+                    // The answers to the questions this server asked last round, with its state.
+                    let keys = carry["keys"].as_array().into_iter().flatten();
+                    let responses = keys
+                        .filter_map(Value::as_str)
+                        .filter_map(|key| Some((key.to_owned(), answers.given.get(key)?.clone())))
+                        .collect();
+                    params.input_responses = Some(responses);
+                    params.request_state = carry["state"].as_str().map(str::to_owned);
+                }
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                let peer = session.service.peer();
+                let handle = peer
+                    .send_request_with_option(request, PeerRequestOptions::no_options())
+                    .await;
+                let handle = handle.map_err(Failure::from)?;
+                let (token, id) = (handle.progress_token.clone(), handle.id.clone());
+                let in_flight = InFlightCall::new(
+                    &session.in_flight,
+                    token,
+                    id.clone(),
+                    parts.progress.is_listened().then(|| parts.progress.clone()),
+                    peer.clone(),
+                );
+                Waiting::new(handle.await_response(), &session.askers, id, in_flight)
+            }
         };
-        in_flight.answered = true;
+        let support = answers.map_or(ClientSupport::ALL, |a| a.support);
+        let response = loop {
+            let heard = match &parts.cancellation {
+                Some(token) => tokio::select! {
+                    heard = waiting.next() => heard,
+                    () = token.cancelled() => return Ok(Err(ToolError::with_kind(ErrorKind::Cancelled, "The call was cancelled."))),
+                },
+                None => waiting.next().await,
+            };
+            let question = match heard {
+                Heard::Answer(response) => break *response,
+                Heard::Question(question) => question,
+            };
+            let method = question.request["method"].as_str().unwrap_or_default();
+            if support
+                .answers(method)
+                .is_none_or(|(_, supported)| !supported)
+            {
+                let _ = question
+                    .reply
+                    .send(Err("the caller cannot answer it".to_owned()));
+                continue;
+            }
+            let mut requests = serde_json::Map::from_iter([(ASKED.to_owned(), question.request)]);
+            labelled(label, &mut requests);
+            match self.held.hold(waiting, question.reply) {
+                Ok(key) => {
+                    let carry = json!({ "held": key, "keys": [ASKED] });
+                    return Ok(Err(relay(requests, support, carry)));
+                }
+                Err(back) => waiting = *back,
+            }
+        };
         Ok(match response.map_err(Failure::from)? {
             ServerResult::CallToolResult(result) => {
                 sound_media(label, name, &result).map(|()| tool_result(result))
@@ -415,7 +469,6 @@ impl Remote {
                 labelled(label, &mut requests);
                 let keys: Vec<&String> = requests.keys().collect();
                 let carry = json!({ "state": asked.request_state, "keys": keys });
-                let support = answers.map_or(ClientSupport::ALL, |a| a.support);
                 Err(relay(requests, support, carry))
             }
             ServerResult::CreateTaskResult(_) => Err(ToolError::new(format!(

@@ -48,6 +48,17 @@ tools.shrink = server.registerTool(
   },
 );
 
+tools.greet = server.registerTool(
+  "greet",
+  { description: "Asks the person for their name in the middle of the call (an elicitation), then greets them." },
+  async () => {
+    const schema = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
+    const answer = await server.server.elicitInput({ message: "What is your name?", requestedSchema: schema });
+    const text = answer.action === "accept" ? `Hello, ${answer.content.name}!` : `Hello, whoever you are (${answer.action}).`;
+    return { content: [{ type: "text", text }] };
+  },
+);
+
 // Too long once prefixed with a label: the model APIs take 64 characters.
 tools.long = server.registerTool(
   "this_tool_has_a_name_so_long_that_no_model_api_would_take_it",
