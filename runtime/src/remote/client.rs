@@ -99,6 +99,16 @@ impl Drop for Connection {
     }
 }
 
+/// What a session with a server over HTTP is opened with.
+#[derive(Clone, Copy)]
+pub(crate) enum Credential<'a> {
+    /// A bearer token (RFC 6750).
+    Bearer(&'a str),
+    /// A token bound to the gateway's key, each request with a fresh proof of it (DPoP, RFC 9449).
+    #[cfg(feature = "oauth")]
+    Bound(&'a super::sign_in::Token),
+}
+
 /// Opens a session with `server`, negotiating 2026-07-28 where it speaks it and the `initialize`
 /// handshake otherwise, as a caller with `credential` when given (over HTTP). A changed tool list is
 /// told to `list_changed`, by either era's means. A server that answers the 2026-07-28 probe with
@@ -106,7 +116,7 @@ impl Drop for Connection {
 pub(crate) async fn connect(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
-    credential: Option<&str>,
+    credential: Option<Credential<'_>>,
 ) -> Result<Connection, Failure> {
     let probing = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -147,7 +157,7 @@ impl From<String> for Attempt {
 async fn attempt(
     server: &RemoteServer,
     list_changed: Arc<Notify>,
-    credential: Option<&str>,
+    credential: Option<Credential<'_>>,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connection, Attempt> {
     let in_flight = ProgressRoutes::default();
@@ -211,10 +221,15 @@ async fn attempt(
             ..
         } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            if let Some(token) = credential {
-                config = config.auth_header(token);
-            } else if let Some(name) = bearer_env {
-                config = config.auth_header(read_env(&label, name)?);
+            match credential {
+                Some(Credential::Bearer(token)) => config = config.auth_header(token),
+                #[cfg(feature = "oauth")]
+                Some(Credential::Bound(_)) => {}
+                None => {
+                    if let Some(name) = bearer_env {
+                        config = config.auth_header(read_env(&label, name)?);
+                    }
+                }
             }
             let mut headers = HashMap::new();
             for (header, name) in headers_env {
@@ -229,8 +244,21 @@ async fn attempt(
             if !headers.is_empty() {
                 config = config.custom_headers(headers);
             }
-            let transport = StreamableHttpClientTransport::from_config(config);
-            client.serve_with_lifecycle(transport, lifecycle).await
+            #[cfg(feature = "oauth")]
+            if let Some(Credential::Bound(token)) = credential
+                && let Some(bound) = token.bound_client()
+            {
+                let transport = StreamableHttpClientTransport::with_client(bound?, config);
+                client.serve_with_lifecycle(transport, lifecycle).await
+            } else {
+                let transport = StreamableHttpClientTransport::from_config(config);
+                client.serve_with_lifecycle(transport, lifecycle).await
+            }
+            #[cfg(not(feature = "oauth"))]
+            {
+                let transport = StreamableHttpClientTransport::from_config(config);
+                client.serve_with_lifecycle(transport, lifecycle).await
+            }
         }
     };
     let service = match service {

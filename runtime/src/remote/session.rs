@@ -23,7 +23,7 @@ use crate::text::{capped, shown};
 
 use super::Vault;
 use super::asked::{HOLD_FOR, Heard, Held, Waiting};
-use super::client::{Connection, connect};
+use super::client::{Connection, Credential, connect};
 use super::failure::Failure;
 use super::flight::InFlightCall;
 use super::listing::list_all;
@@ -559,25 +559,28 @@ impl Remote {
         {
             return Ok(Arc::clone(session));
         }
-        let (credential, renew_at) = {
-            #[cfg(feature = "oauth")]
-            match exchanges {
-                Some((sign_in, url)) => {
-                    let token = sign_in.exchanged(label, url, &key).await.map_err(|why| {
-                        denied(format!(
-                            "No token of yours for the remote server `{label}` could be had: {}",
-                            capped(&shown(&why))
-                        ))
-                    })?;
-                    (token.value, Some(token.renew_at))
-                }
-                None => (key.clone(), None),
+        #[cfg(feature = "oauth")]
+        let exchanged = match exchanges {
+            Some((sign_in, url)) => {
+                let token = sign_in.exchanged(label, url, &key).await.map_err(|why| {
+                    denied(format!(
+                        "No token of yours for the remote server `{label}` could be had: {}",
+                        capped(&shown(&why))
+                    ))
+                })?;
+                Some(token)
             }
-            #[cfg(not(feature = "oauth"))]
-            (key.clone(), None)
+            None => None,
         };
+        #[cfg(feature = "oauth")]
+        let (credential, renew_at) = match &exchanged {
+            Some(token) => (token.credential(), Some(token.renew_at)),
+            None => (Credential::Bearer(&key), None),
+        };
+        #[cfg(not(feature = "oauth"))]
+        let (credential, renew_at) = (Credential::Bearer(&key), None);
         let mut opened = self
-            .open(Some(&credential))
+            .open(Some(credential))
             .await
             .map_err(|failure| unreachable(label, &failure.said()))?;
         opened.renew_at = renew_at;
@@ -691,7 +694,7 @@ impl Remote {
                 let token = (sign_in.token(self.label(), url, challenge.as_deref()).await)
                     .map_err(Failure::SignIn)?;
                 match self
-                    .open(token.as_ref().map(|token| token.value.as_str()))
+                    .open(token.as_ref().map(super::sign_in::Token::credential))
                     .await
                 {
                     Ok(mut session) => {
@@ -712,7 +715,7 @@ impl Remote {
 
     /// A new session, as a caller with `credential` when given, unless opening it takes longer than the
     /// server's timeout.
-    async fn open(&self, credential: Option<&str>) -> Result<Connection, Failure> {
+    async fn open(&self, credential: Option<Credential<'_>>) -> Result<Connection, Failure> {
         let opening = connect(&self.server, Arc::clone(&self.list_changed), credential);
         self.on_time(opening).await
     }

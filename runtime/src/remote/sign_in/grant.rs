@@ -3,6 +3,7 @@
 //! gateway asked for with PKCE, its redirect checked for the state sent and the issuer's `iss`
 //! (RFC 9207) before the code is spent.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use oauth2::basic::{BasicClient, BasicTokenResponse, BasicTokenType};
@@ -12,6 +13,7 @@ use oauth2::{
     TokenResponse, TokenUrl,
 };
 
+use super::dpop::{Dpop, Proving};
 use super::registration::{Method, Registered};
 use crate::oauth::Discovery;
 
@@ -30,6 +32,24 @@ const LONGEST_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 pub(crate) struct Token {
     pub(crate) value: String,
     pub(crate) renew_at: Instant,
+    /// The key it is bound to, whose proof each request carries (DPoP), or none for a bearer token.
+    pub(crate) proof: Option<Arc<Dpop>>,
+}
+
+impl Token {
+    /// What a session is opened with: the token, and the key's proofs when it is bound to it.
+    pub(crate) fn credential(&self) -> crate::remote::client::Credential<'_> {
+        use crate::remote::client::Credential;
+        match &self.proof {
+            Some(_) => Credential::Bound(self),
+            None => Credential::Bearer(&self.value),
+        }
+    }
+
+    /// The HTTP client that presents it bound to its key, for a token bound to one.
+    pub(crate) fn bound_client(&self) -> Option<Result<super::dpop::BoundClient, String>> {
+        Some(self.proof.as_ref()?.client(&self.value))
+    }
 }
 
 /// What a token endpoint gave.
@@ -75,9 +95,19 @@ pub(crate) struct Request<'a> {
     pub(crate) client: &'a Registered,
     pub(crate) resource: &'a str,
     pub(crate) scopes: &'a [String],
+    /// The key its tokens are bound to, for a server that asks for DPoP.
+    pub(crate) proof: Option<&'a Arc<Dpop>>,
 }
 
 impl Request<'_> {
+    /// How its token requests go out: with a proof of the key, when tokens are bound to one.
+    fn http(&self) -> Proving<'_> {
+        Proving {
+            fetcher: self.issuer.fetcher(),
+            dpop: self.proof.map(|proof| &**proof),
+        }
+    }
+
     /// The authorization server's token endpoint.
     async fn token_endpoint(&self) -> Result<String, Failure> {
         let endpoints = self.issuer.endpoints().await?;
@@ -160,7 +190,7 @@ impl Request<'_> {
         for (name, value) in self.extra()? {
             request = request.add_extra_param(name, value);
         }
-        self.granted(request.request_async(self.issuer.fetcher()).await)
+        self.granted(request.request_async(&self.http()).await)
     }
 
     /// A token for the JWT `assertion` a workload was given, or an identity provider issued for this
@@ -203,7 +233,7 @@ impl Request<'_> {
     async fn extension_grant(&self, mut form: Vec<(&str, String)>) -> Result<Granted, Failure> {
         let endpoint = self.token_endpoint().await?;
         form.extend(self.extra()?);
-        let answer = match post(self.issuer.fetcher(), &endpoint, self.client, form).await {
+        let answer = match post(&self.http(), &endpoint, self.client, form).await {
             Err(error) => Err(RequestTokenError::Request(error)),
             Ok(response) if response.status().is_success() => {
                 serde_json::from_slice(response.body())
@@ -245,7 +275,16 @@ impl Request<'_> {
         if !self.scopes.is_empty() {
             form.push(("scope", self.scopes.join(" ")));
         }
-        let response = (post(self.issuer.fetcher(), idp, idp_client, form).await)
+        let response = (post(
+            &Proving {
+                fetcher: self.issuer.fetcher(),
+                dpop: None,
+            },
+            idp,
+            idp_client,
+            form,
+        )
+        .await)
             .map_err(|error| Failure::Unreachable(error.to_string()))?;
         let answer: serde_json::Value = serde_json::from_slice(response.body()).unwrap_or_default();
         if !response.status().is_success() {
@@ -273,7 +312,7 @@ impl Request<'_> {
         for (name, value) in self.extra()? {
             request = request.add_extra_param(name, value);
         }
-        let mut granted = self.granted(request.request_async(self.issuer.fetcher()).await)?;
+        let mut granted = self.granted(request.request_async(&self.http()).await)?;
         // A server that does not rotate refresh tokens keeps the one it gave.
         granted.refresh.get_or_insert_with(|| refresh.into_secret());
         Ok(granted)
@@ -354,7 +393,7 @@ impl Request<'_> {
         for (name, value) in self.extra()? {
             request = request.add_extra_param(name, value);
         }
-        self.granted(request.request_async(self.issuer.fetcher()).await)
+        self.granted(request.request_async(&self.http()).await)
     }
 
     /// The client, coming back to `redirect_uri`: `https`, or `http` on a loopback address, where a
@@ -391,17 +430,29 @@ impl Request<'_> {
                 format!("the authorization server {issuer} answered with no token"),
             ),
         })?;
-        if *answer.token_type() != BasicTokenType::Bearer {
-            return Err(Failure::Refused(format!(
-                "the authorization server {issuer} gave a `{}` token, not a bearer token",
-                crate::text::shown(answer.token_type().as_ref())
-            )));
-        }
+        let proof = match (answer.token_type(), self.proof) {
+            (BasicTokenType::Bearer, _) => None,
+            (BasicTokenType::Extension(kind), Some(proof)) if kind.eq_ignore_ascii_case("dpop") => {
+                Some(proof)
+            }
+            (kind, proof) => {
+                return Err(Failure::Refused(format!(
+                    "the authorization server {issuer} gave a `{}` token, not a bearer token{}",
+                    crate::text::shown(kind.as_ref()),
+                    if proof.is_some() {
+                        " or one bound to the gateway's key"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        };
         Ok(Granted {
             token: Token {
                 value: answer.access_token().secret().clone(),
                 renew_at: Instant::now()
                     + kept_for(answer.expires_in().map(|lifetime| lifetime.as_secs())),
+                proof: proof.cloned(),
             },
             refresh: answer
                 .refresh_token()
@@ -412,7 +463,7 @@ impl Request<'_> {
 
 /// What the token endpoint at `endpoint` answers the grant `form`, sent as `client` proves itself.
 async fn post(
-    fetcher: &crate::oauth::Fetcher,
+    http: &Proving<'_>,
     endpoint: &str,
     client: &Registered,
     mut form: Vec<(&str, String)>,
@@ -442,7 +493,7 @@ async fn post(
         .finish();
     let request = (request.body(body.into_bytes()))
         .map_err(|error| crate::oauth::FetchError::new(error.to_string()))?;
-    oauth2::AsyncHttpClient::call(fetcher, request).await
+    oauth2::AsyncHttpClient::call(http, request).await
 }
 
 /// The code in the authorization response `query`, when it answers the request made with `state` and

@@ -6,18 +6,21 @@
 //! again, for wider scopes when the operator allows it, when the server refuses them.
 
 mod challenge;
+mod dpop;
 mod grant;
 mod operator;
 mod registration;
 mod resource;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::Mutex;
 
 use crate::oauth::{Discovery, Fetcher};
 use challenge::Challenge;
+use dpop::Dpop;
 pub(crate) use grant::Token;
 use grant::{Failure, Granted, Request};
 pub(crate) use operator::{Begun, Vault};
@@ -385,6 +388,8 @@ struct Issuer {
     scopes_supported: Vec<String>,
     client: Option<Registered>,
     refresh: Option<String>,
+    /// The gateway's key, for a server that takes only tokens bound to one (DPoP).
+    proof: Option<Arc<Dpop>>,
 }
 
 impl ServiceSignIn {
@@ -494,6 +499,14 @@ impl ServiceSignIn {
         };
         let found =
             resource::protected(&fetcher, url, challenge.resource_metadata.as_deref()).await?;
+        let bound = challenge.dpop || found.bound;
+        if bound && matches!(self.config.grant, Grant::Operator { .. }) {
+            return Err(
+                "the server takes only tokens bound to a key (DPoP), which an operator's sign-in, shared \
+                 by every replica, does not make yet"
+                    .to_owned(),
+            );
+        }
         if let Some(issuer) = kept
             .issuer
             .as_mut()
@@ -501,6 +514,11 @@ impl ServiceSignIn {
         {
             issuer.resource = found.resource;
             issuer.scopes_supported = found.scopes_supported;
+            if bound && issuer.proof.is_none() {
+                // Tokens bound from now on: a refresh token of bearer tokens is not used for them.
+                issuer.proof = Some(Arc::new(Dpop::new()?));
+                issuer.refresh = None;
+            }
             return Ok(());
         }
         let discovery = Discovery::of(&found.issuer, found.legacy, fetcher)?;
@@ -510,6 +528,7 @@ impl ServiceSignIn {
             scopes_supported: found.scopes_supported,
             client: None,
             refresh: None,
+            proof: bound.then(Dpop::new).transpose()?.map(Arc::new),
         });
         Ok(())
     }
@@ -528,6 +547,7 @@ impl ServiceSignIn {
             client: &client,
             resource: &issuer.resource,
             scopes: &scopes,
+            proof: issuer.proof.as_ref(),
         };
         if let Some(refresh) = issuer.refresh.take() {
             match request.refresh(&refresh).await {
@@ -622,6 +642,7 @@ impl ServiceSignIn {
                 client: &client,
                 resource: &grant.resource,
                 scopes: &grant.scopes,
+                proof: None,
             };
             let renewed = request.refresh(&grant.refresh).await;
             return match renewed {
@@ -722,6 +743,7 @@ impl ServiceSignIn {
             client: &client,
             resource: &begun.resource,
             scopes: &begun.scopes,
+            proof: None,
         };
         let code = request.code(&begun.state, query).await?;
         let granted = request.exchange(redirect_uri, code, begun.verifier).await?;
@@ -753,6 +775,7 @@ impl ServiceSignIn {
             scopes_supported: Vec::new(),
             client: Some(client),
             refresh: None,
+            proof: None,
         });
         Ok(())
     }
@@ -884,6 +907,7 @@ impl Issuer {
             client,
             resource: &self.resource,
             scopes,
+            proof: self.proof.as_ref(),
         }
     }
 }

@@ -63,6 +63,7 @@ impl Grant {
         Some(Token {
             value: access.clone(),
             renew_at: Instant::now() + Duration::from_millis(self.renew_at_ms - now),
+            proof: None,
         })
     }
 

@@ -15,6 +15,8 @@ struct Metadata {
     authorization_servers: Vec<String>,
     #[serde(default)]
     scopes_supported: Vec<String>,
+    #[serde(default)]
+    dpop_bound_access_tokens_required: bool,
 }
 
 /// Where to sign in to a server.
@@ -26,6 +28,8 @@ pub(crate) struct Protected {
     /// It publishes no metadata: its origin is its authorization server (MCP 2025-03-26).
     pub(crate) legacy: bool,
     pub(crate) scopes_supported: Vec<String>,
+    /// It takes only tokens bound to a key (DPoP).
+    pub(crate) bound: bool,
 }
 
 /// Where to sign in to the server at `url`, whose challenge named its metadata at `named`, if it did.
@@ -74,6 +78,7 @@ pub(crate) async fn protected(
             scopes_supported: (metadata.scopes_supported.into_iter())
                 .filter(|scope| crate::store::is_scope(scope))
                 .collect(),
+            bound: metadata.dpop_bound_access_tokens_required,
         });
     }
     if named.is_some() {
@@ -84,6 +89,7 @@ pub(crate) async fn protected(
         issuer: origin,
         legacy: true,
         scopes_supported: Vec::new(),
+        bound: false,
     })
 }
 
