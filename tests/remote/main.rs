@@ -778,6 +778,30 @@ fn servers_in_the_configuration_file_are_checked_as_it_is_read() {
         operator.servers["wiki"].to_string(),
         "wiki (http: http://127.0.0.1:9/mcp, signed in by an operator)"
     );
+    let each_person = Config::from_toml(
+        "[servers.wiki]\nurl = \"http://127.0.0.1:9/mcp\"\nenforced_downstream = true\n\
+         oauth = { redirect_uri = \"http://127.0.0.1:8090/oauth/callback\", client_id = \"gw\", \
+         client_secret_env = \"WIKI_SECRET\", each_person = true }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        each_person.servers["wiki"].to_string(),
+        "wiki (http: http://127.0.0.1:9/mcp, signed in as OAuth client gw; each person's calls by \
+         their own authorization)"
+    );
+    assert!(
+        refused(
+            "[servers.wiki]\nurl = \"http://a\"\nenforced_downstream = true\n\
+                 oauth = { client_id = \"gw\", client_secret_env = \"S\", each_person = true }\n"
+        )
+        .contains("signs each person in (`each_person`): give `redirect_uri`")
+    );
+    let everyone =
+        "oauth = { redirect_uri = \"http://127.0.0.1:8090/oauth/callback\", each_person = true }";
+    assert!(
+        refused(&format!("[servers.wiki]\nurl = \"http://a\"\n{everyone}\n"))
+            .contains("which is for a server that checks each caller's rights")
+    );
 
     let twice = Registry::builder()
         .remote(RemoteServer::stdio("files", "a"))

@@ -25,9 +25,13 @@ use real_clients::{Served, report};
 use serde_json::{Value, json};
 use toolgate::http::{HttpServer, ProtectedResource, TokenVerifier};
 use toolgate::mcp::McpServer;
+use toolgate::operator::AdminApi;
+use toolgate::output::Outcome;
+use toolgate::param::ClientSupport;
 use toolgate::registry::Config;
 use toolgate::remote::{ClientSecret, RemoteServer, SignIn};
 use toolgate::store::Database;
+use toolgate::{Call, Caller};
 
 const GATEWAY: &str = env!("CARGO_BIN_EXE_example-gateway");
 
@@ -361,10 +365,7 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     };
     let (status, text) = answer(&back);
     assert_eq!(status, 200, "{text}");
-    assert!(
-        text.starts_with("The gateway is signed in to `orders`"),
-        "{text}"
-    );
+    assert!(text.starts_with("Signed in to `orders`"), "{text}");
     let (again, text) = answer(&back);
     assert_eq!(again, 400, "a sign-in is finished once: {text}");
     // The gateway's client ID metadata document, for an authorization server that reads those.
@@ -535,4 +536,115 @@ fn each_caller_reaches_a_server_that_checks_rights_with_a_token_of_their_own() {
         2,
         "one exchange each; Rita's token is kept for her second call"
     );
+}
+
+/// A server that acts as each person gets each person's own token, which they authorize once: the
+/// gateway lists the shop's tools by an operator's sign-in, and Rita, calling a tool of it for the first
+/// time, is handed the address where she signs in (a URL-mode elicitation); her call goes on when she
+/// comes back, as her. Bob, whose client cannot open links, is told where to sign in, and nothing is
+/// sent for him: never Rita's token. Her grant is kept encrypted in the records, under her and the
+/// server.
+#[test]
+fn each_person_signs_in_once_and_the_server_sees_them() {
+    let Some(provider) = Provider::start("http://127.0.0.1/mcp") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let shop = shop(&runtime, &provider, None);
+    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("each-person.db");
+    for file in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{file}", store.display()));
+    }
+    let (registry, callback) = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let callback = format!("http://{}/oauth/callback", listener.local_addr().unwrap());
+        let database = Database::open(store.to_str().unwrap()).await.unwrap();
+        // ANCHOR: each_person
+        let orders = RemoteServer::http("orders", &shop)
+            .public()
+            .trusted()
+            .enforced_downstream()
+            .sign_in(
+                SignIn::authorization_code(&callback)
+                    .scopes(["orders:read"])
+                    .each_person(&callback),
+            );
+        // ANCHOR_END: each_person
+        let registry = toolgate::Registry::builder()
+            .compiled_tools(std::iter::empty::<&str>())
+            .database(&database)
+            .remote(orders)
+            .build()
+            .unwrap();
+        let served = HttpServer::new(McpServer::new(registry.clone())).mount(AdminApi);
+        tokio::spawn(served.serve_listener(listener, std::future::pending()));
+        (registry, callback)
+    });
+    let open = |url: &str, login: &str| {
+        runtime.block_on(async {
+            let back = provider.sign_in(url, login, &callback).await;
+            let response = reqwest::get(&back).await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        })
+    };
+    // The operator signs the gateway in, for its listing.
+    let begun = runtime.block_on(registry.begin_sign_in("orders")).unwrap();
+    assert_eq!(open(&begun, "ops").0, 200);
+    runtime.block_on(registry.refresh_servers()).unwrap();
+    assert!(registry.get("orders_search_orders").is_some());
+
+    let rita = Caller::new("rita");
+    let search = || Call::new("orders_search_orders", json!({"query": "Lovelace"}));
+    let Outcome::InputRequired(asked) = runtime.block_on(registry.run(&rita, search())) else {
+        panic!("Rita is asked to sign in");
+    };
+    let link = &asked.requests()["sign_in"]["params"];
+    assert_eq!(link["mode"], "url", "{link}");
+    let address = link["url"].as_str().unwrap();
+    let authorizations = runtime.block_on(provider.count("authorizations"));
+    let (status, text) = open(address, "rita");
+    assert_eq!(status, 200, "{text}");
+    assert!(text.starts_with("Signed in to `orders`"), "{text}");
+    assert!(runtime.block_on(provider.count("authorizations")) > authorizations);
+    let accepted = json!({"action": "accept"});
+    let answers = [("sign_in".to_owned(), accepted)].into_iter().collect();
+    let resumed = search().resume(Some(asked.state()), answers);
+    let found = runtime.block_on(registry.run(&rita, resumed)).into_result();
+    assert!(!found.is_error, "{}", found.text_for_model());
+    assert_eq!(found.structured.as_ref().unwrap()["total"], 5);
+    let again = runtime
+        .block_on(registry.run(&rita, search()))
+        .into_result();
+    assert!(
+        !again.is_error,
+        "her grant is kept: {}",
+        again.text_for_model()
+    );
+
+    let bob = Caller::new("bob");
+    let plain = search().client_support(ClientSupport::NONE);
+    let refused = runtime.block_on(registry.run(&bob, plain)).into_result();
+    let text = refused.text_for_model();
+    assert!(refused.is_error, "{text}");
+    assert!(
+        text.contains("you have not signed in to it yet: open http://127.0.0.1:"),
+        "told where to sign in: {text}"
+    );
+    let anonymous = runtime
+        .block_on(registry.run(&Caller::anonymous(), search()))
+        .into_result();
+    assert!(
+        anonymous
+            .text_for_model()
+            .starts_with("[ERROR] Unknown tool"),
+        "a server that acts as each person is not offered to a caller who is nobody"
+    );
+
+    let mut file = Vec::new();
+    for part in ["", "-wal"] {
+        file.extend(std::fs::read(format!("{}{part}", store.display())).unwrap_or_default());
+    }
+    for token in runtime.block_on(provider.refresh_tokens()) {
+        assert!(!holds(&file, &token), "no refresh token in the database");
+    }
 }

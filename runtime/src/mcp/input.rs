@@ -122,6 +122,7 @@ fn support(capabilities: &ClientCapabilities) -> ClientSupport {
         elicitation: capabilities.elicitation.is_some(),
         sampling: capabilities.sampling.is_some(),
         roots: capabilities.roots.is_some(),
+        url_elicitation: (capabilities.elicitation.as_ref()).is_some_and(|asks| asks.url.is_some()),
     }
 }
 

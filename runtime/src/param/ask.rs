@@ -55,6 +55,9 @@ pub struct ClientSupport {
     pub sampling: bool,
     /// The client's roots (`roots/list`).
     pub roots: bool,
+    /// Links a person opens in their browser (`elicitation/create` in URL mode): where they sign in
+    /// to a server behind the gateway.
+    pub url_elicitation: bool,
 }
 
 impl ClientSupport {
@@ -63,12 +66,14 @@ impl ClientSupport {
         elicitation: true,
         sampling: true,
         roots: true,
+        url_elicitation: true,
     };
     /// Nothing.
     pub const NONE: ClientSupport = ClientSupport {
         elicitation: false,
         sampling: false,
         roots: false,
+        url_elicitation: false,
     };
 
     /// The capability a request of `method` needs, and whether the client has it; `None` for a method

@@ -92,7 +92,7 @@ impl Remotes {
     #[cfg(all(feature = "oauth", admin))]
     pub(crate) fn client_metadata(&self, path: &str) -> Option<serde_json::Value> {
         let servers = self.servers();
-        let named: Vec<(&str, Option<&str>)> = (servers.iter())
+        let named: Vec<(&str, Vec<&str>)> = (servers.iter())
             .filter_map(|remote| match &remote.server.transport {
                 server::Transport::Http {
                     sign_in: Some(sign_in),
@@ -103,7 +103,10 @@ impl Remotes {
             .filter(|(url, _)| url.parse::<http::Uri>().is_ok_and(|uri| uri.path() == path))
             .collect();
         let client_id = named.first()?.0;
-        let mut redirects: Vec<&str> = named.iter().filter_map(|(_, redirect)| *redirect).collect();
+        let mut redirects: Vec<&str> = named
+            .iter()
+            .flat_map(|(_, redirects)| redirects.iter().copied())
+            .collect();
         redirects.sort_unstable();
         redirects.dedup();
         Some(serde_json::json!({

@@ -409,12 +409,12 @@ impl RemoteServer {
             sign_in: Some(sign_in),
             ..
         } = &self.transport
-            && sign_in.exchanges_tokens()
+            && (sign_in.exchanges_tokens() || sign_in.signs_in_each_person())
             && (!self.access.is_enforced_downstream() || self.exchange.is_some())
         {
             return Err(format!(
-                "the server `{label}` gets each caller's token by exchange, which is for a server that checks \
-                 each caller's rights: mark it `enforced_downstream`, without an exchange of the application's"
+                "the server `{label}` gets each caller's own token, which is for a server that checks each \
+                 caller's rights: mark it `enforced_downstream`, without an exchange of the application's"
             ));
         }
         if self.access.is_enforced_downstream() && matches!(self.transport, Transport::Stdio { .. })
@@ -562,6 +562,11 @@ struct OAuthConfig {
     /// Exchanges each caller's token for one of their own for the server (RFC 8693).
     #[serde(default)]
     token_exchange: bool,
+    /// Each person's calls carry their own token, which they authorize once, coming back to
+    /// `redirect_uri`; the gateway lists the tools as the client of `client_id` (client credentials)
+    /// or by an operator's sign-in.
+    #[serde(default)]
+    each_person: bool,
     /// The address of the gateway's client ID metadata document, `…/oauth/client-metadata.json`.
     #[serde(default)]
     metadata_document: Option<String>,
@@ -587,7 +592,22 @@ fn signed_in(
     #[cfg(feature = "oauth")]
     {
         let secret = oauth.client_secret_env.map(super::ClientSecret::env);
+        if oauth.each_person && (oauth.token_exchange || oauth.redirect_uri.is_none()) {
+            return Err(format!(
+                "the server `{label}` signs each person in (`each_person`): give `redirect_uri`, the \
+                 gateway's `/oauth/callback`, where their authorization comes back, and no \
+                 `token_exchange`"
+            ));
+        }
+        let each_person = oauth
+            .each_person
+            .then(|| oauth.redirect_uri.clone())
+            .flatten();
         let sign_in = match (oauth.redirect_uri, oauth.client_id, secret) {
+            // Each person signs in for their calls; the gateway lists the tools as a machine.
+            (Some(_), Some(id), Some(secret)) if each_person.is_some() => {
+                super::SignIn::client_credentials(id, secret)
+            }
             (Some(redirect_uri), id, secret) => {
                 let sign_in = super::SignIn::authorization_code(redirect_uri);
                 match id {
@@ -605,6 +625,10 @@ fn signed_in(
                      the gateway in), or `client_id` and `client_secret_env` (the gateway signs in as a machine)"
                 ));
             }
+        };
+        let sign_in = match each_person {
+            Some(redirect_uri) => sign_in.each_person(redirect_uri),
+            None => sign_in,
         };
         let sign_in = match oauth.metadata_document {
             Some(url) => sign_in.metadata_document(url),

@@ -14,7 +14,6 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::caller::Caller;
 use crate::error::{ErrorKind, ToolError};
 use crate::output::ToolResult;
 use crate::param::{CallParts, ClientSupport, RELAYED, relay};
@@ -121,6 +120,54 @@ const MAX_CHALLENGES: usize = 2;
 /// `list_changed` is one listing a second.
 const RELIST_EVERY: Duration = Duration::from_secs(1);
 
+/// The key under which a person is handed the address where they sign in to a server.
+#[cfg(feature = "oauth")]
+const SIGN_IN_KEY: &str = "sign_in";
+
+/// What a person who has not authorized the gateway at the server `label` is told: a link their
+/// client opens, where it can (a URL-mode elicitation; the call goes on when they come back), else the
+/// address in the call's error. A person who was given the link and comes back without having signed
+/// in, or who declined, is told so rather than asked again.
+#[cfg(feature = "oauth")]
+fn signing_in(label: &str, address: &str, answers: Option<&crate::param::Answers>) -> ToolError {
+    let denied = |why: String| ToolError::with_kind(ErrorKind::Denied, why);
+    let came_back = answers.and_then(|a| Some((a.given.get(RELAYED)?, a)));
+    if let Some((_, answers)) = came_back.filter(|(carry, _)| carry.get("signed_in").is_some()) {
+        let answer = answers.given.get(SIGN_IN_KEY);
+        return match answer.and_then(|a| a["action"].as_str()) {
+            Some("accept") => denied(format!(
+                "You have not finished signing in to `{label}` yet. Open {address} to sign in, then call \
+                 the tool again. Nothing was sent."
+            )),
+            _ => denied(format!(
+                "You did not sign in to `{label}`, which it needs to act as you; nothing was sent."
+            )),
+        };
+    }
+    let support = answers.map_or(ClientSupport::ALL, |a| a.support);
+    if !support.url_elicitation {
+        return denied(format!(
+            "The remote server `{label}` acts as each person, and you have not signed in to it yet: open \
+             {address} to sign in, then call the tool again. Nothing was sent."
+        ));
+    }
+    let link = json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "url",
+            "message": format!("Sign in to `{label}` so that the gateway can act there as you."),
+            "url": address,
+            "elicitationId": crate::random::random_id(),
+        },
+    });
+    let requests = serde_json::Map::from_iter([(SIGN_IN_KEY.to_owned(), link)]);
+    relay(
+        requests,
+        support,
+        json!({ "signed_in": label, "keys": [SIGN_IN_KEY] }),
+    )
+}
+
 /// The error of a call to a server that cannot be reached. What went wrong (addresses, the transport's
 /// error chain) is for the operator's log and the server's status, not for the caller.
 fn unreachable(label: &str, error: &str) -> ToolError {
@@ -211,8 +258,8 @@ impl Remote {
         sign_in.begin(self.label(), url).await
     }
 
-    /// Finishes the operator's sign-in `begun` with the authorization response `query`, and reaches
-    /// the server with it at once.
+    /// Finishes the sign-in `begun` with the authorization response `query`: a person's is kept for
+    /// their calls; with an operator's, the server is reached at once.
     #[cfg(feature = "oauth")]
     pub(crate) async fn finish_sign_in(
         &self,
@@ -225,7 +272,11 @@ impl Remote {
                 self.label()
             ));
         };
+        let personal = begun.is_personal();
         sign_in.finish(self.label(), begun, query).await?;
+        if personal {
+            return Ok(());
+        }
         *self.session.lock().await = None;
         {
             let mut state = self.state.locked();
@@ -351,7 +402,7 @@ impl Remote {
             ));
         };
         let called = if self.server.access.is_enforced_downstream() {
-            let session = self.caller_session(&parts.caller).await?;
+            let session = self.caller_session(&parts).await?;
             self.call_on(&session, name, &arguments, &parts).await
         } else {
             let (arguments, parts) = (&arguments, &parts);
@@ -376,7 +427,9 @@ impl Remote {
     ) -> Result<Result<ToolResult, ToolError>, Failure> {
         let label = self.label();
         let answers = parts.answers.as_deref();
-        let carried = answers.and_then(|a| Some((a.given.get(RELAYED)?, a)));
+        let carried = answers
+            .and_then(|a| Some((a.given.get(RELAYED)?, a)))
+            .filter(|(carry, _)| carry.get("signed_in").is_none());
         let mut waiting = match carried {
             Some((carry, answers)) if carry.get("held").is_some() => {
                 // The answer to the question this server asked of a call it still holds open.
@@ -512,9 +565,16 @@ impl Remote {
     }
 
     /// The session that carries `caller`'s own credential, for a server that checks each caller's rights.
-    async fn caller_session(&self, caller: &Caller) -> Result<Arc<Connection>, ToolError> {
-        let label = self.label();
+    async fn caller_session(&self, parts: &CallParts<'_>) -> Result<Arc<Connection>, ToolError> {
+        let (label, caller) = (self.label(), &parts.caller);
         let denied = |why: String| ToolError::with_kind(ErrorKind::Denied, why);
+        #[cfg(feature = "oauth")]
+        if let (Some(sign_in), super::server::Transport::Http { url, .. }) =
+            (&self.sign_in, &self.server.transport)
+            && sign_in.signs_in_each_person()
+        {
+            return self.person_session(sign_in, url, parts).await;
+        }
         #[cfg(feature = "oauth")]
         let exchanges = match (&self.sign_in, &self.server.transport) {
             (Some(sign_in), super::server::Transport::Http { url, .. }) if sign_in.exchanges() => {
@@ -584,6 +644,61 @@ impl Remote {
             .await
             .map_err(|failure| unreachable(label, &failure.said()))?;
         opened.renew_at = renew_at;
+        if sessions.len() >= MAX_CALLER_SESSIONS {
+            sessions.clear();
+        }
+        let session = Arc::new(opened);
+        sessions.insert(key, Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// The session that carries the calling person's own token, by the authorization they gave; a
+    /// person who gave none is handed the address where they give it.
+    #[cfg(feature = "oauth")]
+    async fn person_session(
+        &self,
+        sign_in: &super::sign_in::ServiceSignIn,
+        url: &str,
+        parts: &CallParts<'_>,
+    ) -> Result<Arc<Connection>, ToolError> {
+        let label = self.label();
+        let person = parts.caller.root();
+        if person.is_anonymous() {
+            return Err(ToolError::with_kind(
+                ErrorKind::Denied,
+                format!(
+                    "The remote server `{label}` is reached as each person with their own authorization; \
+                     sign in to this gateway first. Nothing was sent."
+                ),
+            ));
+        }
+        let key = format!("person:{}", person.id());
+        let mut sessions = self.per_caller.lock().await;
+        if let Some(session) = sessions.get(&key)
+            && !session.service.is_closed()
+            && session.renew_at.is_none_or(|at| Instant::now() < at)
+        {
+            return Ok(Arc::clone(session));
+        }
+        let unavailable = |why: String| {
+            ToolError::with_kind(
+                ErrorKind::Unavailable,
+                format!(
+                    "The remote server `{label}` cannot be used now: {}",
+                    capped(&shown(&why))
+                ),
+            )
+        };
+        let token = match sign_in.personal(label, url, person.id()).await {
+            Ok(super::sign_in::Personal::Token(token)) => token,
+            Ok(super::sign_in::Personal::SignIn(address)) => {
+                return Err(signing_in(label, &address, parts.answers.as_deref()));
+            }
+            Err(why) => return Err(unavailable(why)),
+        };
+        let mut opened = (self.open(Some(token.credential())).await)
+            .map_err(|failure| unreachable(label, &failure.said()))?;
+        opened.renew_at = Some(token.renew_at);
         if sessions.len() >= MAX_CALLER_SESSIONS {
             sessions.clear();
         }

@@ -253,6 +253,14 @@ impl super::SignInStore for Database {
         each!(self, store => store.keep_sign_in(server, sealed))
     }
 
+    fn forget_idle_sign_ins<'a>(
+        &'a self,
+        pattern: &'a str,
+        before_ms: u64,
+    ) -> RecordFuture<'a, ()> {
+        each!(self, store => store.forget_idle_sign_ins(pattern, before_ms))
+    }
+
     fn lease_sign_in<'a>(
         &'a self,
         server: &'a str,

@@ -15,6 +15,11 @@ pub(crate) trait SignInStore: Send + Sync + 'static {
     fn keep_sign_in<'a>(&'a self, server: &'a str, sealed: Option<&'a str>)
     -> RecordFuture<'a, ()>;
 
+    /// Forgets the sign-ins whose key is like `pattern` (SQL `LIKE`, `\` escaping) not renewed since
+    /// `before_ms`.
+    fn forget_idle_sign_ins<'a>(&'a self, pattern: &'a str, before_ms: u64)
+    -> RecordFuture<'a, ()>;
+
     /// Takes the renewal of the sign-in of `server` until `until_ms`, unless another replica holds it
     /// past `now_ms`: whether it was taken. Keeping the sign-in gives it back.
     fn lease_sign_in<'a>(

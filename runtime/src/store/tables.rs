@@ -165,6 +165,12 @@ pub(crate) const SIGN_IN_LEASE: &str =
 #[cfg(signs_in)]
 pub(crate) const SIGN_IN_FORGET: &str = "DELETE FROM toolgate_sign_ins WHERE server = $1";
 
+/// Forgets the sign-ins whose key is like a pattern (the people's of one server) and that were not
+/// renewed since a time.
+#[cfg(signs_in)]
+pub(crate) const SIGN_IN_FORGET_IDLE: &str =
+    "DELETE FROM toolgate_sign_ins WHERE server LIKE $1 ESCAPE '\\' AND at_ms < $2";
+
 /// Forgets the sign-ins begun that expired, and all but the newest few.
 #[cfg(signs_in)]
 pub(crate) const SIGN_IN_STARTS_SWEEP: &str = "DELETE FROM toolgate_sign_in_starts WHERE expires < $1 \

@@ -1,5 +1,5 @@
-//! `GET /oauth/callback`: where an operator's browser comes back from signing the gateway in to a
-//! remote server. It answers in plain text (nothing it echoes can run), is never cached, and sends no
+//! `GET /oauth/callback`: where a browser comes back from signing in to a remote server: an operator's,
+//! for the gateway, or a person's, for their own calls. It answers in plain text (nothing it echoes can run), is never cached, and sends no
 //! referrer on: its address carries the code. And `GET /oauth/client-metadata.json`: the gateway's
 //! client ID metadata document, which an authorization server reads to know the gateway as a client.
 
@@ -41,7 +41,7 @@ async fn callback(State(registry): State<Registry>, RawQuery(query): RawQuery) -
     let (status, text) = match registry.finish_sign_in(&query.unwrap_or_default()).await {
         Ok(label) => (
             StatusCode::OK,
-            format!("The gateway is signed in to `{label}`. You can close this page.\n"),
+            format!("Signed in to `{label}`. You can close this page and go back.\n"),
         ),
         Err(error) => (
             StatusCode::BAD_REQUEST,

@@ -23,7 +23,14 @@ use challenge::Challenge;
 use dpop::Dpop;
 pub(crate) use grant::Token;
 use grant::{Failure, Granted, Request};
+use operator::Holder;
 pub(crate) use operator::{Begun, Vault};
+
+/// A person's own token for a server, or where they go to authorize the gateway to get one.
+pub(crate) enum Personal {
+    Token(Token),
+    SignIn(String),
+}
 use registration::{Method, Registered};
 
 /// The most scopes the gateway asks one server's authorization server for, however many its
@@ -55,6 +62,9 @@ pub struct SignIn {
     metadata_document: Option<String>,
     scopes: Vec<String>,
     step_up: bool,
+    /// Where each person's own authorization comes back to, for a server whose calls carry each
+    /// person's own token.
+    each_person: Option<String>,
 }
 
 /// How the gateway gets its tokens.
@@ -95,6 +105,7 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+            each_person: None,
         }
     }
 
@@ -122,6 +133,7 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+            each_person: None,
         }
     }
 
@@ -145,6 +157,7 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+            each_person: None,
         }
     }
 
@@ -161,6 +174,7 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+            each_person: None,
         }
     }
 
@@ -179,6 +193,7 @@ impl SignIn {
             metadata_document: None,
             scopes: Vec::new(),
             step_up: false,
+            each_person: None,
         }
     }
 
@@ -217,17 +232,38 @@ impl SignIn {
         self
     }
 
-    /// The address of the client ID metadata document it names, and the redirect its sign-in comes
+    /// Each person's calls to a server that checks each caller's rights
+    /// ([`enforced_downstream`](super::RemoteServer::enforced_downstream)) carry a token of that person's
+    /// own, which they authorize once at the server's authorization server (its consent page) and which
+    /// comes back to `redirect_uri`, the gateway's `/oauth/callback`. A person without one is handed the
+    /// address where they authorize, as a link their client opens (a URL-mode elicitation) where it can,
+    /// else in the call's error; their grant is kept in the records database, encrypted under the key
+    /// ring and bound to them and the server, and never used for anyone else. The gateway lists the
+    /// server's tools as itself, by the grant this sign-in was made with. Needs a records database.
+    #[must_use]
+    pub fn each_person(mut self, redirect_uri: impl Into<String>) -> Self {
+        self.each_person = Some(redirect_uri.into());
+        self
+    }
+
+    /// The address of the client ID metadata document it names, and the redirects its sign-ins come
     /// back to: what the gateway's document there says.
     #[cfg(admin)]
-    pub(crate) fn document(&self) -> Option<(&str, Option<&str>)> {
-        let redirect = match &self.grant {
+    pub(crate) fn document(&self) -> Option<(&str, Vec<&str>)> {
+        let mut redirects: Vec<&str> = match &self.grant {
             Grant::Unattended { redirect_uri } | Grant::Operator { redirect_uri } => {
-                Some(redirect_uri.as_str())
+                vec![redirect_uri.as_str()]
             }
-            _ => None,
+            _ => Vec::new(),
         };
-        Some((self.metadata_document.as_deref()?, redirect))
+        redirects.extend(self.each_person.as_deref());
+        redirects.dedup();
+        Some((self.metadata_document.as_deref()?, redirects))
+    }
+
+    /// Whether each person's calls carry a token of their own, which they authorize once.
+    pub(crate) fn signs_in_each_person(&self) -> bool {
+        self.each_person.is_some()
     }
 
     /// Whether each caller's token is exchanged for the server.
@@ -238,7 +274,7 @@ impl SignIn {
     /// How the operator reads it: the grant and the client.
     pub(crate) fn described(&self) -> String {
         let client = self.client.as_ref().map(|(id, _)| id.as_str());
-        match (&self.grant, client) {
+        let gateway = match (&self.grant, client) {
             (Grant::ClientCredentials, client) => {
                 format!("signed in as OAuth client {}", client.unwrap_or_default())
             }
@@ -262,6 +298,10 @@ impl SignIn {
             }
             (Grant::Unattended { .. }, None) => "signed in by authorization code".to_owned(),
             (Grant::Operator { .. }, _) => "signed in by an operator".to_owned(),
+        };
+        match self.each_person {
+            Some(_) => format!("{gateway}; each person's calls by their own authorization"),
+            None => gateway,
         }
     }
 }
@@ -605,36 +645,52 @@ impl ServiceSignIn {
         }
     }
 
-    /// A token by the operator's sign-in, as the records keep it: the one another replica renewed,
-    /// while it is good; else renewed here by its refresh token, by one replica at a time (the others
-    /// wait for its token). A grant the authorization server refuses is forgotten: an operator must
-    /// sign the gateway in again.
+    /// A token by the operator's sign-in, as the records keep it.
     async fn by_operator(&self, label: &str, issuer: &Issuer) -> Result<Token, String> {
+        let kept = self.kept_grant(label, &Holder::Operator, issuer).await;
+        kept.map_err(String::from)?.ok_or_else(|| {
+            format!(
+                "no operator has signed the gateway in to `{label}` yet: run `toolgate servers sign-in \
+                 {label}`, or use the admin page"
+            )
+        })
+    }
+
+    /// A token by the grant `holder` gave, as the records keep it, or none when they gave none yet: the
+    /// token another replica renewed, while it is good; else renewed here by its refresh token, by one
+    /// replica at a time (the others wait for its token). A grant the authorization server refuses is
+    /// forgotten: its holder must sign in again (a refusal says so).
+    async fn kept_grant(
+        &self,
+        label: &str,
+        holder: &Holder<'_>,
+        issuer: &Issuer,
+    ) -> Result<Option<Token>, Failure> {
         let vault = self.vault(label)?;
+        let key = holder.key(label);
         for _ in 0..RENEWAL_WAITS {
-            let Some(mut grant) = vault.grant(label).await? else {
-                return Err(format!(
-                    "no operator has signed the gateway in to `{label}` yet: run `toolgate servers sign-in \
-                     {label}`, or use the admin page"
-                ));
+            let Some(mut grant) = vault.grant(&key).await? else {
+                return Ok(None);
             };
             if grant.issuer != issuer.discovery.issuer() {
-                return Err(format!(
-                    "an operator signed the gateway in to `{label}` at {}, and it now names {}: sign it in \
-                     again",
+                return Err(Failure::Refused(format!(
+                    "{} signed in to `{label}` at {}, and it now names {}: {}",
+                    holder.who(),
                     grant.issuer,
-                    issuer.discovery.issuer()
-                ));
+                    issuer.discovery.issuer(),
+                    holder.again(label)
+                )));
             }
             if let Some(token) = grant.token() {
-                return Ok(token);
+                return Ok(Some(token));
             }
-            if !vault.lease(label).await? {
+            if !vault.lease(&key).await? {
                 tokio::time::sleep(RENEWAL_POLL).await;
                 continue;
             }
             let client = match &grant.client {
-                Some(client) => client.registered().ok_or("a kept client cannot be read")?,
+                Some(client) => (client.registered())
+                    .ok_or_else(|| Failure::from("a kept client cannot be read".to_owned()))?,
                 None => self.client(label, &issuer.discovery).await?,
             };
             let request = Request {
@@ -649,27 +705,28 @@ impl ServiceSignIn {
                 Ok(granted) => {
                     grant.refresh = granted.refresh.unwrap_or(grant.refresh);
                     grant.keep_token(&granted.token);
-                    vault.keep(label, Some(&grant)).await?;
-                    Ok(granted.token)
+                    vault.keep(&key, Some(&grant)).await?;
+                    Ok(Some(granted.token))
                 }
                 Err(Failure::Unreachable(why)) => {
-                    vault.keep(label, Some(&grant)).await?;
-                    Err(why)
+                    vault.keep(&key, Some(&grant)).await?;
+                    Err(Failure::Unreachable(why))
                 }
                 Err(Failure::Refused(why)) => {
-                    vault.keep(label, None).await?;
-                    tracing::warn!(target: "toolgate::remote", server = label, why, "an operator's sign-in was refused, and is forgotten");
-                    Err(format!(
-                        "the operator's sign-in to `{label}` was revoked or has expired: an operator must \
-                         sign the gateway in again (`toolgate servers sign-in {label}`); {why}"
-                    ))
+                    vault.keep(&key, None).await?;
+                    tracing::warn!(target: "toolgate::remote", server = label, why, "a sign-in was refused, and is forgotten");
+                    Err(Failure::Refused(format!(
+                        "{} sign-in to `{label}` was revoked or has expired: {}; {why}",
+                        holder.whose(),
+                        holder.again(label)
+                    )))
                 }
             };
         }
-        Err(format!(
+        Err(Failure::Unreachable(format!(
             "another replica has been renewing the sign-in to `{label}` for too long; it is tried again \
              later"
-        ))
+        )))
     }
 
     fn vault(&self, label: &str) -> Result<&Vault, String> {
@@ -688,15 +745,23 @@ impl ServiceSignIn {
     /// When the server does not sign in by an operator's authorization, or its authorization server
     /// cannot be found or registered at.
     pub(crate) async fn begin(&self, label: &str, url: &str) -> Result<String, String> {
-        let Grant::Operator { redirect_uri } = &self.config.grant else {
-            return Err(format!(
-                "the server `{label}` is not signed in to by an operator"
-            ));
-        };
+        self.begin_for(label, url, &Holder::Operator).await
+    }
+
+    /// Begins the sign-in of `holder` to the server `label` at `url`: where they go to sign in.
+    async fn begin_for(
+        &self,
+        label: &str,
+        url: &str,
+        holder: &Holder<'_>,
+    ) -> Result<String, String> {
+        let redirect_uri = self.redirect_for(label, holder)?;
         let vault = self.vault(label)?;
         let mut kept = self.kept.lock().await;
-        self.find_issuer(&mut kept, url, &Challenge::default())
-            .await?;
+        if kept.issuer.is_none() || matches!(holder, Holder::Operator) {
+            self.find_issuer(&mut kept, url, &Challenge::default())
+                .await?;
+        }
         let scopes = self.scopes(&mut kept).await;
         let issuer = kept.issuer(label)?;
         let client = self.registered(label, issuer).await?;
@@ -710,13 +775,32 @@ impl ServiceSignIn {
             state: asked.state,
             verifier: asked.verifier,
             scopes,
+            person: match holder {
+                Holder::Operator => None,
+                Holder::Person(id) => Some((*id).to_owned()),
+            },
         };
         vault.begin(label, &begun).await?;
         Ok(asked.url)
     }
 
-    /// Finishes the operator's sign-in `begun` to the server `label` with the authorization response
-    /// `query` their browser brought back: the code is spent, and the refresh token kept.
+    /// Where the sign-in of `holder` comes back to.
+    fn redirect_for(&self, label: &str, holder: &Holder<'_>) -> Result<&str, String> {
+        match (holder, &self.config.grant, &self.config.each_person) {
+            (Holder::Operator, Grant::Operator { redirect_uri }, _)
+            | (Holder::Person(_), _, Some(redirect_uri)) => Ok(redirect_uri),
+            (Holder::Operator, ..) => Err(format!(
+                "the server `{label}` is not signed in to by an operator"
+            )),
+            (Holder::Person(_), ..) => {
+                Err(format!("the server `{label}` does not sign each person in"))
+            }
+        }
+    }
+
+    /// Finishes the sign-in `begun` to the server `label` with the authorization response `query` the
+    /// browser brought back: the code is spent, and the grant kept for whoever began it (an operator,
+    /// for the gateway; a person, for their own calls).
     ///
     /// # Errors
     /// When the response is refused (another state, another issuer, an error), or the code is.
@@ -726,11 +810,11 @@ impl ServiceSignIn {
         begun: operator::Begun,
         query: &str,
     ) -> Result<(), String> {
-        let Grant::Operator { redirect_uri } = &self.config.grant else {
-            return Err(format!(
-                "the server `{label}` is not signed in to by an operator"
-            ));
+        let holder = match &begun.person {
+            Some(id) => Holder::Person(id),
+            None => Holder::Operator,
         };
+        let redirect_uri = self.redirect_for(label, &holder)?;
         let vault = self.vault(label)?;
         let fetcher = Fetcher::new()?;
         let discovery = Discovery::of(&begun.issuer, begun.legacy, fetcher)?;
@@ -765,7 +849,11 @@ impl ServiceSignIn {
             renew_at_ms: 0,
         };
         grant.keep_token(&granted.token);
-        vault.keep(label, Some(&grant)).await?;
+        vault.keep(&holder.key(label), Some(&grant)).await?;
+        if let Holder::Person(_) = holder {
+            vault.forget_idle(label).await?;
+            return Ok(());
+        }
         let mut kept = self.kept.lock().await;
         kept.asked.extend(begun.scopes);
         kept.token = Some(granted.token);
@@ -780,9 +868,45 @@ impl ServiceSignIn {
         Ok(())
     }
 
+    /// The token of the person `person` for the server `label` at `url`, by the authorization they
+    /// gave, kept in the records; or, when they gave none (or it was revoked), where they go to give it.
+    ///
+    /// # Errors
+    /// When the server's authorization server cannot be found, or a kept grant cannot be renewed now.
+    pub(crate) async fn personal(
+        &self,
+        label: &str,
+        url: &str,
+        person: &str,
+    ) -> Result<Personal, String> {
+        let holder = Holder::Person(person);
+        {
+            let mut kept = self.kept.lock().await;
+            if kept.issuer.is_none() {
+                self.find_issuer(&mut kept, url, &Challenge::default())
+                    .await?;
+            }
+            let issuer = kept.issuer(label)?;
+            match self.kept_grant(label, &holder, issuer).await {
+                Ok(Some(token)) => return Ok(Personal::Token(token)),
+                // None given yet, or revoked: they give it (again).
+                Ok(None) | Err(Failure::Refused(_)) => {}
+                Err(Failure::Unreachable(why)) => return Err(why),
+            }
+        }
+        self.begin_for(label, url, &holder)
+            .await
+            .map(Personal::SignIn)
+    }
+
     /// Whether each caller's token is exchanged for the server.
     pub(crate) fn exchanges(&self) -> bool {
         self.config.exchanges_tokens()
+    }
+
+    /// Whether each person's calls carry a token of their own, which they authorize once.
+    pub(crate) fn signs_in_each_person(&self) -> bool {
+        self.config.signs_in_each_person()
     }
 
     /// A token of the caller's own for the server `label` at `url`, for their access token `subject`

@@ -18,6 +18,9 @@ use super::registration::{Method, Registered};
 /// How long a sign-in begun waits for the operator to come back.
 const BEGUN_FOR: Duration = Duration::from_secs(600);
 
+/// How long a person's grant is kept without being renewed (without their calling the server).
+const PERSON_IDLE: Duration = Duration::from_secs(90 * 24 * 3600);
+
 /// How long one replica may take to renew a sign-in before another may: longer than a token request.
 const RENEWING_FOR: Duration = Duration::from_secs(10);
 
@@ -38,6 +41,59 @@ pub(crate) struct Begun {
     pub(super) state: String,
     pub(super) verifier: String,
     pub(super) scopes: Vec<String>,
+    /// The person who signs in for their own calls, or none for an operator's sign-in.
+    #[serde(default)]
+    pub(super) person: Option<String>,
+}
+
+impl Begun {
+    /// Whether a person began it, for their own calls.
+    pub(crate) fn is_personal(&self) -> bool {
+        self.person.is_some()
+    }
+}
+
+/// Whose grant the records keep: the gateway's, by an operator's sign-in, or a person's own.
+pub(super) enum Holder<'a> {
+    Operator,
+    Person(&'a str),
+}
+
+impl Holder<'_> {
+    /// The key its grant is kept under: the server's label, or the label and the digest of the person's
+    /// id (a label has no `#`).
+    pub(super) fn key(&self, label: &str) -> String {
+        match self {
+            Holder::Operator => label.to_owned(),
+            Holder::Person(id) => format!("{label}#{}", digest(id)),
+        }
+    }
+
+    pub(super) fn who(&self) -> &'static str {
+        match self {
+            Holder::Operator => "an operator",
+            Holder::Person(_) => "you",
+        }
+    }
+
+    pub(super) fn whose(&self) -> &'static str {
+        match self {
+            Holder::Operator => "the operator's",
+            Holder::Person(_) => "your",
+        }
+    }
+
+    /// What to do when its grant is gone.
+    pub(super) fn again(&self, label: &str) -> String {
+        match self {
+            Holder::Operator => format!(
+                "an operator must sign the gateway in again (`toolgate servers sign-in {label}`)"
+            ),
+            Holder::Person(_) => {
+                "call the tool again to be given the address where you sign in again".to_owned()
+            }
+        }
+    }
 }
 
 /// An operator's sign-in to a server, as kept: the authorization server, the client the gateway
@@ -135,6 +191,22 @@ impl Vault {
         sealed
             .map(|sealed| self.open(&grant_context(label), &sealed))
             .transpose()
+    }
+
+    /// Forgets the people's grants for the server `label` that none of their calls renewed for
+    /// [`PERSON_IDLE`].
+    pub(super) async fn forget_idle(&self, label: &str) -> Result<(), String> {
+        let mut pattern = String::with_capacity(label.len() + 4);
+        for c in label.chars() {
+            if matches!(c, '\\' | '%' | '_') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push_str("#%");
+        let before = crate::store::unix_ms()
+            .saturating_sub(u64::try_from(PERSON_IDLE.as_millis()).unwrap_or(0));
+        (self.store.forget_idle_sign_ins(&pattern, before).await).map_err(|error| error.to_string())
     }
 
     /// Takes the renewal of the sign-in to `label` for a while: whether no other replica holds it.

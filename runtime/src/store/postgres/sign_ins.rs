@@ -2,8 +2,8 @@
 
 use crate::store::sign_ins::SignInStore;
 use crate::store::tables::{
-    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_LEASE, SIGN_IN_START,
-    SIGN_IN_STARTS_SWEEP,
+    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_FORGET_IDLE, SIGN_IN_KEEP, SIGN_IN_LEASE,
+    SIGN_IN_START, SIGN_IN_STARTS_SWEEP,
 };
 use crate::store::{RecordFuture, unix_ms};
 
@@ -39,6 +39,22 @@ impl SignInStore for PostgresStore {
             }
             .map(drop)
             .map_err(database)
+        })
+    }
+
+    fn forget_idle_sign_ins<'a>(
+        &'a self,
+        pattern: &'a str,
+        before_ms: u64,
+    ) -> RecordFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let before = before_ms.cast_signed();
+            (client
+                .execute(SIGN_IN_FORGET_IDLE, &[&pattern, &before])
+                .await)
+                .map(drop)
+                .map_err(database)
         })
     }
 

@@ -4,8 +4,8 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::store::sign_ins::SignInStore;
 use crate::store::tables::{
-    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_KEEP, SIGN_IN_LEASE, SIGN_IN_START,
-    SIGN_IN_STARTS_SWEEP,
+    SIGN_IN, SIGN_IN_FINISH, SIGN_IN_FORGET, SIGN_IN_FORGET_IDLE, SIGN_IN_KEEP, SIGN_IN_LEASE,
+    SIGN_IN_START, SIGN_IN_STARTS_SWEEP,
 };
 use crate::store::{RecordFuture, unix_ms};
 
@@ -38,6 +38,23 @@ impl SignInStore for SqliteStore {
                 None => connection
                     .prepare_cached(&numbered(SIGN_IN_FORGET))?
                     .execute(params![server]),
+            })
+            .map(drop)
+            .map_err(record_error)
+        })
+    }
+
+    fn forget_idle_sign_ins<'a>(
+        &'a self,
+        pattern: &'a str,
+        before_ms: u64,
+    ) -> RecordFuture<'a, ()> {
+        Box::pin(async move {
+            let before = before_ms.cast_signed();
+            self.with(|connection| {
+                connection
+                    .prepare_cached(&numbered(SIGN_IN_FORGET_IDLE))?
+                    .execute(params![pattern, before])
             })
             .map(drop)
             .map_err(record_error)
