@@ -91,6 +91,16 @@ pub(crate) struct Connection {
     _child: Option<tokio::process::Child>,
 }
 
+impl Connection {
+    /// Whether it can carry a request: open, and its token not due.
+    pub(crate) fn is_usable(&self) -> bool {
+        !self.service.is_closed()
+            && self
+                .renew_at
+                .is_none_or(|at| std::time::Instant::now() < at)
+    }
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
         for task in &self.tasks {

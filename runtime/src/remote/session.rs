@@ -168,6 +168,23 @@ fn signing_in(label: &str, address: &str, answers: Option<&crate::param::Answers
     )
 }
 
+/// Keeps `opened`, whose token is due at `renew_at`, as the session of one caller's `key`: at most
+/// [`MAX_CALLER_SESSIONS`], all forgotten past them.
+fn kept_for(
+    sessions: &mut HashMap<String, Arc<Connection>>,
+    key: String,
+    mut opened: Connection,
+    renew_at: Option<Instant>,
+) -> Arc<Connection> {
+    opened.renew_at = renew_at;
+    if sessions.len() >= MAX_CALLER_SESSIONS {
+        sessions.clear();
+    }
+    let session = Arc::new(opened);
+    sessions.insert(key, Arc::clone(&session));
+    session
+}
+
 /// The error of a call to a server that cannot be reached. What went wrong (addresses, the transport's
 /// error chain) is for the operator's log and the server's status, not for the caller.
 fn unreachable(label: &str, error: &str) -> ToolError {
@@ -613,10 +630,7 @@ impl Remote {
             },
         };
         let mut sessions = self.per_caller.lock().await;
-        if let Some(session) = sessions.get(&key)
-            && !session.service.is_closed()
-            && session.renew_at.is_none_or(|at| Instant::now() < at)
-        {
+        if let Some(session) = sessions.get(&key).filter(|session| session.is_usable()) {
             return Ok(Arc::clone(session));
         }
         #[cfg(feature = "oauth")]
@@ -639,17 +653,9 @@ impl Remote {
         };
         #[cfg(not(feature = "oauth"))]
         let (credential, renew_at) = (Credential::Bearer(&key), None);
-        let mut opened = self
-            .open(Some(credential))
-            .await
-            .map_err(|failure| unreachable(label, &failure.said()))?;
-        opened.renew_at = renew_at;
-        if sessions.len() >= MAX_CALLER_SESSIONS {
-            sessions.clear();
-        }
-        let session = Arc::new(opened);
-        sessions.insert(key, Arc::clone(&session));
-        Ok(session)
+        let opened = self.open(Some(credential)).await;
+        let opened = opened.map_err(|failure| unreachable(label, &failure.said()))?;
+        Ok(kept_for(&mut sessions, key, opened, renew_at))
     }
 
     /// The session that carries the calling person's own token, by the authorization they gave; a
@@ -674,10 +680,7 @@ impl Remote {
         }
         let key = format!("person:{}", person.id());
         let mut sessions = self.per_caller.lock().await;
-        if let Some(session) = sessions.get(&key)
-            && !session.service.is_closed()
-            && session.renew_at.is_none_or(|at| Instant::now() < at)
-        {
+        if let Some(session) = sessions.get(&key).filter(|session| session.is_usable()) {
             return Ok(Arc::clone(session));
         }
         let unavailable = |why: String| {
@@ -696,15 +699,9 @@ impl Remote {
             }
             Err(why) => return Err(unavailable(why)),
         };
-        let mut opened = (self.open(Some(token.credential())).await)
-            .map_err(|failure| unreachable(label, &failure.said()))?;
-        opened.renew_at = Some(token.renew_at);
-        if sessions.len() >= MAX_CALLER_SESSIONS {
-            sessions.clear();
-        }
-        let session = Arc::new(opened);
-        sessions.insert(key, Arc::clone(&session));
-        Ok(session)
+        let opened = self.open(Some(token.credential())).await;
+        let opened = opened.map_err(|failure| unreachable(label, &failure.said()))?;
+        Ok(kept_for(&mut sessions, key, opened, Some(token.renew_at)))
     }
 
     /// Runs `work` on the session; when the server challenges the gateway's credential and the gateway
@@ -751,10 +748,7 @@ impl Remote {
     /// the backoff after a failed attempt runs.
     async fn session(&self) -> Result<Arc<Connection>, Failure> {
         let mut slot = self.session.lock().await;
-        if let Some(session) = &*slot
-            && !session.service.is_closed()
-            && session.renew_at.is_none_or(|at| Instant::now() < at)
-        {
+        if let Some(session) = slot.as_ref().filter(|session| session.is_usable()) {
             return Ok(Arc::clone(session));
         }
         *slot = None;

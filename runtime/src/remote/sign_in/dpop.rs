@@ -189,6 +189,23 @@ impl BoundClient {
         Ok(headers)
     }
 
+    /// What `send` gives with the token and a proof for a request of `method` to `uri`; once more, with
+    /// the server's nonce, when it asks for one.
+    async fn proving<T, F: Future<Output = Result<T, Failed>>>(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: Headers,
+        send: impl Fn(Headers) -> F,
+    ) -> Result<T, Failed> {
+        match send(self.proved(method, uri, headers.clone())?).await {
+            Err(failed) if self.asks_nonce(&failed, uri, &headers).await => {
+                send(self.proved(method, uri, headers)?).await
+            }
+            sent => sent,
+        }
+    }
+
     /// Whether `failed` is a server's `use_dpop_nonce`, and its nonce could be learnt, so that the
     /// request is worth making once more.
     async fn asks_nonce(&self, failed: &Failed, uri: &str, headers: &Headers) -> bool {
@@ -257,12 +274,7 @@ impl StreamableHttpClient for BoundClient {
                 .await
             }
         };
-        match post(self.proved("POST", &uri, custom_headers.clone())?).await {
-            Err(failed) if self.asks_nonce(&failed, &uri, &custom_headers).await => {
-                post(self.proved("POST", &uri, custom_headers)?).await
-            }
-            sent => sent,
-        }
+        self.proving("POST", &uri, custom_headers, post).await
     }
 
     async fn delete_session(
@@ -272,10 +284,12 @@ impl StreamableHttpClient for BoundClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<(), Failed> {
-        let headers = self.proved("DELETE", &uri, custom_headers)?;
-        self.http
-            .delete_session(uri, session_id, None, headers)
-            .await
+        let delete = |headers| {
+            let (uri, session_id) = (uri.clone(), session_id.clone());
+            let http = &self.http;
+            async move { http.delete_session(uri, session_id, None, headers).await }
+        };
+        self.proving("DELETE", &uri, custom_headers, delete).await
     }
 
     async fn get_stream(
@@ -315,12 +329,7 @@ impl StreamableHttpClient for BoundClient {
                     .await
             }
         };
-        match open(self.proved("GET", &uri, custom_headers.clone())?).await {
-            Err(failed) if self.asks_nonce(&failed, &uri, &custom_headers).await => {
-                open(self.proved("GET", &uri, custom_headers)?).await
-            }
-            opened => opened,
-        }
+        self.proving("GET", &uri, custom_headers, open).await
     }
 }
 
