@@ -320,6 +320,24 @@ impl Operated {
     }
 }
 
+/// A SQLite file named `name` in the test's scratch folder, none of it there yet.
+fn fresh_store(name: &str) -> PathBuf {
+    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.db"));
+    for file in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{file}", store.display()));
+    }
+    store
+}
+
+/// Every byte the SQLite file `store` and its log hold now.
+fn stored(store: &Path) -> Vec<u8> {
+    let mut file = Vec::new();
+    for part in ["", "-wal"] {
+        file.extend(std::fs::read(format!("{}{part}", store.display())).unwrap_or_default());
+    }
+    file
+}
+
 /// Whether `haystack` holds `needle` anywhere.
 fn holds(haystack: &[u8], needle: &str) -> bool {
     haystack
@@ -339,10 +357,7 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shop = shop(&runtime, &provider, None);
-    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-sign-in.db");
-    for file in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{file}", store.display()));
-    }
+    let store = fresh_store("operator-sign-in");
     let operated = Operated::new("operator-sign-in", store.display().to_string());
     let toolgate = |args: &[&str]| operated.toolgate(args);
     let mut served = Served::spawn(operated.command());
@@ -398,10 +413,7 @@ fn an_operator_signs_the_gateway_in_once_and_it_stays_signed_in() {
         !issued.is_empty(),
         "the provider gave the gateway a refresh token"
     );
-    let mut file = Vec::new();
-    for part in ["", "-wal"] {
-        file.extend(std::fs::read(format!("{}{part}", store.display())).unwrap_or_default());
-    }
+    let file = stored(&store);
     assert!(holds(&file, "tge1."), "the sign-in is kept, encrypted");
     for token in &issued {
         assert!(
@@ -551,10 +563,7 @@ fn each_person_signs_in_once_and_the_server_sees_them() {
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shop = shop(&runtime, &provider, None);
-    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("each-person.db");
-    for file in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{file}", store.display()));
-    }
+    let store = fresh_store("each-person");
     let (registry, callback) = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let callback = format!("http://{}/oauth/callback", listener.local_addr().unwrap());
@@ -640,10 +649,7 @@ fn each_person_signs_in_once_and_the_server_sees_them() {
         "a server that acts as each person is not offered to a caller who is nobody"
     );
 
-    let mut file = Vec::new();
-    for part in ["", "-wal"] {
-        file.extend(std::fs::read(format!("{}{part}", store.display())).unwrap_or_default());
-    }
+    let file = stored(&store);
     for token in runtime.block_on(provider.refresh_tokens()) {
         assert!(!holds(&file, &token), "no refresh token in the database");
     }
