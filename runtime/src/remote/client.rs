@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, SubscriptionFilter,
+    ProgressNotificationParam, ProtocolVersion, SubscriptionFilter,
 };
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
@@ -19,16 +19,13 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::param::Progress;
 use crate::sync::Locked;
 
 use super::asked::Askers;
 use super::failure::Failure;
+use super::flight::ProgressRoutes;
 use super::server::{RemoteServer, Transport};
 use super::shallow::Shallow;
-
-/// The progress of the calls in flight, by the token their request carried.
-pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
 
 /// What toolgate's client does with what a remote server sends it unasked.
 pub(crate) struct Client {
@@ -117,6 +114,17 @@ pub(crate) enum Credential<'a> {
     /// A token bound to the gateway's key, each request with a fresh proof of it (DPoP, RFC 9449).
     #[cfg(feature = "oauth")]
     Bound(&'a super::sign_in::Token),
+}
+
+#[cfg(feature = "oauth")]
+impl<'a> Credential<'a> {
+    /// What a session is opened with to present `token`: bound to its key when it is.
+    pub(crate) fn of(token: &'a super::sign_in::Token) -> Self {
+        match &token.proof {
+            Some(_) => Credential::Bound(token),
+            None => Credential::Bearer(&token.value),
+        }
+    }
 }
 
 /// Opens a session with `server`, negotiating 2026-07-28 where it speaks it and the `initialize`

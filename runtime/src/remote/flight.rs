@@ -1,19 +1,22 @@
 //! A call to a remote server while it runs: its progress relayed, and its cancellation sent when the
 //! caller stops waiting.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::CancelledNotificationParam;
+use rmcp::model::{CancelledNotificationParam, ProgressToken};
 
+use crate::param::Progress;
 use crate::sync::Locked;
 
-use super::client::ProgressRoutes;
+/// The progress of the calls in flight, by the token their request carried.
+pub(crate) type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, Progress>>>;
 
 /// A call in flight: its progress relayed while it runs, and a `notifications/cancelled` sent when it is
 /// dropped before its answer came (a timeout, a cancelled caller).
 pub(super) struct InFlightCall {
     in_flight: ProgressRoutes,
-    token: rmcp::model::ProgressToken,
+    token: ProgressToken,
     relayed: bool,
     id: rmcp::model::RequestId,
     peer: rmcp::Peer<rmcp::RoleClient>,
@@ -24,7 +27,7 @@ pub(super) struct InFlightCall {
 impl InFlightCall {
     pub(super) fn new(
         in_flight: &ProgressRoutes,
-        token: rmcp::model::ProgressToken,
+        token: ProgressToken,
         id: rmcp::model::RequestId,
         progress: Option<crate::param::Progress>,
         peer: rmcp::Peer<rmcp::RoleClient>,

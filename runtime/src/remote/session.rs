@@ -648,7 +648,7 @@ impl Remote {
         };
         #[cfg(feature = "oauth")]
         let (credential, renew_at) = match &exchanged {
-            Some(token) => (token.credential(), Some(token.renew_at)),
+            Some(token) => (Credential::of(token), Some(token.renew_at)),
             None => (Credential::Bearer(&key), None),
         };
         #[cfg(not(feature = "oauth"))]
@@ -699,7 +699,7 @@ impl Remote {
             }
             Err(why) => return Err(unavailable(why)),
         };
-        let opened = self.open(Some(token.credential())).await;
+        let opened = self.open(Some(Credential::of(&token))).await;
         let opened = opened.map_err(|failure| unreachable(label, &failure.said()))?;
         Ok(kept_for(&mut sessions, key, opened, Some(token.renew_at)))
     }
@@ -802,10 +802,7 @@ impl Remote {
             for _ in 0..=MAX_CHALLENGES {
                 let token = (sign_in.token(self.label(), url, challenge.as_deref()).await)
                     .map_err(Failure::SignIn)?;
-                match self
-                    .open(token.as_ref().map(super::sign_in::Token::credential))
-                    .await
-                {
+                match self.open(token.as_ref().map(Credential::of)).await {
                     Ok(mut session) => {
                         session.renew_at = token.map(|token| token.renew_at);
                         return Ok(session);

@@ -37,15 +37,6 @@ pub(crate) struct Token {
 }
 
 impl Token {
-    /// What a session is opened with: the token, and the key's proofs when it is bound to it.
-    pub(crate) fn credential(&self) -> crate::remote::client::Credential<'_> {
-        use crate::remote::client::Credential;
-        match &self.proof {
-            Some(_) => Credential::Bound(self),
-            None => Credential::Bearer(&self.value),
-        }
-    }
-
     /// The HTTP client that presents it bound to its key, for a token bound to one.
     pub(crate) fn bound_client(&self) -> Option<Result<super::dpop::BoundClient, String>> {
         Some(self.proof.as_ref()?.client(&self.value))
