@@ -264,7 +264,7 @@ const FLOORS: &[&[&str]] = &[
     &["schema"],
     &["output"],
     &["tool"],
-    &["confirm", "search", "oauth"],
+    &["confirm", "search", "oauth", "openapi"],
     &["policy"],
     &["store"],
     &["remote"],

@@ -55,6 +55,8 @@ pub mod http;
 pub mod mcp;
 #[cfg(feature = "oauth")]
 mod oauth;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 #[cfg(feature = "operator")]
 pub mod operator;
 pub mod output;

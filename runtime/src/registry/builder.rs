@@ -212,6 +212,13 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds tools defined at run time (an OpenAPI document's, say).
+    #[must_use]
+    pub fn tools<I: IntoIterator<Item = DynamicTool>>(mut self, tools: I) -> Self {
+        self.dynamic.extend(tools);
+        self
+    }
+
     /// Serves the tools of a remote MCP server under this registry's policy, each named
     /// `<label>_<remote name>`. Spawn [`Registry::watch`](crate::Registry::watch): it lists the
     /// server's tools, checks its health and reconnects it.

@@ -93,7 +93,7 @@ impl DynamicTool {
     }
 
     /// Its name.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.tool.name
     }
 

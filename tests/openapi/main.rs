@@ -1,0 +1,252 @@
+//! A REST API as tools: a FastAPI application that serves its own OpenAPI document and checks each
+//! caller's bearer token itself. toolgate turns the document into tools, and each caller reaches the
+//! API as themselves: Rita and Bob see their own orders, Bob may not place one, a write waits for a
+//! person's approval and runs once, and what the API answers wrongly (HTML where JSON was promised, a
+//! redirect to another host, no answer) is a clear error.
+#![allow(clippy::unwrap_used)] // a test's unwrap is its assertion
+
+#[path = "../support/real_clients.rs"]
+#[allow(dead_code)] // shared with the other tests of real clients, which use all of it
+mod real_clients;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolgate::openapi::OpenApi;
+use toolgate::output::Outcome;
+use toolgate::{Caller, ErrorKind, Registry};
+
+/// The FastAPI application on a free port; killed when dropped.
+struct Api {
+    child: Child,
+    url: String,
+}
+
+impl Api {
+    fn start() -> Option<Api> {
+        let dir = real_clients::installed(&["py-api/bin/python"])?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/api.py");
+        let child = Command::new(dir.join("py-api/bin/python"))
+            .arg(script)
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let api = Api {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(api);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the API did not listen on {port}");
+    }
+
+    /// Its own OpenAPI document, as it serves it.
+    async fn document(&self) -> String {
+        let address = format!("{}/openapi.json", self.url);
+        reqwest::get(address).await.unwrap().text().await.unwrap()
+    }
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(outcome: Outcome) -> String {
+    outcome.into_result().text_for_model()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_reaches_the_api_as_themselves_and_a_write_waits_for_approval() {
+    let Some(api) = Api::start() else { return };
+    let document = api.document().await;
+    // ANCHOR: convert
+    let orders = OpenApi::from_json("orders", &document, &api.url)
+        .unwrap()
+        .callers_credential()
+        .timeout(Duration::from_secs(2));
+    let converted = orders.tools().unwrap();
+    let registry = Registry::builder().tools(converted.tools).build().unwrap();
+    // ANCHOR_END: convert
+    assert!(converted.skipped.is_empty(), "{:?}", converted.skipped);
+    let listed = registry.get("orders_list_orders").unwrap();
+    assert!(listed.is_read_only());
+    assert_eq!(
+        listed.description(),
+        "List your orders\n\nYour orders, newest last; `item` keeps those of one item."
+    );
+    let placed = registry.get("orders_place_order").unwrap();
+    assert!(!placed.is_read_only());
+    let body = &placed.input_schema()["properties"]["body"];
+    assert_eq!(body["required"], json!(["item", "quantity"]));
+    assert!(
+        body["properties"].get("id").is_none(),
+        "no read-only field is asked for"
+    );
+    assert_eq!(
+        registry
+            .get("orders_get_order")
+            .unwrap()
+            .output_schema()
+            .unwrap()["properties"]["owner"]["type"],
+        "string"
+    );
+
+    let rita = Caller::new("rita").with_credential("rita-token");
+    let bob = Caller::new("bob").with_credential("bob-token");
+    let mine = |caller: &Caller| {
+        let registry = registry.clone();
+        let caller = caller.clone();
+        async move {
+            let result = registry
+                .call(&caller, "orders_list_orders", json!({}))
+                .await
+                .into_result();
+            let orders: Value = result.structured.map(|s| (*s).clone()).unwrap_or_default();
+            (orders["orders"].as_array().into_iter().flatten())
+                .map(|order| order["item"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(mine(&rita).await, ["tea"], "the API sees Rita");
+    assert_eq!(mine(&bob).await, ["coffee"], "and Bob, each as themselves");
+    let refused = registry
+        .call(&bob, "orders_get_order", json!({"order_id": 1}))
+        .await;
+    assert_eq!(refused.error().map(|e| e.kind()), Some(ErrorKind::Denied));
+    assert_eq!(
+        text(refused),
+        "[ERROR] The API `orders` refused `orders_get_order` (403 Forbidden): This order is not yours."
+    );
+    let nobody = registry
+        .call(&Caller::new("eve"), "orders_list_orders", json!({}))
+        .await;
+    assert!(text(nobody).contains("carries no credential of yours; nothing was sent"));
+
+    // Arguments are checked before any request.
+    let wrong = registry
+        .call(
+            &rita,
+            "orders_place_order",
+            json!({"body": {"item": "tea", "quantity": "many"}}),
+        )
+        .await;
+    assert_eq!(
+        wrong.error().map(|e| e.kind()),
+        Some(ErrorKind::InvalidArguments)
+    );
+
+    // A write waits for a person, who reads what it will do; approved, it runs once.
+    let order = json!({"body": {"item": "cake", "quantity": 3}});
+    let Outcome::NeedsConfirmation(pending) = registry
+        .call(&rita, "orders_place_order", order.clone())
+        .await
+    else {
+        panic!("a write waits for approval");
+    };
+    assert_eq!(
+        pending.preview().text(),
+        format!(
+            r#"Place an order: POST {}/orders with {{"item":"cake","quantity":3}}"#,
+            api.url
+        )
+    );
+    let placed = registry
+        .confirm(&rita, pending.confirmation())
+        .await
+        .into_result();
+    assert!(!placed.is_error, "{}", placed.text_for_model());
+    let replayed = registry
+        .confirm(&rita, pending.confirmation())
+        .await
+        .into_result();
+    assert_eq!(
+        replayed.text_for_model(),
+        placed.text_for_model(),
+        "a replay gives the first run's result"
+    );
+    assert_eq!(mine(&rita).await, ["tea", "cake"], "placed once");
+    let Outcome::NeedsConfirmation(pending) =
+        registry.call(&bob, "orders_place_order", order).await
+    else {
+        panic!("a write waits for approval");
+    };
+    let by_bob = registry.confirm(&bob, pending.confirmation()).await;
+    assert_eq!(
+        text(by_bob),
+        "[ERROR] The API `orders` refused `orders_place_order` (403 Forbidden): Bob may not place orders."
+    );
+
+    // What the API answers wrongly.
+    let html = text(registry.call(&rita, "orders_broken", json!({})).await);
+    assert_eq!(
+        html,
+        "[ERROR] The API `orders` answered `orders_broken` with text/html where its document promised JSON; the answer is not passed on."
+    );
+    let away = text(registry.call(&rita, "orders_away", json!({})).await);
+    assert!(
+        away.contains("with a redirect to another origin, which is not followed"),
+        "{away}"
+    );
+    let slow = registry.call(&rita, "orders_slow", json!({})).await;
+    assert_eq!(slow.error().map(|e| e.kind()), Some(ErrorKind::Unavailable));
+    assert!(text(slow).contains("did not answer within 2s"));
+}
+
+#[test]
+fn what_is_not_an_openapi_document_or_is_too_large_is_refused_clearly() {
+    let refused = |text: &str| {
+        OpenApi::from_json("x", text, "http://127.0.0.1:9")
+            .and_then(|api| api.public().tools())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(refused("<html>").contains("is not JSON"));
+    assert!(refused(r#"{"swagger": "2.0"}"#).contains("Swagger 2.0"));
+    assert!(refused(r#"{"openapi": "3.1.0"}"#).contains("has no `paths`"));
+    let huge = format!(
+        "{{\"openapi\": \"3.1.0\", \"x\": \"{}\"}}",
+        "a".repeat(toolgate::openapi::MAX_DOCUMENT)
+    );
+    assert!(refused(&huge).contains("more than 16777216"));
+    let unsaid = OpenApi::new(
+        "x",
+        json!({"openapi": "3.1.0", "paths": {}}),
+        "http://127.0.0.1:9",
+    )
+    .tools();
+    assert!(
+        unsaid
+            .unwrap_err()
+            .to_string()
+            .contains("say who may call it")
+    );
+    let looping = json!({"openapi": "3.1.0", "paths": {"/a": {"post": {"operationId": "a",
+        "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}}}}},
+        "components": {"schemas": {"A": {"type": "object", "properties": {"next": {"$ref": "#/components/schemas/A"}}},
+                                   "E": {"$ref": "https://elsewhere.example/e.json"}}}});
+    let converted = OpenApi::new("x", looping, "http://127.0.0.1:9")
+        .public()
+        .tools()
+        .unwrap();
+    assert_eq!(
+        converted.tools.len(),
+        1,
+        "a type that contains itself is served"
+    );
+}
