@@ -1,5 +1,5 @@
 //! Run with `cargo run --release -p toolgate-bench` (`-- --seconds N` to measure each run longer,
-//! `-- --rounds N` for more runs of each server, `-- --only stdio` for the rows of one transport,
+//! `-- --rounds N` for more runs of each server, `-- --only stdio` for the rows of one transport (`-- --only openapi` for the conversion alone),
 //! `-- --rows 1,5` for some rows (counted from 0), `-- --servers rmcp,toolgate` for some of the servers, `-- --beside PATH` to add the toolgate of another
 //! build of this benchmark as a column, `-- --memory N` to serve N calls for the memory table instead of
 //! 100,000, `-- --no-memory` to skip it).
@@ -13,11 +13,13 @@
 //! memory after 100,000 calls and after three times as many. The sign-in table serves `add` from toolgate
 //! without sign-in, with a static token and with a JWT access token, and prints what each costs; the
 //! gateway table serves `add` through toolgate as a gateway in front of toolgate, against the same call
-//! made straight to it (`-- --no-gateway` skips it). Each server runs as a child process (this
+//! made straight to it (`-- --no-gateway` skips it); the OpenAPI table converts GitHub's published REST
+//! API description into tools and reports the time and memory that takes (`-- --no-openapi` skips it). Each server runs as a child process (this
 //! binary with `--serve`, or Node); the load runs on one thread of this process, as `wrk -t1` would.
 
 mod gateway;
 mod load;
+mod openapi;
 mod result;
 mod servers;
 mod signin;
@@ -60,6 +62,11 @@ const MEMORY: [(Transport, usize); 3] = [
 
 fn main() -> result::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, path] = args.as_slice()
+        && flag == "--convert"
+    {
+        return openapi::convert(std::path::Path::new(path));
+    }
     if let [flag, transport, kind, tools] = args.as_slice()
         && flag == "--serve"
     {
@@ -175,6 +182,9 @@ async fn measure(args: &[String]) -> result::Result<()> {
     if !args.iter().any(|a| a == "--no-gateway") && only.as_deref().is_none_or(|o| o == "stateless")
     {
         through_gateway(rounds, window).await?;
+    }
+    if !args.iter().any(|a| a == "--no-openapi") && only.as_deref().is_none_or(|o| o == "openapi") {
+        openapi::table(rounds)?;
     }
     if args.iter().any(|a| a == "--no-memory") {
         return Ok(());

@@ -250,3 +250,89 @@ fn what_is_not_an_openapi_document_or_is_too_large_is_refused_clearly() {
         "a type that contains itself is served"
     );
 }
+
+/// GitHub's published description, `@octokit/openapi` (1,223 operations, 13 MB): every operation becomes
+/// a tool or is skipped with a reason, the registry takes them all, and a search by what a person wants
+/// finds the operation that does it. Its fully dereferenced form (73 MB) is refused as too large.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn githubs_published_document_becomes_tools_that_a_search_finds() {
+    let Some(dir) = real_clients::installed(&[GITHUB]) else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join(GITHUB)).unwrap();
+    let document: Value = serde_json::from_str(&text).unwrap();
+    let operations: usize = (document["paths"].as_object().unwrap().values())
+        .map(|item| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .filter(|key| METHODS.contains(&key.as_str()))
+                .count()
+        })
+        .sum();
+    let started = std::time::Instant::now();
+    let converted = OpenApi::from_json("github", &text, "https://api.github.com")
+        .unwrap()
+        .public()
+        .tools()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(converted.tools.len() + converted.skipped.len(), operations);
+    for skipped in &converted.skipped {
+        assert!(!skipped.why.is_empty(), "{skipped:?}");
+    }
+    let served = converted.tools.len();
+    let registry = Registry::builder().tools(converted.tools).build().unwrap();
+    eprintln!(
+        "GitHub's document: {operations} operations, {served} tools, {} skipped, converted in {took:?}, \
+         the registry built in {:?}",
+        operations - served,
+        started.elapsed() - took
+    );
+    assert!(
+        served * 10 >= operations * 9,
+        "most operations are served: {served} of {operations}"
+    );
+    let anyone = Caller::anonymous();
+    // What a search by words finds in the top five. (Phrasings it misses there, for the record of what a
+    // BM25 search without synonyms can do on 1,221 tools: "open a new issue", "which pull requests are
+    // open", "add a comment to an issue", "list the pull requests of a repository".)
+    for (wanted, operation) in [
+        ("create an issue", "github_issues_create"),
+        ("merge a pull request", "github_pulls_merge"),
+        (
+            "star a repository",
+            "github_activity_star-repo-for-authenticated-user",
+        ),
+        (
+            "get the contents of a file in a repository",
+            "github_repos_get-content",
+        ),
+        ("list open pull requests", "github_pulls_list"),
+        ("delete a repository", "github_repos_delete"),
+        ("search code", "github_search_code"),
+    ] {
+        let found: Vec<String> = (registry.search(&anyone, wanted, 5).iter())
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        assert!(
+            found.iter().any(|name| name == operation),
+            "{wanted:?} found {found:?}"
+        );
+    }
+    let whole = dir.join(GITHUB.replace(".json", ".deref.json"));
+    let whole = std::fs::read_to_string(whole).unwrap();
+    let refused = OpenApi::from_json("github", &whole, "https://api.github.com").unwrap_err();
+    assert!(
+        refused.to_string().contains("more than 16777216"),
+        "{refused}"
+    );
+}
+
+/// Where `.ci/run` puts GitHub's published description.
+const GITHUB: &str = "npm-api/node_modules/@octokit/openapi/generated/api.github.com.json";
+
+/// The methods of a path item.
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];

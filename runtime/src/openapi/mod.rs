@@ -323,6 +323,9 @@ impl OpenApi {
                 }
             },
         );
+        if !operation.summary.is_empty() {
+            tool = tool.title(operation.summary.clone());
+        }
         if let Some(schema) = &operation.output_schema {
             tool = tool.output_schema(schema.clone());
         }

@@ -114,15 +114,16 @@ fn one(
     operation: &Value,
 ) -> Result<Operation, String> {
     let resolver = Resolver::new(document);
-    let name = name(label, method, path, operation["operationId"].as_str())?;
-    let text = |key: &str| {
-        let said = operation[key].as_str().unwrap_or_default();
-        crate::text::shown(said)
-            .chars()
-            .take(MAX_DESCRIPTION)
-            .collect::<String>()
+    let name = name(label, method, path, operation["operationId"].as_str());
+    let text = |said: &str| {
+        let said = crate::text::shown(said.trim());
+        said.chars().take(MAX_DESCRIPTION).collect::<String>()
     };
-    let (summary, description) = (text("summary"), text("description"));
+    let summary = text(operation["summary"].as_str().unwrap_or_default());
+    // Its first paragraph: what follows is for people reading the reference (media types, notes), and
+    // buries what the operation does under words a search weighs too.
+    let description = operation["description"].as_str().unwrap_or_default();
+    let description = text(description.split("\n\n").next().unwrap_or_default());
     // The path item's parameters, then the operation's, which replace those it names again.
     let mut declared: Vec<Value> = Vec::new();
     for parameter in [&item["parameters"], &operation["parameters"]]
@@ -230,8 +231,8 @@ fn one(
 }
 
 /// The tool's name: the label and the operation's id, or its method and path where it has none, in
-/// the characters tool names take.
-fn name(label: &str, method: &str, path: &str, id: Option<&str>) -> Result<String, String> {
+/// the characters tool names take, and shortened with a digest past what the model APIs take.
+fn name(label: &str, method: &str, path: &str, id: Option<&str>) -> String {
     let base = match id {
         Some(id) => id.to_owned(),
         None => format!("{method}_{path}"),
@@ -250,13 +251,13 @@ fn name(label: &str, method: &str, path: &str, id: Option<&str>) -> Result<Strin
         last = c;
     }
     let name = name.trim_end_matches('_').to_owned();
-    if name.len() > MAX_NAME {
-        return Err(format!(
-            "its name `{}` is longer than {MAX_NAME} characters; rename it",
-            crate::text::capped(&name)
-        ));
+    if name.len() <= MAX_NAME {
+        return name;
     }
-    Ok(name)
+    // Too long for the model APIs: its start, and a digest of the whole that keeps it apart.
+    use sha2::Digest as _;
+    let digest = crate::random::hex(&sha2::Sha256::digest(name.as_bytes())[..3]);
+    format!("{}_{digest}", &name[..MAX_NAME - digest.len() - 1])
 }
 
 /// The JSON schema of a request body or answer's `content`, whole.
@@ -286,19 +287,19 @@ mod tests {
 
     #[test]
     fn names_come_from_the_operation_id_or_its_method_and_path() {
+        assert_eq!(name("pets", "get", "/x", Some("listPets")), "pets_listPets");
         assert_eq!(
-            name("pets", "get", "/x", Some("listPets")).unwrap(),
-            "pets_listPets"
-        );
-        assert_eq!(
-            name("pets", "get", "/pets/{petId}/toys", None).unwrap(),
+            name("pets", "get", "/pets/{petId}/toys", None),
             "pets_get_pets_petId_toys"
         );
-        assert_eq!(
-            name("a", "post", "/x", Some("dö \u{202e}it")).unwrap(),
-            "a_d_it"
+        assert_eq!(name("a", "post", "/x", Some("dö \u{202e}it")), "a_d_it");
+        let long = name("a", "get", "/", Some(&"x".repeat(80)));
+        assert_eq!(long.len(), 64);
+        assert_ne!(
+            long,
+            name("a", "get", "/", Some(&"x".repeat(81))),
+            "kept apart"
         );
-        assert!(name("a", "get", "/", Some(&"x".repeat(80))).is_err());
     }
 
     #[test]
