@@ -208,6 +208,50 @@ async fn each_caller_reaches_the_api_as_themselves_and_a_write_waits_for_approva
     assert!(text(slow).contains("did not answer within 2s"));
 }
 
+/// An operator serves the API from the configuration file: its document, where it is, who may call it,
+/// and which of its operations (by tag).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_serves_the_api_from_the_configuration_file() {
+    let Some(api) = Api::start() else { return };
+    let document = Path::new(env!("CARGO_TARGET_TMPDIR")).join("orders-openapi.json");
+    std::fs::write(&document, api.document().await).unwrap();
+    let url = &api.url;
+    let document = document.display();
+    // ANCHOR: config
+    let config = toolgate::registry::Config::from_toml(&format!(
+        r#"
+        [apis.orders]
+        document = "{document}"
+        base_url = "{url}"
+        callers_credential = true
+        tags = ["orders"]
+        timeout_secs = 5
+        "#
+    ))
+    .unwrap();
+    // ANCHOR_END: config
+    let registry = Registry::builder().config(config).build().unwrap();
+    assert!(registry.get("orders_place_order").is_some());
+    assert!(
+        registry.get("orders_broken").is_none(),
+        "only the operations tagged `orders`"
+    );
+    let rita = Caller::new("rita").with_credential("rita-token");
+    let found = registry
+        .call(&rita, "orders_get_order", json!({"order_id": 1}))
+        .await;
+    assert!(!found.into_result().is_error);
+    let unsaid = toolgate::registry::Config::from_toml(&format!(
+        "[apis.orders]\ndocument = \"{document}\"\nbase_url = \"{url}\"\n"
+    ));
+    assert!(
+        unsaid
+            .unwrap_err()
+            .to_string()
+            .contains("say who may call it")
+    );
+}
+
 #[test]
 fn what_is_not_an_openapi_document_or_is_too_large_is_refused_clearly() {
     let refused = |text: &str| {

@@ -31,6 +31,7 @@ mod schema;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, ToolError};
@@ -131,7 +132,7 @@ impl std::error::Error for OpenApiError {}
 /// assert_eq!(converted.skipped[0].operation, "POST /upload");
 /// assert_eq!(converted.skipped[0].why, "its request body is not JSON");
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Converted {
     /// One per operation served.
     pub tools: Vec<DynamicTool>,
@@ -389,4 +390,137 @@ fn token(
             )
         }),
     }
+}
+
+/// The REST APIs of a configuration file, `[apis.<label>]`, each read and converted when the file is:
+/// a document that cannot be served fails the file's reading, with why.
+///
+/// ```
+/// use toolgate::registry::Config;
+///
+/// let dir = std::env::temp_dir().join(format!("toolgate-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let document = dir.join("pets.json");
+/// std::fs::write(&document, r#"{"openapi": "3.1.0", "paths": {"/pets": {"get": {"operationId": "list"}}}}"#).unwrap();
+/// let config = Config::from_toml(&format!(
+///     "[apis.pets]\ndocument = {:?}\nbase_url = \"http://127.0.0.1:8000\"\nability = \"pets.read\"\n",
+///     document.display().to_string()
+/// ))?;
+/// assert_eq!(config.apis.tool_names(), ["pets_list"]);
+/// let refused = Config::from_toml("[apis.pets]\ndocument = \"/nowhere.json\"\nbase_url = \"http://a\"\npublic = true\n");
+/// assert!(refused.unwrap_err().to_string().contains("the document of the API `pets` cannot be read"));
+/// # Ok::<(), toolgate::registry::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ConfiguredApis(std::collections::BTreeMap<String, ConfiguredApi>);
+
+/// One API of a configuration file: what it became, and the digest of what it was made from.
+#[derive(Debug, Clone)]
+struct ConfiguredApi {
+    digest: String,
+    converted: Converted,
+}
+
+impl PartialEq for ConfiguredApis {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && (self.0.iter().zip(&other.0)).all(|((a, x), (b, y))| a == b && x.digest == y.digest)
+    }
+}
+
+impl ConfiguredApis {
+    /// The names of the tools they became.
+    pub fn tool_names(&self) -> Vec<&str> {
+        (self.0.values())
+            .flat_map(|api| api.converted.tools.iter().map(DynamicTool::name))
+            .collect()
+    }
+
+    /// Their tools, each API's skipped operations told to the log.
+    pub(crate) fn into_tools(self) -> impl Iterator<Item = DynamicTool> {
+        self.0.into_iter().flat_map(|(label, api)| {
+            for skipped in &api.converted.skipped {
+                tracing::warn!(target: "toolgate::openapi", api = label, operation = skipped.operation, "not served: {}", skipped.why);
+            }
+            api.converted.tools
+        })
+    }
+}
+
+/// An API as the configuration file writes it.
+#[derive(Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct ApiConfig {
+    /// The document's file (JSON).
+    document: std::path::PathBuf,
+    base_url: String,
+    #[serde(default)]
+    ability: Option<String>,
+    #[serde(default)]
+    public: bool,
+    #[serde(default)]
+    callers_credential: bool,
+    #[serde(default)]
+    bearer_env: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    timeout_secs: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for ConfiguredApis {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let entries = std::collections::BTreeMap::<String, ApiConfig>::deserialize(deserializer)?;
+        let mut apis = std::collections::BTreeMap::new();
+        for (label, entry) in entries {
+            let api = configured(&label, &entry).map_err(serde::de::Error::custom)?;
+            apis.insert(label, api);
+        }
+        Ok(ConfiguredApis(apis))
+    }
+}
+
+/// The API `label` of the configuration file's `entry`, read and converted.
+fn configured(label: &str, entry: &ApiConfig) -> Result<ConfiguredApi, String> {
+    crate::text::Ident::check(label).map_err(|error| format!("`[apis.{label}]`: {error}"))?;
+    let unreadable =
+        |why: String| format!("the document of the API `{label}` cannot be read: {why}");
+    let size = std::fs::metadata(&entry.document)
+        .map_err(|e| unreadable(e.to_string()))?
+        .len();
+    if size > MAX_DOCUMENT as u64 {
+        return Err(unreadable(format!(
+            "it is {size} bytes, more than {MAX_DOCUMENT}"
+        )));
+    }
+    let text = std::fs::read_to_string(&entry.document).map_err(|e| unreadable(e.to_string()))?;
+    let mut api = OpenApi::from_json(label, &text, &entry.base_url).map_err(|e| e.to_string())?;
+    api.abilities.extend(entry.ability.clone());
+    api.public = entry.public;
+    if entry.callers_credential {
+        api = api.callers_credential();
+    }
+    if let Some(name) = &entry.bearer_env {
+        api = api.bearer_env(name);
+    }
+    api = api.tags(entry.tags.iter().cloned());
+    if let Some(secs) = entry.timeout_secs {
+        if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+            return Err(format!(
+                "the API `{label}`: `timeout_secs` must be from 0 to 3600 seconds"
+            ));
+        }
+        api = api.timeout(Duration::from_secs_f64(secs));
+    }
+    let converted = api.tools().map_err(|e| e.to_string())?;
+    let described = serde_json::to_string(entry).unwrap_or_default();
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::new()
+        .chain_update(described.as_bytes())
+        .chain_update(text.as_bytes())
+        .finalize();
+    Ok(ConfiguredApi {
+        digest: crate::random::hex(&digest),
+        converted,
+    })
 }

@@ -563,7 +563,11 @@ impl RegistryBuilder {
             grants,
             #[cfg(feature = "remote")]
             servers,
+            #[cfg(feature = "openapi")]
+            apis,
         } = config;
+        #[cfg(feature = "openapi")]
+        self.dynamic.extend(apis.into_tools());
         // Checked when the file was read.
         let grants = grants
             .iter()

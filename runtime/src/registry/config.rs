@@ -82,6 +82,10 @@ pub struct Config {
     #[cfg(feature = "remote")]
     #[serde(deserialize_with = "crate::remote::deserialize_servers")]
     pub servers: BTreeMap<String, crate::remote::RemoteServer>,
+    /// REST APIs served as tools, by label: `[apis.<label>]` (see the book's chapter on REST APIs as
+    /// tools), each read and converted as the file is.
+    #[cfg(feature = "openapi")]
+    pub apis: crate::openapi::ConfiguredApis,
 }
 
 /// One tool's entry in a [`Config`].
