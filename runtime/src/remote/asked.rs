@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
-use rmcp::model::{RequestId, ServerResult};
+use rmcp::model::ServerResult;
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -40,9 +40,17 @@ pub(crate) struct Question {
     pub(crate) reply: oneshot::Sender<Result<Value, String>>,
 }
 
-/// The calls of one session that wait for their answers, by request id: where a question goes.
+/// The calls of one session that wait for their answers, each under a number of its own: where a
+/// question goes.
 #[derive(Clone, Default)]
-pub(crate) struct Askers(Arc<Mutex<HashMap<RequestId, mpsc::Sender<Question>>>>);
+pub(crate) struct Askers(Arc<Mutex<Waiters>>);
+
+/// The calls that wait, by number, and the number the next one gets.
+#[derive(Default)]
+struct Waiters {
+    next: u64,
+    by_number: HashMap<u64, mpsc::Sender<Question>>,
+}
 
 impl Askers {
     /// Asks `method` with `params` of the call waiting on this session, and waits for its answer. A
@@ -58,7 +66,7 @@ impl Askers {
             ErrorData::invalid_request(format!("toolgate does not pass this on: {why}"), None)
         };
         let asker = {
-            let askers = self.0.locked();
+            let askers = &self.0.locked().by_number;
             match askers.len() {
                 1 => askers.values().next().cloned(),
                 0 => return Err(refused("no call of this session is waiting")),
@@ -87,27 +95,32 @@ impl Askers {
         }
     }
 
-    /// Listens for the questions of the call `id` until the returned guard is dropped.
-    fn listen(&self, id: RequestId) -> (Listening, mpsc::Receiver<Question>) {
+    /// Listens for the questions of a call about to be sent (before, since its server may ask at
+    /// once), until the returned guard is dropped.
+    pub(crate) fn listen(&self) -> Listening {
         let (sender, questions) = mpsc::channel(QUEUED);
-        self.0.locked().insert(id.clone(), sender);
-        let listening = Listening {
+        let mut waiters = self.0.locked();
+        waiters.next += 1;
+        let number = waiters.next;
+        waiters.by_number.insert(number, sender);
+        Listening {
             askers: self.clone(),
-            id,
-        };
-        (listening, questions)
+            number,
+            questions,
+        }
     }
 }
 
-/// A call's place among its session's [`Askers`], given up when dropped.
-struct Listening {
+/// A call's place among its session's [`Askers`], and the questions it hears, given up when dropped.
+pub(crate) struct Listening {
     askers: Askers,
-    id: RequestId,
+    number: u64,
+    questions: mpsc::Receiver<Question>,
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        self.askers.0.locked().remove(&self.id);
+        self.askers.0.locked().by_number.remove(&self.number);
     }
 }
 
@@ -116,8 +129,7 @@ type Response = Pin<Box<dyn Future<Output = Result<ServerResult, ServiceError>> 
 /// A call sent to a server, waiting for its answer or its next question.
 pub(crate) struct Waiting {
     response: Response,
-    questions: mpsc::Receiver<Question>,
-    _listening: Listening,
+    listening: Listening,
     in_flight: InFlightCall,
 }
 
@@ -130,15 +142,12 @@ pub(crate) enum Heard {
 impl Waiting {
     pub(crate) fn new(
         response: impl Future<Output = Result<ServerResult, ServiceError>> + Send + 'static,
-        askers: &Askers,
-        id: RequestId,
+        listening: Listening,
         in_flight: InFlightCall,
     ) -> Self {
-        let (listening, questions) = askers.listen(id);
         Waiting {
             response: Box::pin(response),
-            questions,
-            _listening: listening,
+            listening,
             in_flight,
         }
     }
@@ -150,7 +159,7 @@ impl Waiting {
                 self.in_flight.answered = true;
                 Heard::Answer(Box::new(answer))
             }
-            Some(question) = self.questions.recv() => Heard::Question(question),
+            Some(question) = self.listening.questions.recv() => Heard::Question(question),
         }
     }
 }

@@ -477,19 +477,19 @@ impl Remote {
                 }
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 let peer = session.service.peer();
+                let listening = session.askers.listen();
                 let handle = peer
                     .send_request_with_option(request, PeerRequestOptions::no_options())
                     .await;
                 let handle = handle.map_err(Failure::from)?;
-                let (token, id) = (handle.progress_token.clone(), handle.id.clone());
                 let in_flight = InFlightCall::new(
                     &session.in_flight,
-                    token,
-                    id.clone(),
+                    handle.progress_token.clone(),
+                    handle.id.clone(),
                     parts.progress.is_listened().then(|| parts.progress.clone()),
                     peer.clone(),
                 );
-                Waiting::new(handle.await_response(), &session.askers, id, in_flight)
+                Waiting::new(handle.await_response(), listening, in_flight)
             }
         };
         let support = answers.map_or(ClientSupport::ALL, |a| a.support);
