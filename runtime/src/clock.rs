@@ -21,3 +21,10 @@ pub(crate) fn epoch_ms(time: SystemTime) -> i64 {
 pub(crate) fn whole_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
+
+/// `secs` as a duration, when it is a positive number of seconds a duration can hold (a setting's).
+pub(crate) fn positive_seconds(secs: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|t| !t.is_zero())
+}

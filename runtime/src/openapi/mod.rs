@@ -505,12 +505,12 @@ fn configured(label: &str, entry: &ApiConfig) -> Result<ConfiguredApi, String> {
     }
     api = api.tags(entry.tags.iter().cloned());
     if let Some(secs) = entry.timeout_secs {
-        if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-            return Err(format!(
-                "the API `{label}`: `timeout_secs` must be from 0 to 3600 seconds"
-            ));
-        }
-        api = api.timeout(Duration::from_secs_f64(secs));
+        let timeout = crate::clock::positive_seconds(secs).ok_or_else(|| {
+            format!(
+                "the API `{label}` has a `timeout_secs` of {secs}, not a positive number of seconds"
+            )
+        })?;
+        api = api.timeout(timeout);
     }
     let converted = api.tools().map_err(|e| e.to_string())?;
     let described = serde_json::to_string(entry).unwrap_or_default();

@@ -132,7 +132,7 @@ impl Config {
 
     fn checked(self) -> Result<Config, ConfigError> {
         if let Some(secs) = self.default_timeout_secs
-            && !(secs.is_finite() && secs > 0.0 && secs < 1e9)
+            && crate::clock::positive_seconds(secs).is_none()
         {
             return Err(ConfigError::new(
                 None,

@@ -714,12 +714,11 @@ impl ServerConfig {
         server.trusted = self.trusted;
         server.approve_writes = self.approve_writes;
         let seconds = |key: &str, secs: f64| {
-            Duration::try_from_secs_f64(secs)
-                .ok()
-                .filter(|t| !t.is_zero())
-                .ok_or_else(|| {
-                    format!("the server `{label}` has a `{key}` of {secs}, not a positive number of seconds")
-                })
+            crate::clock::positive_seconds(secs).ok_or_else(|| {
+                format!(
+                    "the server `{label}` has a `{key}` of {secs}, not a positive number of seconds"
+                )
+            })
         };
         if let Some(secs) = self.timeout_secs {
             server.timeout = seconds("timeout_secs", secs)?;
