@@ -380,3 +380,49 @@ const GITHUB: &str = "npm-api/node_modules/@octokit/openapi/generated/api.github
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
+
+/// The official Python SDK calls the converted tools over Streamable HTTP, as Rita and as Bob, and Rita
+/// approves her write through the elicitation the SDK answers (`tests/openapi/python_client.py`).
+#[test]
+fn the_python_sdk_calls_the_converted_tools_and_approves_a_write() {
+    let Some(dir) = real_clients::installed(&["py/bin/python"]) else {
+        return;
+    };
+    let Some(api) = Api::start() else { return };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(async {
+        let document = api.document().await;
+        let orders = OpenApi::from_json("orders", &document, &api.url)
+            .unwrap()
+            .callers_credential()
+            .tags(["orders"]);
+        let registry = Registry::builder()
+            .compiled_tools(std::iter::empty::<&str>())
+            .tools(orders.tools().unwrap().tools)
+            .build()
+            .unwrap();
+        let person = |id: &str, token: &str| Caller::new(id).with_credential(token);
+        let tokens = toolgate::http::BearerTokens::new()
+            .token("rita-token", person("rita", "rita-token"))
+            .token("bob-token", person("bob", "bob-token"));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let served = toolgate::http::HttpServer::new(toolgate::mcp::McpServer::new(registry))
+            .authenticator(tokens);
+        tokio::spawn(served.serve_listener(listener, std::future::pending()));
+        url
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/python_client.py");
+    let output = Command::new(dir.join("py/bin/python"))
+        .arg(script)
+        .arg(&url)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{printed}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(printed.ends_with("6 passed, 0 failed\n"), "{printed}");
+}
