@@ -225,6 +225,9 @@ async fn an_operator_serves_the_api_from_the_configuration_file() {
         base_url = "{url}"
         callers_credential = true
         tags = ["orders"]
+        methods = ["GET", "POST"]
+        paths = ["/orders"]
+        rename = {{ list_orders = "orders_mine" }}
         timeout_secs = 5
         "#
     ))
@@ -236,6 +239,7 @@ async fn an_operator_serves_the_api_from_the_configuration_file() {
         registry.get("orders_broken").is_none(),
         "only the operations tagged `orders`"
     );
+    assert!(registry.get("orders_list_orders").is_none() && registry.get("orders_mine").is_some());
     let rita = Caller::new("rita").with_credential("rita-token");
     let found = registry
         .call(&rita, "orders_get_order", json!({"order_id": 1}))
@@ -293,6 +297,23 @@ fn what_is_not_an_openapi_document_or_is_too_large_is_refused_clearly() {
         1,
         "a type that contains itself is served"
     );
+
+    let document = json!({"openapi": "3.1.0", "paths": {"/stock/{sku}": {
+        "put": {"operationId": "set_stock", "parameters": [{"name": "sku", "in": "path", "required": true}]},
+        "delete": {"operationId": "drop_stock", "parameters": [{"name": "sku", "in": "path", "required": true}]},
+    }}});
+    let stock = OpenApi::new("shop", document, "http://127.0.0.1:9")
+        .ability("stock.write")
+        .idempotent("set_stock")
+        .methods(["put"]);
+    let converted = stock.tools().unwrap();
+    assert_eq!(converted.skipped[0].why, "its method is not served");
+    let registry = Registry::builder()
+        .compiled_tools(std::iter::empty::<&str>())
+        .tools(converted.tools)
+        .build()
+        .unwrap();
+    assert!(registry.get("shop_set_stock").unwrap().is_idempotent());
 }
 
 /// GitHub's published description, `@octokit/openapi` (1,223 operations, 13 MB): every operation becomes

@@ -80,6 +80,10 @@ pub struct OpenApi {
     credential: Credential,
     timeout: Duration,
     tags: Vec<String>,
+    methods: Vec<String>,
+    paths: Vec<String>,
+    renamed: std::collections::BTreeMap<String, String>,
+    idempotent: Vec<String>,
 }
 
 /// What a call sends the API to say who calls.
@@ -173,6 +177,10 @@ impl OpenApi {
             credential: Credential::None,
             timeout: DEFAULT_TIMEOUT,
             tags: Vec::new(),
+            methods: Vec::new(),
+            paths: Vec::new(),
+            renamed: std::collections::BTreeMap::new(),
+            idempotent: Vec::new(),
         }
     }
 
@@ -246,6 +254,61 @@ impl OpenApi {
         self
     }
 
+    /// Serves only the operations of these methods (`GET`, `POST`, ...).
+    #[must_use]
+    pub fn methods<I, S>(mut self, methods: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.methods = methods
+            .into_iter()
+            .map(|m| m.into().to_uppercase())
+            .collect();
+        self
+    }
+
+    /// Serves only the operations whose path starts with one of these (`/orders`).
+    #[must_use]
+    pub fn paths<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.paths = prefixes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serves the operation `operation` (its `operationId`) as the tool `name`.
+    #[must_use]
+    pub fn rename(mut self, operation: impl Into<String>, name: impl Into<String>) -> Self {
+        self.renamed.insert(operation.into(), name.into());
+        self
+    }
+
+    /// Marks the write `operation` (its `operationId`) idempotent: running it again with the same
+    /// arguments changes nothing more (a `PUT`, say), as clients are told.
+    #[must_use]
+    pub fn idempotent(mut self, operation: impl Into<String>) -> Self {
+        self.idempotent.push(operation.into());
+        self
+    }
+
+    /// Why `operation` is not served, when the operator's filters leave it out.
+    fn filtered(&self, operation: &Operation) -> Option<&'static str> {
+        let method = operation.method.as_str();
+        if !self.methods.is_empty() && !self.methods.iter().any(|m| m == method) {
+            return Some("its method is not served");
+        }
+        if !self.paths.is_empty() && !self.paths.iter().any(|p| operation.path.starts_with(p)) {
+            return Some("its path is not served");
+        }
+        if !self.tags.is_empty() && !operation.tags.iter().any(|t| self.tags.contains(t)) {
+            return Some("none of its tags is served");
+        }
+        None
+    }
+
     /// Its operations as tools, and those that could not be one.
     ///
     /// # Errors
@@ -284,13 +347,17 @@ impl OpenApi {
             timeout: self.timeout,
         });
         let mut tools = Vec::new();
-        for operation in operations {
-            if !self.tags.is_empty() && !operation.tags.iter().any(|t| self.tags.contains(t)) {
+        for mut operation in operations {
+            if let Some(why) = self.filtered(&operation) {
                 skipped.push(Skipped {
                     operation: format!("{} {}", operation.method, operation.path),
-                    why: "none of its tags is served".to_owned(),
+                    why: why.to_owned(),
                 });
                 continue;
+            }
+            let id = operation.id.as_deref().unwrap_or_default();
+            if let Some(name) = self.renamed.get(id) {
+                operation.name.clone_from(name);
             }
             tools.push(self.tool(&api, operation));
         }
@@ -340,6 +407,9 @@ impl OpenApi {
         }
         if operation.reads() {
             return tool.read_only();
+        }
+        if (operation.id.as_ref()).is_some_and(|id| self.idempotent.contains(id)) {
+            tool = tool.idempotent();
         }
         let api = Arc::clone(api);
         tool.preview(move |arguments, _parts| {
@@ -465,6 +535,16 @@ struct ApiConfig {
     #[serde(default)]
     tags: Vec<String>,
     #[serde(default)]
+    methods: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    /// Tool names by `operationId`.
+    #[serde(default)]
+    rename: std::collections::BTreeMap<String, String>,
+    /// The writes, by `operationId`, that are idempotent.
+    #[serde(default)]
+    idempotent: Vec<String>,
+    #[serde(default)]
     timeout_secs: Option<f64>,
 }
 
@@ -503,7 +583,15 @@ fn configured(label: &str, entry: &ApiConfig) -> Result<ConfiguredApi, String> {
     if let Some(name) = &entry.bearer_env {
         api = api.bearer_env(name);
     }
-    api = api.tags(entry.tags.iter().cloned());
+    api = (api.tags(entry.tags.iter().cloned()))
+        .methods(entry.methods.iter().cloned())
+        .paths(entry.paths.iter().cloned());
+    for (operation, name) in &entry.rename {
+        api = api.rename(operation, name);
+    }
+    for operation in &entry.idempotent {
+        api = api.idempotent(operation);
+    }
     if let Some(secs) = entry.timeout_secs {
         let timeout = crate::clock::positive_seconds(secs).ok_or_else(|| {
             format!(

@@ -45,6 +45,8 @@ pub(super) const BODY: &str = "body";
 #[derive(Debug, Clone)]
 pub(super) struct Operation {
     pub(super) name: String,
+    /// Its `operationId`, if it has one.
+    pub(super) id: Option<String>,
     pub(super) method: http::Method,
     pub(super) path: String,
     pub(super) summary: String,
@@ -212,6 +214,7 @@ fn one(
     let input_schema = json!({ "type": "object", "properties": properties, "required": required });
     Ok(Operation {
         name,
+        id: operation["operationId"].as_str().map(str::to_owned),
         method: method
             .to_uppercase()
             .parse()
