@@ -108,6 +108,11 @@ const ASKED: &str = "asked";
 /// The longest wait between two attempts to reach a server that does not answer.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// The longest wait between two attempts to sign in to a server, so that a sign-in an operator made on
+/// another replica is taken up within seconds.
+#[cfg(feature = "oauth")]
+const MAX_SIGN_IN_BACKOFF: Duration = Duration::from_secs(4);
+
 /// How many callers' sessions a server that checks each caller's rights keeps open at most.
 const MAX_CALLER_SESSIONS: usize = 256;
 
@@ -779,9 +784,15 @@ impl Remote {
             }
             Err(failure) => {
                 state.failures = state.failures.saturating_add(1);
+                let longest = match failure {
+                    // What it waits for (an operator's sign-in, on any replica) is read from the records.
+                    #[cfg(feature = "oauth")]
+                    Failure::SignIn(_) => MAX_SIGN_IN_BACKOFF,
+                    _ => MAX_BACKOFF,
+                };
                 let backoff = Duration::from_millis(250)
                     .saturating_mul(1 << state.failures.min(8))
-                    .min(MAX_BACKOFF);
+                    .min(longest);
                 state.retry_at = Some(Instant::now() + backoff);
                 // What an attempt refused while the backoff runs says.
                 state.backoff_failure = Some(failure.clone());
