@@ -137,22 +137,12 @@ pub(super) async fn call(
     }
     let request = request.header(http::header::ACCEPT, "application/json, */*;q=0.5");
     let label = &api.label;
-    let response = match tokio::time::timeout(api.timeout, request.send()).await {
-        Err(_) => {
-            return Err(unavailable(
-                label,
-                format!("did not answer within {:?}", api.timeout),
-            ));
-        }
-        Ok(Err(error)) if error.is_timeout() => {
-            return Err(unavailable(
-                label,
-                format!("did not answer within {:?}", api.timeout),
-            ));
-        }
-        Ok(Err(_)) => return Err(unavailable(label, "cannot be reached".to_owned())),
-        Ok(Ok(response)) => response,
+    // The client's timeout covers the whole call, its answer's body too.
+    let failed = |error: reqwest::Error| match error.is_timeout() {
+        true => unavailable(label, format!("did not answer within {:?}", api.timeout)),
+        false => unavailable(label, "cannot be reached".to_owned()),
     };
+    let response = request.send().await.map_err(failed)?;
     let status = response.status();
     let json = (response.headers().get(http::header::CONTENT_TYPE))
         .and_then(|kind| kind.to_str().ok())
@@ -163,16 +153,16 @@ pub(super) async fn call(
                 .trim()
                 .to_ascii_lowercase()
         });
-    let body = match tokio::time::timeout(api.timeout, bounded(response)).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(why)) => return Err(unavailable(label, why)),
-        Err(_) => {
-            return Err(unavailable(
-                label,
-                format!("did not finish answering within {:?}", api.timeout),
-            ));
+    let body = bounded(response).await.map_err(|why| match why {
+        Answer::Broken(error) if error.is_timeout() => unavailable(
+            label,
+            format!("did not finish answering within {:?}", api.timeout),
+        ),
+        Answer::Broken(_) => unavailable(label, "broke off its answer".to_owned()),
+        Answer::TooLarge => {
+            unavailable(label, format!("answered with more than {MAX_ANSWER} bytes"))
         }
-    };
+    })?;
     let kind = json.as_deref().unwrap_or("no content type");
     let is_json = kind == "application/json" || kind.ends_with("+json");
     let name = &operation.name;
@@ -226,16 +216,18 @@ pub(super) async fn call(
     crate::output::IntoOutput::into_output(value)
 }
 
+/// Why an answer's body was not read whole.
+enum Answer {
+    Broken(reqwest::Error),
+    TooLarge,
+}
+
 /// The body of `response`, refused past [`MAX_ANSWER`] bytes.
-async fn bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+async fn bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Answer> {
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|_| "broke off its answer".to_owned())?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(Answer::Broken)? {
         if body.len() + chunk.len() > MAX_ANSWER {
-            return Err(format!("answered with more than {MAX_ANSWER} bytes"));
+            return Err(Answer::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
@@ -281,7 +273,7 @@ fn clean(text: &str, credential: Option<&str>) -> String {
     if let Some(secret) = credential.filter(|secret| !secret.is_empty()) {
         kept = kept.replace(secret, "[the credential]");
     }
-    crate::text::capped(&crate::text::shown(&kept))
+    crate::text::shown(&kept)
         .chars()
         .take(MAX_MESSAGE)
         .collect()

@@ -573,6 +573,14 @@ impl ServiceSignIn {
         Ok(())
     }
 
+    /// Finds the server's authorization server, unless it is known already.
+    async fn known_issuer(&self, kept: &mut Kept, url: &str) -> Result<(), String> {
+        match kept.issuer {
+            Some(_) => Ok(()),
+            None => (self.find_issuer(kept, url, &Challenge::default())).await,
+        }
+    }
+
     /// A new token: by the refresh token kept, else by the grant the operator chose.
     async fn granted(&self, label: &str, kept: &mut Kept) -> Result<Token, String> {
         let scopes = self.scopes(kept).await;
@@ -758,9 +766,13 @@ impl ServiceSignIn {
         let redirect_uri = self.redirect_for(label, holder)?;
         let vault = self.vault(label)?;
         let mut kept = self.kept.lock().await;
-        if kept.issuer.is_none() || matches!(holder, Holder::Operator) {
-            self.find_issuer(&mut kept, url, &Challenge::default())
-                .await?;
+        match holder {
+            // An operator's sign-in finds it anew: the server may have moved.
+            Holder::Operator => {
+                self.find_issuer(&mut kept, url, &Challenge::default())
+                    .await?
+            }
+            Holder::Person(_) => self.known_issuer(&mut kept, url).await?,
         }
         let scopes = self.scopes(&mut kept).await;
         let issuer = kept.issuer(label)?;
@@ -882,10 +894,7 @@ impl ServiceSignIn {
         let holder = Holder::Person(person);
         {
             let mut kept = self.kept.lock().await;
-            if kept.issuer.is_none() {
-                self.find_issuer(&mut kept, url, &Challenge::default())
-                    .await?;
-            }
+            self.known_issuer(&mut kept, url).await?;
             let issuer = kept.issuer(label)?;
             match self.kept_grant(label, &holder, issuer).await {
                 Ok(Some(token)) => return Ok(Personal::Token(token)),
@@ -921,10 +930,7 @@ impl ServiceSignIn {
         subject: &str,
     ) -> Result<Token, String> {
         let mut kept = self.kept.lock().await;
-        if kept.issuer.is_none() {
-            self.find_issuer(&mut kept, url, &Challenge::default())
-                .await?;
-        }
+        self.known_issuer(&mut kept, url).await?;
         let scopes = self.scopes(&mut kept).await;
         let issuer = kept.issuer(label)?;
         let client = self.registered(label, issuer).await?;
