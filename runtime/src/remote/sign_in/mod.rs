@@ -677,7 +677,7 @@ impl ServiceSignIn {
         let vault = self.vault(label)?;
         let key = holder.key(label);
         for _ in 0..RENEWAL_WAITS {
-            let Some(mut grant) = vault.grant(&key).await? else {
+            let Some(grant) = vault.grant(&key).await? else {
                 return Ok(None);
             };
             if grant.issuer != issuer.discovery.issuer() {
@@ -695,6 +695,15 @@ impl ServiceSignIn {
             if !vault.lease(&key).await? {
                 tokio::time::sleep(RENEWAL_POLL).await;
                 continue;
+            }
+            // Read again under the lease: another replica may have renewed it since the read above, and
+            // its refresh token, spent, would now be refused (and the grant forgotten).
+            let Some(mut grant) = vault.grant(&key).await? else {
+                return Ok(None);
+            };
+            if let Some(token) = grant.token() {
+                vault.keep(&key, Some(&grant)).await?;
+                return Ok(Some(token));
             }
             let client = match &grant.client {
                 Some(client) => (client.registered())
